@@ -1,0 +1,1 @@
+//! A deterministic OpenAI-compatible server for bor's tests and demos.
