@@ -1,0 +1,81 @@
+//! Typed failures of LLM requests: what went wrong in one attempt, and how a request
+//! ended after the retry policy had its say.
+
+use std::time::Duration;
+
+/// What went wrong in a single attempt of a request.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AttemptError {
+    #[error("could not connect to the LLM server: {0}")]
+    Connect(String),
+    #[error("connecting to the LLM server took longer than {0:?}")]
+    ConnectTimeout(Duration),
+    #[error("the LLM server was silent for longer than {0:?}")]
+    ReadTimeout(Duration),
+    #[error("the LLM server answered HTTP {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("the response stream broke: {0}")]
+    Broken(String),
+    #[error("the LLM server reported an error in the stream: {0}")]
+    InStream(String),
+    #[error("the LLM server sent a response bor cannot read: {0}")]
+    Invalid(String),
+}
+
+impl AttemptError {
+    /// Whether the retry policy may try again (SPEC §6): connection failures, timeouts,
+    /// 408/429/5xx and broken or unreadable streams are; other 4xx are not.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Status { status, .. } => {
+                matches!(status, 408 | 429) || *status >= 500 || *status < 400
+            }
+            _ => true,
+        }
+    }
+}
+
+/// How a request failed for good; each kind maps to one `error` frame code.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// Every attempt failed with a retryable error (`llm_unavailable`).
+    #[error("the LLM server is unavailable after {attempts} attempt(s): {last}")]
+    Unavailable { attempts: u32, last: AttemptError },
+    /// The server refused the request itself, e.g. HTTP 400/401/404 (`llm_rejected`).
+    #[error("the LLM server rejected the request: {0}")]
+    Rejected(AttemptError),
+    /// The request failed after part of its answer had been forwarded (`llm_interrupted`).
+    #[error("the LLM stream was interrupted after output was forwarded: {0}")]
+    Interrupted(AttemptError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16) -> AttemptError {
+        AttemptError::Status {
+            status,
+            body: String::new(),
+        }
+    }
+
+    #[test]
+    fn retryable_statuses_follow_the_policy() {
+        for code in [408, 429, 500, 502, 503, 504, 599] {
+            assert!(status(code).is_retryable(), "{code} should be retried");
+        }
+        for code in [400, 401, 403, 404, 405, 413, 422] {
+            assert!(!status(code).is_retryable(), "{code} must not be retried");
+        }
+    }
+
+    #[test]
+    fn transport_failures_are_retryable() {
+        assert!(AttemptError::Connect("refused".into()).is_retryable());
+        assert!(AttemptError::ConnectTimeout(Duration::from_secs(1)).is_retryable());
+        assert!(AttemptError::ReadTimeout(Duration::from_secs(1)).is_retryable());
+        assert!(AttemptError::Broken("eof".into()).is_retryable());
+        assert!(AttemptError::InStream("overloaded".into()).is_retryable());
+    }
+}

@@ -1,0 +1,51 @@
+//! Messages to and from an LlmActor.
+
+use actix::Message;
+use serde_json::Value;
+
+use super::error::LlmError;
+use super::types::{ChatCompletion, ChatMessage};
+
+/// What a requester asks of its LlmActor. One request runs at a time: a new one
+/// replaces (cancels) the one in flight.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub enum LlmCommand {
+    /// Stream a chat completion; pieces, then `ChatDone` or `Failed`.
+    Chat(ChatRequest),
+    /// Embed a batch of texts; `Embedded` (one vector per input, in order) or `Failed`.
+    Embed(Vec<String>),
+    /// List the model ids the server offers (one attempt, no retries); `Models` or `Failed`.
+    ListModels,
+    /// Drop the request in flight and any pending retry.
+    Cancel,
+}
+
+/// A chat completion request; the actor adds the model name and `stream: true`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    /// Tool definitions (OpenAI JSON schema layout); `None` sends no `tools` key at all.
+    pub tools: Option<Vec<Value>>,
+}
+
+/// What an LlmActor reports to its requester.
+#[derive(Debug, Clone, PartialEq, Message)]
+#[rtype(result = "()")]
+pub enum LlmEvent {
+    /// An attempt failed and will be retried after the delay (`attempt` = 1..=max).
+    Retrying {
+        attempt: u32,
+        max: u32,
+    },
+    /// Answer text, as it streams.
+    Content(String),
+    /// Reasoning text, as it streams.
+    Reasoning(String),
+    /// The chat stream ended properly.
+    ChatDone(ChatCompletion),
+    Embedded(Vec<Vec<f32>>),
+    Models(Vec<String>),
+    /// The request failed for good.
+    Failed(LlmError),
+}

@@ -1,0 +1,412 @@
+//! The LlmActor: owns every request to the LLM server (streaming chat completions,
+//! embeddings, the model list), the retry policy of SPEC §6 and the timers between
+//! attempts. One actor serves one requester; stopping it (or the requester going away)
+//! drops the HTTP request in flight and cancels a pending retry.
+
+mod decode;
+mod error;
+mod handle;
+mod messages;
+mod settings;
+mod transport;
+mod types;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use bytes::Bytes;
+use futures_util::Stream;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use decode::{ChatStreamDecoder, StreamPiece};
+pub use error::{AttemptError, LlmError};
+pub use handle::LlmClient;
+pub use messages::{ChatRequest, LlmCommand, LlmEvent};
+pub use settings::LlmSettings;
+pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
+
+use transport::{Call, ChatStreamItem};
+
+/// How often the actor checks that its requester still exists.
+const REQUESTER_CHECK_INTERVAL: Duration = Duration::from_millis(200);
+
+pub struct LlmActor {
+    settings: Arc<LlmSettings>,
+    requester: Recipient<LlmEvent>,
+    job: Option<Job>,
+}
+
+/// The request in flight, across its attempts.
+struct Job {
+    kind: JobKind,
+    call: Call,
+    /// Retries already started (the first attempt is not a retry).
+    retries_done: u32,
+    /// Some of this request's output reached the requester: a failure is now terminal.
+    forwarded: bool,
+    /// The running attempt or the pending retry timer.
+    handle: Option<SpawnHandle>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JobKind {
+    Chat,
+    Embed {
+        inputs: usize,
+    },
+    /// Probes are answered at once: no retries.
+    ListModels,
+}
+
+impl LlmActor {
+    pub fn new(settings: Arc<LlmSettings>, requester: Recipient<LlmEvent>) -> Self {
+        Self {
+            settings,
+            requester,
+            job: None,
+        }
+    }
+
+    fn report(&mut self, event: LlmEvent, ctx: &mut Context<Self>) {
+        if self.requester.connected() {
+            self.requester.do_send(event);
+        } else {
+            ctx.stop();
+        }
+    }
+
+    fn cancel_job(&mut self, ctx: &mut Context<Self>) {
+        if let Some(handle) = self.job.take().and_then(|job| job.handle) {
+            ctx.cancel_future(handle);
+        }
+    }
+
+    fn start_attempt(&mut self, ctx: &mut Context<Self>) {
+        let Some(job) = self.job.as_mut() else {
+            return;
+        };
+        let settings = Arc::clone(&self.settings);
+        let call = job.call.clone();
+        let kind = job.kind;
+        let attempt = async move { transport::send(&settings, &call).await }
+            .into_actor(self)
+            .map(move |result, act, ctx| match result {
+                Ok(response) => act.read_response(kind, response, ctx),
+                Err(err) => act.attempt_failed(err, ctx),
+            });
+        let handle = ctx.spawn(attempt);
+        if let Some(job) = self.job.as_mut() {
+            job.handle = Some(handle);
+        }
+    }
+
+    fn read_response<S>(
+        &mut self,
+        kind: JobKind,
+        response: awc::ClientResponse<S>,
+        ctx: &mut Context<Self>,
+    ) where
+        S: Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin + 'static,
+    {
+        let handle = match kind {
+            JobKind::Chat => ctx.spawn(
+                transport::chat_stream(response, &self.settings)
+                    .into_actor(self)
+                    .map(|item, act, ctx| act.on_chat_item(item, ctx))
+                    .finish(),
+            ),
+            JobKind::Embed { inputs } => {
+                let settings = Arc::clone(&self.settings);
+                ctx.spawn(
+                    async move {
+                        let body = transport::read_json(response, &settings).await?;
+                        parse_embeddings(&body, inputs)
+                    }
+                    .into_actor(self)
+                    .map(|result, act, ctx| match result {
+                        Ok(vectors) => act.succeed(LlmEvent::Embedded(vectors), ctx),
+                        Err(err) => act.attempt_failed(err, ctx),
+                    }),
+                )
+            }
+            JobKind::ListModels => {
+                let settings = Arc::clone(&self.settings);
+                ctx.spawn(
+                    async move {
+                        let body = transport::read_json(response, &settings).await?;
+                        parse_model_ids(&body)
+                    }
+                    .into_actor(self)
+                    .map(|result, act, ctx| match result {
+                        Ok(ids) => act.succeed(LlmEvent::Models(ids), ctx),
+                        Err(err) => act.attempt_failed(err, ctx),
+                    }),
+                )
+            }
+        };
+        if let Some(job) = self.job.as_mut() {
+            job.handle = Some(handle);
+        }
+    }
+
+    fn on_chat_item(&mut self, item: ChatStreamItem, ctx: &mut Context<Self>) {
+        match item {
+            ChatStreamItem::Piece(piece) => {
+                if let Some(job) = self.job.as_mut() {
+                    job.forwarded = true;
+                }
+                let event = match piece {
+                    StreamPiece::Content(text) => LlmEvent::Content(text),
+                    StreamPiece::Reasoning(text) => LlmEvent::Reasoning(text),
+                };
+                self.report(event, ctx);
+            }
+            ChatStreamItem::Completed(completion) => {
+                self.succeed(LlmEvent::ChatDone(completion), ctx)
+            }
+            ChatStreamItem::Failed(err) => self.attempt_failed(err, ctx),
+        }
+    }
+
+    fn succeed(&mut self, event: LlmEvent, ctx: &mut Context<Self>) {
+        self.job = None;
+        self.report(event, ctx);
+    }
+
+    /// The retry policy (SPEC §6): retry only while nothing was forwarded, only
+    /// retryable failures, at most `retries` times, a flat delay apart.
+    fn attempt_failed(&mut self, err: AttemptError, ctx: &mut Context<Self>) {
+        let Some(job) = self.job.as_mut() else {
+            return;
+        };
+        let max = self.settings.retries;
+        let attempts = job.retries_done + 1;
+        let failure = if job.forwarded {
+            Err(LlmError::Interrupted(err))
+        } else if !err.is_retryable() {
+            Err(LlmError::Rejected(err))
+        } else if job.kind == JobKind::ListModels || job.retries_done >= max {
+            Err(LlmError::Unavailable {
+                attempts,
+                last: err,
+            })
+        } else {
+            Ok(err)
+        };
+        let err = match failure {
+            Ok(retryable) => retryable,
+            Err(failure) => {
+                tracing::warn!(attempts, error = %failure, "LLM request failed");
+                self.job = None;
+                self.report(LlmEvent::Failed(failure), ctx);
+                return;
+            }
+        };
+        job.retries_done += 1;
+        let attempt = job.retries_done;
+        tracing::warn!(attempt, max, error = %err, "LLM request failed; retrying");
+        job.handle =
+            Some(ctx.run_later(self.settings.retry_delay, |act, ctx| act.start_attempt(ctx)));
+        self.report(LlmEvent::Retrying { attempt, max }, ctx);
+    }
+
+    fn begin(&mut self, kind: JobKind, call: Call, ctx: &mut Context<Self>) {
+        self.job = Some(Job {
+            kind,
+            call,
+            retries_done: 0,
+            forwarded: false,
+            handle: None,
+        });
+        self.start_attempt(ctx);
+    }
+}
+
+impl Actor for LlmActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(REQUESTER_CHECK_INTERVAL, |act, ctx| {
+            if !act.requester.connected() {
+                ctx.stop();
+            }
+        });
+    }
+}
+
+impl Handler<LlmCommand> for LlmActor {
+    type Result = ();
+
+    fn handle(&mut self, command: LlmCommand, ctx: &mut Self::Context) {
+        self.cancel_job(ctx);
+        let settings = &self.settings;
+        let (kind, body) = match command {
+            LlmCommand::Cancel => return,
+            LlmCommand::ListModels => {
+                self.begin(JobKind::ListModels, Call::Get { path: "models" }, ctx);
+                return;
+            }
+            LlmCommand::Chat(request) => (
+                JobKind::Chat,
+                serde_json::to_vec(&ChatBody {
+                    model: &settings.chat_model,
+                    messages: &request.messages,
+                    stream: true,
+                    tools: request.tools.as_deref(),
+                }),
+            ),
+            LlmCommand::Embed(inputs) => (
+                JobKind::Embed {
+                    inputs: inputs.len(),
+                },
+                serde_json::to_vec(&EmbedBody {
+                    model: &settings.embed_model,
+                    input: &inputs,
+                }),
+            ),
+        };
+        let path = match kind {
+            JobKind::Embed { .. } => "embeddings",
+            _ => "chat/completions",
+        };
+        match body {
+            Ok(body) => self.begin(
+                kind,
+                Call::Post {
+                    path,
+                    body: Bytes::from(body),
+                },
+                ctx,
+            ),
+            Err(err) => {
+                let failure = LlmError::Rejected(AttemptError::Invalid(err.to_string()));
+                self.report(LlmEvent::Failed(failure), ctx);
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ChatBody<'a> {
+    model: &'a str,
+    messages: &'a [ChatMessage],
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a [Value]>,
+}
+
+#[derive(Serialize)]
+struct EmbedBody<'a> {
+    model: &'a str,
+    input: &'a [String],
+}
+
+/// One vector per input, in input order (`data[].index`), from an embeddings response.
+fn parse_embeddings(body: &Value, inputs: usize) -> Result<Vec<Vec<f32>>, AttemptError> {
+    let invalid = |what: &str| AttemptError::Invalid(format!("embeddings response: {what}"));
+    let data = body
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid("no `data` array"))?;
+    if data.len() != inputs {
+        return Err(invalid(&format!(
+            "{} vectors for {inputs} inputs",
+            data.len()
+        )));
+    }
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; inputs];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(position, |i| i as usize);
+        let vector = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .ok_or_else(|| invalid("an item has no `embedding` array"))?
+            .iter()
+            .map(|x| x.as_f64().map(|x| x as f32))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or_else(|| invalid("an embedding is not a flat list of numbers"))?;
+        if vector.is_empty() {
+            return Err(invalid("an embedding is empty"));
+        }
+        let slot = vectors
+            .get_mut(index)
+            .ok_or_else(|| invalid("an index is out of range"))?;
+        *slot = Some(vector);
+    }
+    vectors
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| invalid("an index is repeated"))
+}
+
+fn parse_model_ids(body: &Value) -> Result<Vec<String>, AttemptError> {
+    let data = body
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| AttemptError::Invalid("models response: no `data` array".to_owned()))?;
+    Ok(data
+        .iter()
+        .filter_map(|model| model.get("id").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn embeddings_are_ordered_by_index() {
+        let body = json!({"data": [
+            {"index": 1, "embedding": [0.0, 1.0]},
+            {"index": 0, "embedding": [1.0, 0.0]},
+        ]});
+        assert_eq!(
+            parse_embeddings(&body, 2).unwrap(),
+            vec![vec![1.0, 0.0], vec![0.0, 1.0]]
+        );
+    }
+
+    #[test]
+    fn malformed_embeddings_are_invalid() {
+        for body in [
+            json!({}),
+            json!({"data": [{"index": 0, "embedding": [1.0]}]}),
+            json!({"data": [{"index": 0, "embedding": [[1.0]]}, {"index": 1, "embedding": [1.0]}]}),
+            json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}),
+            json!({"data": [{"index": 0, "embedding": []}, {"index": 1, "embedding": [1.0]}]}),
+        ] {
+            assert!(
+                matches!(parse_embeddings(&body, 2), Err(AttemptError::Invalid(_))),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn model_ids_are_listed() {
+        let body = json!({"object": "list", "data": [{"id": "a"}, {"id": "b"}, {"x": 1}]});
+        assert_eq!(parse_model_ids(&body).unwrap(), vec!["a", "b"]);
+    }
+
+    #[test]
+    fn chat_body_has_no_tools_key_when_tools_free() {
+        let messages = vec![ChatMessage::system("s"), ChatMessage::user("q")];
+        let body = serde_json::to_value(ChatBody {
+            model: "m",
+            messages: &messages,
+            stream: true,
+            tools: None,
+        })
+        .unwrap();
+        assert!(body.get("tools").is_none());
+        assert_eq!(body["messages"][1], json!({"role": "user", "content": "q"}));
+        assert_eq!(body["stream"], json!(true));
+    }
+}
