@@ -1,9 +1,9 @@
 //! `POST /v1/embeddings`: deterministic feature-hashing embeddings.
 //!
-//! Each lowercased word that is not a stop word adds ±1 to the dimension its hash picks,
-//! each pair of adjacent words ±0.5; the vector is then L2-normalised. Texts that share
-//! words point the same way, the same text always gives the same vector, and a text
-//! without words gets a fixed unit vector.
+//! Each lowercased word that is not a stop word adds ±1 to the dimension its hash picks
+//! (the sign comes from the hash too, so collisions cancel out on average); the vector is
+//! then L2-normalised. Texts that share words point the same way, the same text always
+//! gives the same vector, and a text without words gets a fixed unit vector.
 
 use serde_json::{Value, json};
 
@@ -21,8 +21,6 @@ const STOP_WORDS: &[&str] = &[
     "where", "which", "who", "why", "with", "you",
 ];
 
-const BIGRAM_WEIGHT: f32 = 0.5;
-
 /// The embedding of `text`: a unit vector with `dim` components.
 pub(crate) fn embed(text: &str, dim: usize) -> Vec<f32> {
     let words: Vec<String> = words(text)
@@ -30,18 +28,11 @@ pub(crate) fn embed(text: &str, dim: usize) -> Vec<f32> {
         .filter(|word| !STOP_WORDS.contains(&word.as_str()))
         .collect();
     let mut vector = vec![0.0_f32; dim];
-    let mut add = |feature: &str, weight: f32| {
-        let hash = fnv1a(feature.as_bytes());
+    for word in &words {
+        let hash = fnv1a(word.as_bytes());
         // The low bits pick the dimension, the top bit the sign.
         let index = usize::try_from(hash % dim as u64).unwrap_or_default();
-        let sign = if hash >> 63 == 0 { 1.0 } else { -1.0 };
-        vector[index] += sign * weight;
-    };
-    for word in &words {
-        add(word, 1.0);
-    }
-    for pair in words.windows(2) {
-        add(&format!("{} {}", pair[0], pair[1]), BIGRAM_WEIGHT);
+        vector[index] += if hash >> 63 == 0 { 1.0 } else { -1.0 };
     }
     let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {

@@ -9,8 +9,8 @@
 //!
 //! - `GET /v1/models`: the chat and embedding model ids (both `smollm2` by default).
 //! - `POST /v1/embeddings` (`input`: a string or an array of strings): one unit vector per
-//!   input (64 dimensions by default), by feature hashing of lowercased words and word
-//!   pairs, stop words left out. The same text always gives the same vector, texts that
+//!   input (64 dimensions by default), by signed feature hashing of lowercased words,
+//!   common English stop words left out. The same text always gives the same vector, texts that
 //!   share words are close, a text without words gets a fixed vector. Directive lines are
 //!   left out of the embedded text.
 //! - `POST /v1/chat/completions`: with `"stream": true`, an OpenAI event stream: a
