@@ -41,14 +41,10 @@ pub(crate) fn respond(config: &Config, body: &Value, body_hash: u64, attempt: u3
             .unwrap_or(&config.chat_model),
         prompt_tokens: messages.iter().map(|m| words(&message_text(m)).len()).sum(),
     };
-    let Some(directive) = directive else {
-        let answer = default_answer(&question);
-        return if streaming {
-            stream_reply(&completion, &answer, false, None, config.token_delay).into()
-        } else {
-            Reply::json(200, &completion.whole(&answer)).into()
-        };
-    };
+    // No directive answers like an empty one: the default text, no failure.
+    let directive = directive.unwrap_or_default();
+    let with_usage =
+        directive.usage || body["stream_options"]["include_usage"].as_bool() == Some(true);
     let answer = directed_answer(&directive, &question, messages, body);
     let fault = directive.fault_for(Endpoint::Chat, attempt);
     if !streaming {
@@ -66,15 +62,9 @@ pub(crate) fn respond(config: &Config, body: &Value, body_hash: u64, attempt: u3
     let reply = match fault {
         Some(Fault::Garbage(kind)) => garbage_stream(&completion, *kind),
         Some(fault) => wire::fault_reply(fault).unwrap_or_else(|| {
-            stream_reply(
-                &completion,
-                &answer,
-                directive.usage,
-                Some(fault),
-                token_delay,
-            )
+            stream_reply(&completion, &answer, with_usage, Some(fault), token_delay)
         }),
-        None => stream_reply(&completion, &answer, directive.usage, None, token_delay),
+        None => stream_reply(&completion, &answer, with_usage, None, token_delay),
     };
     wire::on_the_wire(&directive, Endpoint::Chat, reply)
 }
@@ -89,14 +79,6 @@ fn message_text(message: &Value) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),
-    }
-}
-
-fn default_answer(question: &str) -> Answer {
-    Answer {
-        reasoning: Vec::new(),
-        reasoning_field: Default::default(),
-        body: AnswerBody::Text(default_text(question)),
     }
 }
 

@@ -89,8 +89,8 @@ impl Fault {
     }
 }
 
-/// A parsed and checked directive.
-#[derive(Debug, PartialEq)]
+/// A parsed and checked directive; the default one asks for nothing special.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Directive {
     pub fault: Option<Fault>,
     /// The fault applies to the first `times` attempts of the same body; `None` = always.

@@ -3,7 +3,8 @@
 //! Requests carry `Content-Length` bodies; responses have a `Content-Length` or a chunked
 //! body; connections are kept alive unless the client asks otherwise. While a response is
 //! being written the connection watches its read side, so a client that goes away is
-//! noticed at once, even while the mock is pausing or stalling.
+//! noticed at once, even while the mock is pausing or stalling (a client that only shuts
+//! down its sending side counts as gone too: HTTP clients do not do that mid-exchange).
 
 use std::future::Future;
 use std::time::Duration;

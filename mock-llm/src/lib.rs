@@ -12,7 +12,9 @@
 //!   input (64 dimensions by default), by signed feature hashing of lowercased words,
 //!   common English stop words left out. The same text always gives the same vector, texts that
 //!   share words are close, a text without words gets a fixed vector. Directive lines are
-//!   left out of the embedded text.
+//!   left out of the embedded text. The cosine of two texts is about
+//!   `shared words / sqrt(words of one × words of the other)`, with noise of about ±0.1
+//!   from hash collisions at 64 dimensions.
 //! - `POST /v1/chat/completions`: with `"stream": true`, an OpenAI event stream: a
 //!   role-only first chunk, one chunk per token (a word with the whitespace after it), a
 //!   finish chunk (`stop` or `tool_calls`) and `data: [DONE]`; otherwise one
@@ -44,12 +46,12 @@
 //! | `on` | `"chat"` (default), `"embeddings"`, `"both"` | the endpoint the failure, `content_type` and `split_writes` target; stream failures (`drop_after`, `stall_after`, `error_after`, `no_done`) are chat only |
 //! | **content** (chat) | | |
 //! | `reply` | text | the answer, streamed token by token |
-//! | `chunks` | [text] | the exact content pieces, one per chunk (not with `reply`) |
+//! | `chunks` | array of text | the exact content pieces, one per chunk (not with `reply`) |
 //! | `reasoning` | text | streamed first, token by token, as `reasoning_content` deltas |
 //! | `reasoning_field` | `"reasoning_content"` (default), `"reasoning"` | the delta field that carries `reasoning` |
-//! | `usage` | bool | a usage-only chunk with empty `choices` after the finish chunk |
+//! | `usage` | bool | a usage-only chunk with empty `choices` after the finish chunk (also sent when the request has `stream_options.include_usage`) |
 //! | **tools** (chat) | | |
-//! | `tool_calls` | [{`name`, `arguments`}] | when the request offers `tools`, answer with these calls: per call a fragment with `index`, `id`, `type`, `function.name` and empty arguments, then the arguments text in 8-character fragments; finish `tool_calls`. `arguments` is an object (sent as JSON text) or a string (sent as is) |
+//! | `tool_calls` | array of `{"name", "arguments"}` | when the request offers `tools`, answer with these calls: per call a fragment with `index`, `id`, `type`, `function.name` and empty arguments, then the arguments text in 8-character fragments; finish `tool_calls`. `arguments` is an object (sent as JSON text) or a string (sent as is) |
 //! | `tool_rounds` | n (default 1) | answer with tool calls while the request holds fewer than n assistant messages with `tool_calls`; then `reply` |
 //! | `repeat_ids` | bool | every fragment repeats `id`, `type` and `function.name`, as llama.cpp's server does |
 //! | **scaffolding** (chat) | | |

@@ -58,6 +58,7 @@ impl Reply {
     /// An OpenAI-shaped error object.
     pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
         let kind = match status {
+            429 => "rate_limit_error",
             400..=499 => "invalid_request_error",
             _ => "server_error",
         };

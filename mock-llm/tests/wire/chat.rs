@@ -92,6 +92,19 @@ async fn reply_chunks_reasoning_and_usage_shape_the_stream() {
 }
 
 #[tokio::test]
+async fn stream_options_include_usage_adds_the_usage_chunk() {
+    let mock = MockLlm::start().unwrap();
+    let mut body = chat_body("How many tokens?");
+    body["stream_options"] = json!({"include_usage": true});
+    let response = post_json(mock.addr(), CHAT, &body).await.response();
+    let usage = response.chunks().last().unwrap()["usage"].clone();
+    assert_eq!(usage["completion_tokens"], 5);
+    let prompt_tokens = usage["prompt_tokens"].as_u64().unwrap();
+    assert_eq!(usage["total_tokens"], prompt_tokens + 5);
+    assert!(response.ends_with_done());
+}
+
+#[tokio::test]
 async fn an_empty_reply_is_a_complete_stream_without_content() {
     let mock = MockLlm::start().unwrap();
     let question = with_directive("Q", json!({"reply": ""}));

@@ -155,3 +155,54 @@ async fn dropping_the_mock_closes_its_port() {
     assert!(idle.read_until_quiet(Duration::from_secs(5)).await.eof);
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+/// The mock keeps time on its own runtime, so a test with paused time still gets paced
+/// streams and a disconnect wait that does not expire at once.
+#[tokio::test(start_paused = true)]
+async fn the_mock_serves_a_test_whose_time_is_paused() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let mock = MockLlm::builder()
+        .token_delay(Duration::from_millis(5))
+        .start()
+        .unwrap();
+    let mut client = RawClient::connect(mock.addr()).await;
+    client
+        .send(
+            "POST",
+            CHAT,
+            &[("connection", "close")],
+            chat_body("Paused?").to_string().as_bytes(),
+        )
+        .await;
+    let mut raw = Vec::new();
+    client.stream.read_to_end(&mut raw).await.unwrap();
+    let received = crate::support::Received {
+        raw,
+        reads: Vec::new(),
+        eof: true,
+    };
+    assert_eq!(
+        received.response().delta_text("content"),
+        "Mock answer: Paused?"
+    );
+
+    let mut hanging = tokio::net::TcpStream::connect(mock.addr()).await.unwrap();
+    let body = chat_body("Q\nMOCK {\"hang\": true}").to_string();
+    let request = format!(
+        "POST {CHAT} HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    hanging.write_all(request.as_bytes()).await.unwrap();
+    for _ in 0..5000 {
+        if mock.requests().len() == 2 {
+            break;
+        }
+        // A real pause: virtual time would not let the mock's thread run.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(mock.requests().len(), 2);
+    let waiting = mock.wait_for_client_disconnects_async(1, Duration::from_secs(5));
+    drop(hanging);
+    assert!(waiting.await);
+}
