@@ -10,9 +10,9 @@
 //! - `GET /v1/models`: the chat and embedding model ids (both `smollm2` by default).
 //! - `POST /v1/embeddings` (`input`: a string or an array of strings): one unit vector per
 //!   input (64 dimensions by default), by signed feature hashing of lowercased words,
-//!   common English stop words left out. The same text always gives the same vector, texts that
-//!   share words are close, a text without words gets a fixed vector. Directive lines are
-//!   left out of the embedded text. The cosine of two texts is about
+//!   common English stop words left out. The same text always gives the same vector,
+//!   texts that share words are close, a text without words gets a fixed vector.
+//!   Directive lines are left out of the embedded text. The cosine of two texts is about
 //!   `shared words / sqrt(words of one × words of the other)`, with noise of about ±0.1
 //!   from hash collisions at 64 dimensions.
 //! - `POST /v1/chat/completions`: with `"stream": true`, an OpenAI event stream: a
@@ -63,9 +63,21 @@
 //! | `content_type` | text | the response's content type |
 //!
 //! Content fields always apply to chat requests; a failure only to the endpoint `on`
-//! names and only within `times`. A request without `tools` gets the text answer even
-//! when the directive has `tool_calls`. Chat ids are `chatcmpl-` and a hash of the body;
+//! names and only within `times`. The text answer is `leak` (while it applies), else
+//! `chunks`, else `reply`, else the default answer. A request without `tools` gets the
+//! text answer even when the directive has `tool_calls`. On an endpoint without streams
+//! (embeddings, `"stream": false`) `garbage` sends the body alone: invalid JSON, 2 MiB of
+//! `x` on one line, or the HTML page. Chat ids are `chatcmpl-` and a hash of the body;
 //! tool-call ids are `call_{round}_{index}`.
+//!
+//! # HTTP
+//!
+//! A small HTTP/1.1 server of its own, for byte-level control: request bodies need
+//! `Content-Length` (a chunked request gets 411); connections are kept alive unless the
+//! client sends `Connection: close`; streams are chunked, one HTTP chunk per SSE event,
+//! written with `TCP_NODELAY`. A client that closes its connection before a response is
+//! complete (including during `hang` and `stall_after`) is counted by
+//! [`MockLlm::client_disconnects`] as soon as it happens.
 
 mod chat;
 mod chunks;
