@@ -133,3 +133,115 @@ async fn with_harness<T: Send + 'static>(
     .await
     .map_err(|error| DbError::Migration(Box::new(error)))?
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestDatabase;
+    use diesel::sql_types::Text;
+
+    #[derive(QueryableByName)]
+    struct TableName {
+        #[diesel(sql_type = Text)]
+        name: String,
+    }
+
+    /// Tables of the public schema other than diesel's bookkeeping, sorted.
+    async fn tables(conn: &mut AsyncPgConnection) -> Vec<String> {
+        diesel::sql_query(
+            "SELECT tablename::text AS name FROM pg_tables
+             WHERE schemaname = 'public' AND tablename <> '__diesel_schema_migrations'
+             ORDER BY tablename",
+        )
+        .load::<TableName>(conn)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|table| table.name)
+        .collect()
+    }
+
+    fn embedded_names() -> Vec<String> {
+        embedded()
+            .unwrap()
+            .iter()
+            .map(|migration| migration.name().to_string())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn migrations_apply_revert_and_apply_again_on_an_empty_database() {
+        let db = TestDatabase::empty().await;
+        let mut conn = db.connect().await;
+        let all = embedded_names();
+        assert!(all.len() >= 2, "{all:?}");
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!(status.applied, Vec::<String>::new());
+        assert_eq!(status.pending, all);
+
+        assert_eq!(run_migrations(db.url()).await.unwrap(), all);
+        assert_eq!(
+            tables(&mut conn).await,
+            ["chunks", "documents", "query_log"]
+        );
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!((status.applied, status.pending), (all.clone(), Vec::new()));
+        assert_eq!(
+            run_migrations(db.url()).await.unwrap(),
+            Vec::<String>::new()
+        );
+
+        let mut newest_first = all.clone();
+        newest_first.reverse();
+        assert_eq!(revert_all_migrations(db.url()).await.unwrap(), newest_first);
+        assert_eq!(tables(&mut conn).await, Vec::<String>::new());
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!((status.applied, status.pending), (Vec::new(), all.clone()));
+
+        assert_eq!(run_migrations(db.url()).await.unwrap(), all);
+        assert_eq!(
+            tables(&mut conn).await,
+            ["chunks", "documents", "query_log"]
+        );
+    }
+
+    #[tokio::test]
+    async fn status_lists_pending_and_unknown_migrations() {
+        use bookkeeping::__diesel_schema_migrations::dsl::{__diesel_schema_migrations, version};
+
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.connect().await;
+        let all = embedded_names();
+        let newest = embedded()
+            .unwrap()
+            .last()
+            .unwrap()
+            .name()
+            .version()
+            .to_string();
+        diesel::delete(__diesel_schema_migrations.filter(version.eq(&newest)))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        diesel::insert_into(__diesel_schema_migrations)
+            .values(version.eq("29991231000000"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!(status.applied, all[..all.len() - 1]);
+        assert_eq!(status.pending, all[all.len() - 1..]);
+        assert_eq!(status.unknown, ["29991231000000"]);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_database_fails_with_a_connect_error() {
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{}/bor",
+            crate::db::pool::tests::unused_port()
+        );
+        let error = run_migrations(&url).await.unwrap_err();
+        assert!(matches!(error, DbError::Connect(_)), "{error:?}");
+        assert!(error.is_unavailable());
+    }
+}

@@ -81,3 +81,86 @@ impl DbPool {
         })
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::testing::TestDatabase;
+    use deadpool::managed::TimeoutType;
+    use diesel_async::RunQueryDsl;
+
+    /// A local port nothing listens on (bound, then released).
+    pub(in crate::db) fn unused_port() -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    }
+
+    fn short_timeouts() -> PoolTimeouts {
+        PoolTimeouts {
+            wait: Duration::from_millis(300),
+            create: Duration::from_millis(500),
+            recycle: Duration::from_millis(500),
+        }
+    }
+
+    /// Fails the test instead of hanging when `get` does not return.
+    async fn get_within_a_minute(pool: &DbPool) -> Result<DbConnection, DbError> {
+        tokio::time::timeout(Duration::from_secs(60), pool.get())
+            .await
+            .expect("the pool should answer instead of hanging")
+    }
+
+    #[tokio::test]
+    async fn a_pool_hands_out_working_connections() {
+        let db = TestDatabase::migrated().await;
+        let pool = DbPool::new(db.url(), 2).unwrap();
+        let mut conn = get_within_a_minute(&pool).await.unwrap();
+        let answer: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>("40 + 2"))
+            .get_result(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(answer, 42);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_database_is_a_typed_error() {
+        let url = format!("postgres://postgres@127.0.0.1:{}/bor", unused_port());
+        let pool = DbPool::with_timeouts(&url, 2, short_timeouts()).unwrap();
+        let error = get_within_a_minute(&pool).await.err().unwrap();
+        assert!(matches!(error, DbError::Connect(_)), "{error:?}");
+        assert!(error.is_unavailable());
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out() {
+        // Accepts connections (in the kernel's backlog) but never speaks.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("postgres://postgres@{}/bor", silent.local_addr().unwrap());
+        let pool = DbPool::with_timeouts(&url, 2, short_timeouts()).unwrap();
+        let error = get_within_a_minute(&pool).await.err().unwrap();
+        assert!(
+            matches!(error, DbError::PoolTimeout(TimeoutType::Create)),
+            "{error:?}"
+        );
+        assert!(error.is_unavailable());
+    }
+
+    #[tokio::test]
+    async fn an_exhausted_pool_is_a_typed_error_until_a_connection_returns() {
+        let db = TestDatabase::migrated().await;
+        let pool = DbPool::with_timeouts(db.url(), 1, short_timeouts()).unwrap();
+        let held = get_within_a_minute(&pool).await.unwrap();
+        let error = get_within_a_minute(&pool).await.err().unwrap();
+        assert!(
+            matches!(error, DbError::PoolTimeout(TimeoutType::Wait)),
+            "{error:?}"
+        );
+        assert!(error.is_unavailable());
+        assert_eq!(
+            error.to_string(),
+            "timed out waiting for a free database connection"
+        );
+        drop(held);
+        let _returned = get_within_a_minute(&pool).await.unwrap();
+    }
+}
