@@ -8,8 +8,10 @@
 mod validate;
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -85,9 +87,18 @@ impl Config {
     /// Reads `.env` from the working directory if present (the real environment
     /// wins), then the environment.
     pub fn from_env() -> Result<Config, ConfigError> {
+        Self::from_sources(Path::new(".env"), std::env::vars_os())
+    }
+
+    /// The variables of the file at `dotenv_path` (when it exists), overridden by the
+    /// `BOR_*` ones of `environment` that have a value.
+    fn from_sources(
+        dotenv_path: &Path,
+        environment: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<Config, ConfigError> {
         let mut problems = Vec::new();
         let mut vars = HashMap::new();
-        match dotenvy::from_path_iter(".env") {
+        match dotenvy::from_path_iter(dotenv_path) {
             Ok(lines) => {
                 for line in lines {
                     match line {
@@ -99,7 +110,7 @@ impl Config {
             Err(error) if error.not_found() => {}
             Err(error) => problems.push(format!(".env: {error}")),
         }
-        for (name, value) in std::env::vars_os() {
+        for (name, value) in environment {
             let Some(name) = name.to_str().filter(|name| name.starts_with(PREFIX)) else {
                 continue;
             };

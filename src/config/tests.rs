@@ -1,4 +1,5 @@
 use super::*;
+use std::ffi::OsString;
 
 fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
     Config::from_vars(
@@ -416,4 +417,87 @@ fn raw_variable_names() -> Vec<String> {
     let mut names = FieldNames(Vec::new());
     assert!(RawVars::deserialize(&mut names).is_err());
     names.0.iter().map(|name| (*name).to_owned()).collect()
+}
+
+/// A `.env` file in the temporary folder, removed on drop.
+struct DotenvFile(std::path::PathBuf);
+
+impl DotenvFile {
+    fn new(contents: &str) -> DotenvFile {
+        let path = std::env::temp_dir().join(format!("bor-config-{}.env", uuid::Uuid::new_v4()));
+        std::fs::write(&path, contents).unwrap();
+        DotenvFile(path)
+    }
+}
+
+impl Drop for DotenvFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn environment(vars: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+    vars.iter()
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)))
+        .collect()
+}
+
+#[test]
+fn the_environment_wins_over_dotenv_unless_empty() {
+    let dotenv = DotenvFile::new(
+        "# comment\nBOR_DB_POOL_SIZE=16\nBOR_LLM_RETRIES=2\nexport BOR_LOG=\"bor=debug\"\nBOR_AGENT_ENABLED=\n",
+    );
+    let env = environment(&[
+        ("BOR_LLM_RETRIES", "5"),
+        ("BOR_DB_POOL_SIZE", ""),
+        ("PATH", "/usr/bin"),
+    ]);
+    let config = Config::from_sources(&dotenv.0, env).unwrap();
+    assert_eq!(config.db_pool_size, 16);
+    assert_eq!(config.llm_retries, 5);
+    assert_eq!(config.log, "bor=debug");
+    assert!(config.agent_enabled);
+}
+
+#[test]
+fn a_missing_dotenv_is_no_problem() {
+    let missing = std::env::temp_dir().join(format!("bor-missing-{}.env", uuid::Uuid::new_v4()));
+    let config = Config::from_sources(&missing, environment(&[("BOR_LLM_RETRIES", "7")]));
+    assert_eq!(config.unwrap().llm_retries, 7);
+}
+
+#[test]
+fn dotenv_and_environment_problems_are_reported_together() {
+    let dotenv = DotenvFile::new("BOR_DB_POOL_SIZE=0\nthis line is not an assignment\n");
+    let mut env = environment(&[("BOR_LLM_RETRIES", "99")]);
+    {
+        use std::os::unix::ffi::OsStringExt;
+        env.push((
+            OsString::from("BOR_LOG"),
+            OsString::from_vec(vec![0x66, 0xff]),
+        ));
+    }
+    let error = Config::from_sources(&dotenv.0, env).unwrap_err();
+    let lines = error.problems();
+    assert_eq!(lines.len(), 4, "{error}");
+    assert!(
+        lines.iter().any(|line| line.starts_with(".env: ")),
+        "{error}"
+    );
+    assert!(
+        lines.contains(&"BOR_LOG is not valid UTF-8".to_owned()),
+        "{error}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("BOR_DB_POOL_SIZE=\"0\"")),
+        "{error}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("BOR_LLM_RETRIES=\"99\"")),
+        "{error}"
+    );
 }
