@@ -31,3 +31,67 @@ pub struct NewChunk<'a> {
 pub async fn count_chunks(conn: &mut AsyncPgConnection) -> Result<i64, DbError> {
     Ok(chunks::table.count().get_result(conn).await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::documents::NewDocument;
+    use crate::db::documents::tests::{insert_chunks, insert_document};
+    use crate::testing::TestDatabase;
+    use diesel::sql_types::{BigInt, Text};
+
+    #[tokio::test]
+    async fn chunks_are_searchable_by_full_text() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let document = insert_document(&mut conn, &NewDocument::new("Pets", None, "pets")).await;
+        insert_chunks(
+            &mut conn,
+            document.id,
+            &["The cats were sleeping.", "Dogs bark."],
+        )
+        .await;
+        // English stemming: "cat sleeps" matches "cats were sleeping".
+        let matches: i64 = diesel::sql_query(
+            "SELECT count(*) AS count FROM chunks WHERE tsv @@ plainto_tsquery('english', $1)",
+        )
+        .bind::<Text, _>("cat sleeps")
+        .get_result::<Count>(&mut conn)
+        .await
+        .unwrap()
+        .count;
+        assert_eq!(matches, 1);
+    }
+
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        count: i64,
+    }
+
+    #[tokio::test]
+    async fn embeddings_must_be_non_empty_and_without_nulls() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let document = insert_document(&mut conn, &NewDocument::new("Doc", None, "doc")).await;
+        for embedding in ["'{}'", "'{1.0,NULL}'", "'{{1.0},{2.0}}'"] {
+            let error = diesel::sql_query(format!(
+                "INSERT INTO chunks (document_id, ord, text, embedding) VALUES ($1, 0, 't', {embedding})"
+            ))
+            .bind::<BigInt, _>(document.id)
+            .execute(&mut conn)
+            .await
+            .unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    diesel::result::Error::DatabaseError(
+                        diesel::result::DatabaseErrorKind::CheckViolation,
+                        _
+                    )
+                ),
+                "{embedding}: {error:?}"
+            );
+        }
+    }
+}

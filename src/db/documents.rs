@@ -60,12 +60,11 @@ pub async fn count_documents(conn: &mut AsyncPgConnection) -> Result<i64, DbErro
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::db::chunks::{Chunk, NewChunk, count_chunks};
     use crate::db::schema::chunks;
     use crate::testing::TestDatabase;
-    use diesel::sql_types::{BigInt, Text};
 
     #[test]
     fn digest_is_lowercase_hex_sha256() {
@@ -77,7 +76,10 @@ mod tests {
         assert_eq!(document.content_sha256(), content_sha256("abc"));
     }
 
-    async fn insert_document(conn: &mut AsyncPgConnection, new: &NewDocument<'_>) -> Document {
+    pub(in crate::db) async fn insert_document(
+        conn: &mut AsyncPgConnection,
+        new: &NewDocument<'_>,
+    ) -> Document {
         diesel::insert_into(documents::table)
             .values(new)
             .returning(Document::as_returning())
@@ -86,7 +88,11 @@ mod tests {
             .unwrap()
     }
 
-    async fn insert_chunks(conn: &mut AsyncPgConnection, document_id: i64, texts: &[&str]) {
+    pub(in crate::db) async fn insert_chunks(
+        conn: &mut AsyncPgConnection,
+        document_id: i64,
+        texts: &[&str],
+    ) {
         let embedding = [0.25_f32, -0.5, 1.0];
         let rows: Vec<NewChunk<'_>> = texts
             .iter()
@@ -180,60 +186,5 @@ mod tests {
             .unwrap();
         assert_eq!(count_chunks(&mut conn).await.unwrap(), 1);
         assert_eq!(count_documents(&mut conn).await.unwrap(), 1);
-    }
-
-    #[tokio::test]
-    async fn chunks_are_searchable_by_full_text() {
-        let db = TestDatabase::migrated().await;
-        let mut conn = db.pool().get().await.unwrap();
-        let document = insert_document(&mut conn, &NewDocument::new("Pets", None, "pets")).await;
-        insert_chunks(
-            &mut conn,
-            document.id,
-            &["The cats were sleeping.", "Dogs bark."],
-        )
-        .await;
-        // English stemming: "cat sleeps" matches "cats were sleeping".
-        let matches: i64 = diesel::sql_query(
-            "SELECT count(*) AS count FROM chunks WHERE tsv @@ plainto_tsquery('english', $1)",
-        )
-        .bind::<Text, _>("cat sleeps")
-        .get_result::<Count>(&mut conn)
-        .await
-        .unwrap()
-        .count;
-        assert_eq!(matches, 1);
-    }
-
-    #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = BigInt)]
-        count: i64,
-    }
-
-    #[tokio::test]
-    async fn embeddings_must_be_non_empty_and_without_nulls() {
-        let db = TestDatabase::migrated().await;
-        let mut conn = db.pool().get().await.unwrap();
-        let document = insert_document(&mut conn, &NewDocument::new("Doc", None, "doc")).await;
-        for embedding in ["'{}'", "'{1.0,NULL}'", "'{{1.0},{2.0}}'"] {
-            let error = diesel::sql_query(format!(
-                "INSERT INTO chunks (document_id, ord, text, embedding) VALUES ($1, 0, 't', {embedding})"
-            ))
-            .bind::<BigInt, _>(document.id)
-            .execute(&mut conn)
-            .await
-            .unwrap_err();
-            assert!(
-                matches!(
-                    error,
-                    diesel::result::Error::DatabaseError(
-                        diesel::result::DatabaseErrorKind::CheckViolation,
-                        _
-                    )
-                ),
-                "{embedding}: {error:?}"
-            );
-        }
     }
 }
