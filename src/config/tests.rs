@@ -1,0 +1,503 @@
+use super::*;
+use std::ffi::OsString;
+
+fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    Config::from_vars(
+        vars.iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
+    )
+}
+
+/// The single problem reported for `name=value`.
+fn problem(name: &str, value: &str) -> String {
+    let error = config(&[(name, value)]).expect_err("the value should be rejected");
+    assert_eq!(error.problems().len(), 1, "{error}");
+    error.problems()[0].clone()
+}
+
+fn accepted(name: &str, value: &str) -> Config {
+    config(&[(name, value)]).unwrap_or_else(|error| panic!("{name}={value:?}: {error}"))
+}
+
+#[test]
+fn defaults_match_the_spec() {
+    let config = config(&[]).unwrap();
+    assert_eq!(config.bind, "127.0.0.1:8000".parse().unwrap());
+    assert_eq!(
+        config.database_url,
+        "postgres://postgres@127.0.0.1:5432/bor"
+    );
+    assert_eq!(config.db_pool_size, 8);
+    assert_eq!(config.llm_base_url, "http://127.0.0.1:18089/v1");
+    assert_eq!(config.llm_api_key, None);
+    assert_eq!(config.llm_chat_model, "smollm2");
+    assert_eq!(config.llm_embed_model, "smollm2");
+    assert_eq!(config.llm_retries, 3);
+    assert_eq!(config.llm_retry_delay, Duration::from_secs(5));
+    assert_eq!(config.llm_connect_timeout, Duration::from_secs(10));
+    assert_eq!(config.llm_read_timeout, Duration::from_secs(120));
+    assert!(config.agent_enabled);
+    assert_eq!(config.agent_max_rounds, 4);
+    assert_eq!(config.retrieval_top_k, 5);
+    assert_eq!(config.deflect_threshold, 0.35);
+    assert_eq!(config.max_message_chars, 8000);
+    assert_eq!(config.max_concurrent_turns, 256);
+    assert_eq!(config.admin_token, None);
+    assert!(!config.llm_thinking_forced_open);
+    assert_eq!(config.sse_keepalive, Duration::from_secs(5));
+    assert_eq!(config.shutdown_grace, Duration::from_secs(30));
+    assert_eq!(config.log, "info");
+}
+
+#[test]
+fn integers_accept_their_bounds_and_reject_beyond() {
+    let cases: &[(&str, u64, u64)] = &[
+        ("BOR_DB_POOL_SIZE", 1, 128),
+        ("BOR_LLM_RETRIES", 0, 10),
+        ("BOR_AGENT_MAX_ROUNDS", 1, 16),
+        ("BOR_RETRIEVAL_TOP_K", 1, 50),
+        ("BOR_MAX_MESSAGE_CHARS", 1, 1_000_000),
+        ("BOR_MAX_CONCURRENT_TURNS", 1, 100_000),
+    ];
+    for &(name, low, high) in cases {
+        accepted(name, &low.to_string());
+        accepted(name, &high.to_string());
+        let expected = format!("expected an integer from {low} to {high}");
+        for bad in [
+            (high + 1).to_string(),
+            "-1".to_owned(),
+            "2.5".to_owned(),
+            "many".to_owned(),
+        ] {
+            let line = problem(name, &bad);
+            assert!(line.starts_with(&format!("{name}=")), "{line}");
+            assert!(line.contains(&format!("{bad:?}")), "{line}");
+            assert!(line.ends_with(&expected), "{line}");
+        }
+        if low > 0 {
+            problem(name, &(low - 1).to_string());
+        }
+    }
+    let config = config(&[("BOR_DB_POOL_SIZE", "128"), ("BOR_LLM_RETRIES", "0")]).unwrap();
+    assert_eq!((config.db_pool_size, config.llm_retries), (128, 0));
+}
+
+#[test]
+fn durations_are_seconds_with_fractions() {
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        // name, lowest, highest, just below, just above
+        ("BOR_LLM_RETRY_DELAY", "0", "60", "-0.001", "60.001"),
+        ("BOR_LLM_CONNECT_TIMEOUT", "0.1", "300", "0.09", "300.5"),
+        ("BOR_LLM_READ_TIMEOUT", "0.1", "3600", "0.05", "3600.1"),
+        ("BOR_SSE_KEEPALIVE", "1", "60", "0.99", "61"),
+        ("BOR_SHUTDOWN_GRACE", "0", "600", "-1", "600.01"),
+    ];
+    for &(name, lowest, highest, below, above) in cases {
+        accepted(name, lowest);
+        accepted(name, highest);
+        for bad in [below, above, "ten", "NaN", "inf"] {
+            let line = problem(name, bad);
+            assert!(line.starts_with(name), "{line}");
+            assert!(line.contains("(fractions allowed)"), "{line}");
+        }
+    }
+    let config = config(&[
+        ("BOR_LLM_RETRY_DELAY", "0.25"),
+        ("BOR_LLM_CONNECT_TIMEOUT", "0.1"),
+    ]);
+    let config = config.unwrap();
+    assert_eq!(config.llm_retry_delay, Duration::from_millis(250));
+    assert_eq!(config.llm_connect_timeout, Duration::from_millis(100));
+    assert_eq!(
+        problem("BOR_LLM_RETRY_DELAY", "61"),
+        r#"BOR_LLM_RETRY_DELAY="61" is invalid: expected seconds from 0 to 60 (fractions allowed)"#
+    );
+}
+
+#[test]
+fn deflect_threshold_is_a_number_from_minus_one_to_one() {
+    assert_eq!(
+        accepted("BOR_DEFLECT_THRESHOLD", "-1").deflect_threshold,
+        -1.0
+    );
+    assert_eq!(
+        accepted("BOR_DEFLECT_THRESHOLD", "1").deflect_threshold,
+        1.0
+    );
+    assert_eq!(
+        accepted("BOR_DEFLECT_THRESHOLD", "0.5").deflect_threshold,
+        0.5
+    );
+    for bad in ["-1.01", "1.5", "high", "NaN"] {
+        assert_eq!(
+            problem("BOR_DEFLECT_THRESHOLD", bad),
+            format!("BOR_DEFLECT_THRESHOLD={bad:?} is invalid: expected a number from -1 to 1")
+        );
+    }
+}
+
+#[test]
+fn booleans_accept_the_usual_spellings() {
+    for (value, expected) in [
+        ("true", true),
+        ("TRUE", true),
+        ("1", true),
+        ("yes", true),
+        ("on", true),
+        ("false", false),
+        ("False", false),
+        ("0", false),
+        ("no", false),
+        ("off", false),
+    ] {
+        assert_eq!(accepted("BOR_AGENT_ENABLED", value).agent_enabled, expected);
+        let config = accepted("BOR_LLM_THINKING_FORCED_OPEN", value);
+        assert_eq!(config.llm_thinking_forced_open, expected);
+    }
+    assert_eq!(
+        problem("BOR_AGENT_ENABLED", "maybe"),
+        r#"BOR_AGENT_ENABLED="maybe" is invalid: expected true or false"#
+    );
+}
+
+#[test]
+fn empty_or_blank_values_count_as_unset() {
+    let defaults = config(&[]).unwrap();
+    let blank = config(&[
+        ("BOR_BIND", ""),
+        ("BOR_DB_POOL_SIZE", "   "),
+        ("BOR_AGENT_ENABLED", ""),
+        ("BOR_LLM_RETRY_DELAY", ""),
+        ("BOR_ADMIN_TOKEN", ""),
+        ("BOR_LLM_API_KEY", " "),
+        ("BOR_LLM_BASE_URL", ""),
+    ])
+    .unwrap();
+    assert_eq!(blank, defaults);
+}
+
+#[test]
+fn values_are_trimmed() {
+    let config = config(&[
+        ("BOR_DB_POOL_SIZE", " 16 "),
+        ("BOR_ADMIN_TOKEN", " token\n"),
+    ]);
+    let config = config.unwrap();
+    assert_eq!(config.db_pool_size, 16);
+    assert_eq!(
+        config.admin_token.as_ref().map(Secret::expose),
+        Some("token")
+    );
+}
+
+#[test]
+fn bind_must_be_an_ip_address_and_port() {
+    assert_eq!(
+        accepted("BOR_BIND", "0.0.0.0:9000").bind,
+        "0.0.0.0:9000".parse().unwrap()
+    );
+    assert_eq!(
+        accepted("BOR_BIND", "[::1]:80").bind,
+        "[::1]:80".parse().unwrap()
+    );
+    for bad in ["localhost:8000", "127.0.0.1", "127.0.0.1:99999"] {
+        assert_eq!(
+            problem("BOR_BIND", bad),
+            format!(
+                "BOR_BIND={bad:?} is invalid: expected an IP address and port such as 127.0.0.1:8000"
+            )
+        );
+    }
+}
+
+#[test]
+fn llm_base_url_must_be_http_and_loses_its_trailing_slash() {
+    let config = accepted("BOR_LLM_BASE_URL", "https://models.example.org/v1/");
+    assert_eq!(config.llm_base_url, "https://models.example.org/v1");
+    let config = accepted("BOR_LLM_BASE_URL", "http://127.0.0.1:8080");
+    assert_eq!(config.llm_base_url, "http://127.0.0.1:8080");
+    for bad in [
+        "ftp://127.0.0.1/v1",
+        "127.0.0.1:8080/v1",
+        "http://",
+        "http://host/v1?key=1",
+        "unix:/tmp/socket",
+    ] {
+        let line = problem("BOR_LLM_BASE_URL", bad);
+        assert!(
+            line.starts_with(&format!("BOR_LLM_BASE_URL={bad:?} is invalid")),
+            "{line}"
+        );
+        assert!(line.contains("http:// or https:// URL"), "{line}");
+    }
+}
+
+#[test]
+fn database_url_must_be_a_postgres_url() {
+    let url = "postgresql://bor:pw@db.internal:5433/bor";
+    assert_eq!(accepted("BOR_DATABASE_URL", url).database_url, url);
+    for bad in [
+        "mysql://127.0.0.1/bor",
+        "host=127.0.0.1 user=postgres",
+        "postgres://",
+    ] {
+        let line = problem("BOR_DATABASE_URL", bad);
+        assert!(line.starts_with("BOR_DATABASE_URL="), "{line}");
+        assert!(
+            line.contains("postgres://postgres@127.0.0.1:5432/bor"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn a_rejected_database_url_does_not_show_its_password() {
+    let line = problem("BOR_DATABASE_URL", "mysql://admin:hunter2@127.0.0.1/bor");
+    assert!(!line.contains("hunter2"), "{line}");
+    assert!(line.contains("mysql://admin:***@127.0.0.1/bor"), "{line}");
+}
+
+#[test]
+fn log_must_be_a_tracing_filter() {
+    assert_eq!(accepted("BOR_LOG", "bor=debug,warn").log, "bor=debug,warn");
+    let line = problem("BOR_LOG", "bor=loud");
+    assert!(line.starts_with(r#"BOR_LOG="bor=loud" is invalid: expected a tracing filter"#));
+}
+
+#[test]
+fn every_bad_variable_is_reported_together_one_per_line() {
+    let error = config(&[
+        ("BOR_BIND", "nowhere"),
+        ("BOR_DB_POOL_SIZE", "0"),
+        ("BOR_LLM_RETRIES", "11"),
+        ("BOR_AGENT_ENABLED", "perhaps"),
+        ("BOR_SSE_KEEPALIVE", "0.5"),
+        ("BOR_RETRIEVAL_TOP_K", "7"),
+    ])
+    .unwrap_err();
+    let names: Vec<&str> = error
+        .problems()
+        .iter()
+        .map(|line| line.split('=').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "BOR_BIND",
+            "BOR_DB_POOL_SIZE",
+            "BOR_LLM_RETRIES",
+            "BOR_AGENT_ENABLED",
+            "BOR_SSE_KEEPALIVE"
+        ]
+    );
+    let shown = error.to_string();
+    assert_eq!(shown.lines().count(), 5, "{shown}");
+    assert!(
+        shown.contains(r#"BOR_DB_POOL_SIZE="0" is invalid: expected an integer from 1 to 128"#)
+    );
+}
+
+#[test]
+fn variables_without_the_prefix_are_ignored() {
+    assert_eq!(
+        config(&[("DB_POOL_SIZE", "0"), ("LOG", "x=y=z")]).unwrap(),
+        config(&[]).unwrap()
+    );
+}
+
+#[test]
+fn secrets_stay_out_of_debug_output() {
+    let config = config(&[
+        ("BOR_LLM_API_KEY", "sk-very-secret-key"),
+        ("BOR_ADMIN_TOKEN", "admin-token-value"),
+        (
+            "BOR_DATABASE_URL",
+            "postgres://bor:db-password@127.0.0.1:5432/bor",
+        ),
+    ])
+    .unwrap();
+    let shown = format!("{config:?} {config:#?}");
+    for secret in ["sk-very-secret-key", "admin-token-value", "db-password"] {
+        assert!(!shown.contains(secret), "{secret} shown in {shown}");
+    }
+    assert!(
+        shown.contains("postgres://bor:***@127.0.0.1:5432/bor"),
+        "{shown}"
+    );
+    assert_eq!(
+        config.llm_api_key.as_ref().map(Secret::expose),
+        Some("sk-very-secret-key")
+    );
+    assert_eq!(
+        config.admin_token.as_ref().map(Secret::expose),
+        Some("admin-token-value")
+    );
+    assert_eq!(
+        config.database_url,
+        "postgres://bor:db-password@127.0.0.1:5432/bor"
+    );
+    assert_eq!(
+        config.database_url_redacted(),
+        "postgres://bor:***@127.0.0.1:5432/bor"
+    );
+}
+
+#[test]
+fn passwords_are_redacted_from_urls() {
+    for (url, redacted) in [
+        ("postgres://u:p@h:1/d", "postgres://u:***@h:1/d"),
+        (
+            "postgres://u:p%40ss@h/d?sslmode=disable",
+            "postgres://u:***@h/d?sslmode=disable",
+        ),
+        (
+            "postgres://u@h/d?password=p&x=1",
+            "postgres://u@h/d?password=***&x=1",
+        ),
+        ("postgres://u:p:q@h@i/d", "postgres://u:***@i/d"),
+        ("postgres://h/d", "postgres://h/d"),
+        ("not a url", "not a url"),
+    ] {
+        assert_eq!(redact_url_password(url), redacted, "{url}");
+    }
+}
+
+/// `.env.example` documents every variable, and the defaults it shows are the real ones.
+#[test]
+fn env_example_lists_every_variable_with_its_default() {
+    let example = include_str!("../../.env.example");
+    let documented: Vec<(String, String)> = example
+        .lines()
+        .filter_map(|line| line.strip_prefix("# BOR_"))
+        .filter_map(|rest| rest.split_once('='))
+        .map(|(name, value)| (format!("BOR_{name}"), value.trim().to_owned()))
+        .collect();
+    let mut names: Vec<String> = documented
+        .iter()
+        .map(|(name, _)| name.trim_start_matches("BOR_").to_lowercase())
+        .collect();
+    names.sort();
+    let mut fields = raw_variable_names();
+    fields.sort();
+    assert_eq!(names, fields);
+    let from_example = Config::from_vars(documented).unwrap();
+    assert_eq!(from_example, config(&[]).unwrap());
+}
+
+/// The field names of [`RawVars`], i.e. every variable envy reads.
+fn raw_variable_names() -> Vec<String> {
+    use serde::de::{self, Deserializer, Visitor};
+
+    struct FieldNames(Vec<&'static str>);
+
+    impl<'de> Deserializer<'de> for &mut FieldNames {
+        type Error = de::value::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only struct field names are read"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = fields.to_vec();
+            Err(de::Error::custom("field names read"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+
+    let mut names = FieldNames(Vec::new());
+    assert!(RawVars::deserialize(&mut names).is_err());
+    names.0.iter().map(|name| (*name).to_owned()).collect()
+}
+
+/// A `.env` file in the temporary folder, removed on drop.
+struct DotenvFile(std::path::PathBuf);
+
+impl DotenvFile {
+    fn new(contents: &str) -> DotenvFile {
+        let path = std::env::temp_dir().join(format!("bor-config-{}.env", uuid::Uuid::new_v4()));
+        std::fs::write(&path, contents).unwrap();
+        DotenvFile(path)
+    }
+}
+
+impl Drop for DotenvFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn environment(vars: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+    vars.iter()
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)))
+        .collect()
+}
+
+#[test]
+fn the_environment_wins_over_dotenv_unless_empty() {
+    let dotenv = DotenvFile::new(
+        "# comment\nBOR_DB_POOL_SIZE=16\nBOR_LLM_RETRIES=2\nexport BOR_LOG=\"bor=debug\"\nBOR_AGENT_ENABLED=\n",
+    );
+    let env = environment(&[
+        ("BOR_LLM_RETRIES", "5"),
+        ("BOR_DB_POOL_SIZE", ""),
+        ("PATH", "/usr/bin"),
+    ]);
+    let config = Config::from_sources(&dotenv.0, env).unwrap();
+    assert_eq!(config.db_pool_size, 16);
+    assert_eq!(config.llm_retries, 5);
+    assert_eq!(config.log, "bor=debug");
+    assert!(config.agent_enabled);
+}
+
+#[test]
+fn a_missing_dotenv_is_no_problem() {
+    let missing = std::env::temp_dir().join(format!("bor-missing-{}.env", uuid::Uuid::new_v4()));
+    let config = Config::from_sources(&missing, environment(&[("BOR_LLM_RETRIES", "7")]));
+    assert_eq!(config.unwrap().llm_retries, 7);
+}
+
+#[test]
+fn dotenv_and_environment_problems_are_reported_together() {
+    let dotenv = DotenvFile::new("BOR_DB_POOL_SIZE=0\nthis line is not an assignment\n");
+    let mut env = environment(&[("BOR_LLM_RETRIES", "99")]);
+    {
+        use std::os::unix::ffi::OsStringExt;
+        env.push((
+            OsString::from("BOR_LOG"),
+            OsString::from_vec(vec![0x66, 0xff]),
+        ));
+    }
+    let error = Config::from_sources(&dotenv.0, env).unwrap_err();
+    let lines = error.problems();
+    assert_eq!(lines.len(), 4, "{error}");
+    assert!(
+        lines.iter().any(|line| line.starts_with(".env: ")),
+        "{error}"
+    );
+    assert!(
+        lines.contains(&"BOR_LOG is not valid UTF-8".to_owned()),
+        "{error}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("BOR_DB_POOL_SIZE=\"0\"")),
+        "{error}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("BOR_LLM_RETRIES=\"99\"")),
+        "{error}"
+    );
+}

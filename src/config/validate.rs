@@ -1,0 +1,186 @@
+//! Parsers for single variables and the collector of their problems.
+//!
+//! A parser takes the (trimmed, non-empty) value and returns the typed value or a
+//! description of what is allowed, e.g. "an integer from 1 to 128".
+
+use std::fmt::Display;
+use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::str::FromStr;
+use std::time::Duration;
+
+use super::ConfigError;
+
+/// Collects one line per bad variable while the configuration is being built.
+pub(super) struct Validator {
+    problems: Vec<String>,
+}
+
+impl Validator {
+    pub(super) fn new(problems: Vec<String>) -> Validator {
+        Validator { problems }
+    }
+
+    /// The parsed value of `variable`, or `default` when it is unset. A bad value is
+    /// recorded and replaced by `default`, so that checking can go on.
+    pub(super) fn value<T>(
+        &mut self,
+        variable: &str,
+        raw: Option<String>,
+        default: T,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> T {
+        let Some(raw) = raw else {
+            return default;
+        };
+        match parse(&raw) {
+            Ok(value) => value,
+            Err(allowed) => {
+                let shown = redact_url_password(&raw);
+                self.problems.push(format!(
+                    "{variable}={shown:?} is invalid: expected {allowed}"
+                ));
+                default
+            }
+        }
+    }
+
+    pub(super) fn finish(self) -> Result<(), ConfigError> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError {
+                problems: self.problems,
+            })
+        }
+    }
+}
+
+/// An integer in `range`.
+pub(super) fn integer<T>(range: RangeInclusive<T>) -> impl FnOnce(&str) -> Result<T, String>
+where
+    T: FromStr + PartialOrd + Display,
+{
+    move |raw| {
+        raw.parse::<T>()
+            .ok()
+            .filter(|value| range.contains(value))
+            .ok_or_else(|| format!("an integer from {} to {}", range.start(), range.end()))
+    }
+}
+
+/// A decimal number in `range`.
+pub(super) fn number(range: RangeInclusive<f32>) -> impl FnOnce(&str) -> Result<f32, String> {
+    move |raw| {
+        raw.parse::<f32>()
+            .ok()
+            .filter(|value| range.contains(value))
+            .ok_or_else(|| format!("a number from {} to {}", range.start(), range.end()))
+    }
+}
+
+/// A number of seconds in `range`; fractions allowed.
+pub(super) fn seconds(range: RangeInclusive<f64>) -> impl FnOnce(&str) -> Result<Duration, String> {
+    move |raw| {
+        raw.parse::<f64>()
+            .ok()
+            .filter(|value| range.contains(value))
+            .and_then(|value| Duration::try_from_secs_f64(value).ok())
+            .ok_or_else(|| {
+                format!(
+                    "seconds from {} to {} (fractions allowed)",
+                    range.start(),
+                    range.end()
+                )
+            })
+    }
+}
+
+pub(super) fn boolean(raw: &str) -> Result<bool, String> {
+    match raw.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err("true or false".to_owned()),
+    }
+}
+
+pub(super) fn socket_addr(raw: &str) -> Result<SocketAddr, String> {
+    raw.parse()
+        .map_err(|_| "an IP address and port such as 127.0.0.1:8000".to_owned())
+}
+
+/// Any non-empty text (names of models).
+pub(super) fn text(raw: &str) -> Result<String, String> {
+    Ok(raw.to_owned())
+}
+
+/// An http(s) URL with a host and no query or fragment; trailing `/` removed so that
+/// paths can be appended.
+pub(super) fn http_url(raw: &str) -> Result<String, String> {
+    let usable = url::Url::parse(raw).is_ok_and(|url| {
+        matches!(url.scheme(), "http" | "https")
+            && url.host().is_some()
+            && url.query().is_none()
+            && url.fragment().is_none()
+    });
+    if usable {
+        Ok(raw.trim_end_matches('/').to_owned())
+    } else {
+        Err("an http:// or https:// URL such as http://127.0.0.1:18089/v1".to_owned())
+    }
+}
+
+pub(super) fn postgres_url(raw: &str) -> Result<String, String> {
+    let usable = url::Url::parse(raw)
+        .is_ok_and(|url| matches!(url.scheme(), "postgres" | "postgresql") && url.has_host());
+    if usable {
+        Ok(raw.to_owned())
+    } else {
+        Err("a URL such as postgres://postgres@127.0.0.1:5432/bor".to_owned())
+    }
+}
+
+/// A tracing filter directive, e.g. `info` or `bor=debug,info`.
+pub(super) fn log_filter(raw: &str) -> Result<String, String> {
+    tracing_subscriber::EnvFilter::try_new(raw)
+        .map(|_| raw.to_owned())
+        .map_err(|_| "a tracing filter such as info or bor=debug,warn".to_owned())
+}
+
+/// `url` with any password replaced by `***`: the one in the user-info part and a
+/// `password=` query parameter. Works on text that does not parse as a URL too.
+pub fn redact_url_password(url: &str) -> String {
+    const HIDDEN: &str = "***";
+    let (before_query, query) = match url.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (url, None),
+    };
+    let mut redacted = match before_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            match authority.rsplit_once('@') {
+                Some((user_info, host)) => match user_info.split_once(':') {
+                    Some((user, _password)) => format!("{scheme}://{user}:{HIDDEN}@{host}{path}"),
+                    None => before_query.to_owned(),
+                },
+                None => before_query.to_owned(),
+            }
+        }
+        None => before_query.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => {
+                    format!("{key}={HIDDEN}")
+                }
+                _ => pair.to_owned(),
+            })
+            .collect();
+        redacted.push('?');
+        redacted.push_str(&pairs.join("&"));
+    }
+    redacted
+}

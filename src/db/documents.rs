@@ -1,0 +1,190 @@
+//! `documents`: the texts of the knowledge base, each stored once (by SHA-256).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use sha2::{Digest, Sha256};
+
+use super::DbError;
+use super::schema::documents;
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = documents, check_for_backend(diesel::pg::Pg))]
+pub struct Document {
+    pub id: i64,
+    pub title: String,
+    /// Where it came from (a file path or URL); `None` when posted directly.
+    pub source: Option<String>,
+    pub content: String,
+    /// SHA-256 of `content`, lowercase hex.
+    pub content_sha256: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A document to insert; its digest is computed from the content.
+#[derive(Debug, Clone, PartialEq, Eq, Insertable)]
+#[diesel(table_name = documents, check_for_backend(diesel::pg::Pg))]
+pub struct NewDocument<'a> {
+    title: &'a str,
+    source: Option<&'a str>,
+    content: &'a str,
+    content_sha256: String,
+}
+
+impl<'a> NewDocument<'a> {
+    pub fn new(title: &'a str, source: Option<&'a str>, content: &'a str) -> NewDocument<'a> {
+        NewDocument {
+            title,
+            source,
+            content,
+            content_sha256: content_sha256(content),
+        }
+    }
+
+    /// The digest that identifies this content (lowercase hex).
+    pub fn content_sha256(&self) -> &str {
+        &self.content_sha256
+    }
+}
+
+/// SHA-256 of `content` as lowercase hex, the form `documents.content_sha256` holds.
+pub fn content_sha256(content: &str) -> String {
+    Sha256::digest(content.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+pub async fn count_documents(conn: &mut AsyncPgConnection) -> Result<i64, DbError> {
+    Ok(documents::table.count().get_result(conn).await?)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::db::chunks::{Chunk, NewChunk, count_chunks};
+    use crate::db::schema::chunks;
+    use crate::testing::TestDatabase;
+
+    #[test]
+    fn digest_is_lowercase_hex_sha256() {
+        assert_eq!(
+            content_sha256("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let document = NewDocument::new("Title", None, "abc");
+        assert_eq!(document.content_sha256(), content_sha256("abc"));
+    }
+
+    pub(in crate::db) async fn insert_document(
+        conn: &mut AsyncPgConnection,
+        new: &NewDocument<'_>,
+    ) -> Document {
+        diesel::insert_into(documents::table)
+            .values(new)
+            .returning(Document::as_returning())
+            .get_result(conn)
+            .await
+            .unwrap()
+    }
+
+    pub(in crate::db) async fn insert_chunks(
+        conn: &mut AsyncPgConnection,
+        document_id: i64,
+        texts: &[&str],
+    ) {
+        let embedding = [0.25_f32, -0.5, 1.0];
+        let rows: Vec<NewChunk<'_>> = texts
+            .iter()
+            .zip(0..)
+            .map(|(text, ord)| NewChunk {
+                document_id,
+                ord,
+                text,
+                embedding: &embedding,
+            })
+            .collect();
+        diesel::insert_into(chunks::table)
+            .values(&rows)
+            .execute(conn)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn documents_and_chunks_round_trip_and_are_counted() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        assert_eq!(count_documents(&mut conn).await.unwrap(), 0);
+        assert_eq!(count_chunks(&mut conn).await.unwrap(), 0);
+
+        let content = "Cats sleep most of the day.\n\nDogs prefer walks.";
+        let stored = insert_document(
+            &mut conn,
+            &NewDocument::new("Pets", Some("notes/pets.md"), content),
+        )
+        .await;
+        assert_eq!(stored.title, "Pets");
+        assert_eq!(stored.source.as_deref(), Some("notes/pets.md"));
+        assert_eq!(stored.content, content);
+        assert_eq!(stored.content_sha256, content_sha256(content));
+        insert_chunks(
+            &mut conn,
+            stored.id,
+            &["Cats sleep most of the day.", "Dogs prefer walks."],
+        )
+        .await;
+        insert_document(&mut conn, &NewDocument::new("Empty", None, "x")).await;
+
+        assert_eq!(count_documents(&mut conn).await.unwrap(), 2);
+        assert_eq!(count_chunks(&mut conn).await.unwrap(), 2);
+        let chunks: Vec<Chunk> = chunks::table
+            .select(Chunk::as_select())
+            .order(chunks::ord)
+            .load(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(chunks.len(), 2);
+        assert_eq!((chunks[0].document_id, chunks[0].ord), (stored.id, 0));
+        assert_eq!(chunks[1].text, "Dogs prefer walks.");
+        assert_eq!(chunks[1].embedding, [0.25, -0.5, 1.0]);
+    }
+
+    #[tokio::test]
+    async fn the_same_content_cannot_be_stored_twice() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        insert_document(&mut conn, &NewDocument::new("First", None, "same text")).await;
+        let error = diesel::insert_into(documents::table)
+            .values(&NewDocument::new("Second", None, "same text"))
+            .execute(&mut conn)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::UniqueViolation,
+                    _
+                )
+            ),
+            "{error:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn deleting_a_document_deletes_its_chunks() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let kept = insert_document(&mut conn, &NewDocument::new("Kept", None, "kept")).await;
+        let gone = insert_document(&mut conn, &NewDocument::new("Gone", None, "gone")).await;
+        insert_chunks(&mut conn, kept.id, &["kept"]).await;
+        insert_chunks(&mut conn, gone.id, &["gone one", "gone two"]).await;
+        diesel::delete(documents::table.find(gone.id))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(count_chunks(&mut conn).await.unwrap(), 1);
+        assert_eq!(count_documents(&mut conn).await.unwrap(), 1);
+    }
+}

@@ -1,0 +1,48 @@
+//! The database layer's error.
+
+use deadpool::managed::TimeoutType;
+use diesel::result::DatabaseErrorKind;
+
+/// Everything that can go wrong talking to PostgreSQL.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// No connection could be made (refused, unknown host, authentication, …).
+    #[error("cannot connect to the database")]
+    Connect(#[source] diesel::ConnectionError),
+    /// The pool gave up: no free connection, or connecting or checking one took too long.
+    #[error("timed out {}", describe_timeout(*.0))]
+    PoolTimeout(TimeoutType),
+    /// The pool is closed or was built without a runtime.
+    #[error("the database pool is unusable: {0}")]
+    Pool(String),
+    /// A query failed.
+    #[error("database query failed")]
+    Query(#[from] diesel::result::Error),
+    /// Running, reverting or listing migrations failed.
+    #[error("database migrations failed")]
+    Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl DbError {
+    /// True when the database is down or overloaded rather than the request wrong:
+    /// such errors become 503 `unavailable`.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            DbError::Connect(_) | DbError::PoolTimeout(_) | DbError::Pool(_) => true,
+            DbError::Query(diesel::result::Error::DatabaseError(kind, _)) => matches!(
+                kind,
+                DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection
+            ),
+            DbError::Query(diesel::result::Error::BrokenTransactionManager) => true,
+            DbError::Query(_) | DbError::Migration(_) => false,
+        }
+    }
+}
+
+fn describe_timeout(stage: TimeoutType) -> &'static str {
+    match stage {
+        TimeoutType::Wait => "waiting for a free database connection",
+        TimeoutType::Create => "connecting to the database",
+        TimeoutType::Recycle => "checking a pooled database connection",
+    }
+}

@@ -1,0 +1,247 @@
+//! Migrations embedded in the binary, run at start-up.
+//!
+//! diesel's migration harness is synchronous, so it runs on a blocking thread through
+//! `AsyncConnectionWrapper` (diesel-async's own harness panics inside actix's runtime).
+
+use diesel::migration::{Migration, MigrationSource};
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::Bool;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use serde::Serialize;
+
+use super::DbError;
+
+/// The migrations of `migrations/`, oldest first.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+
+/// The bookkeeping table diesel's harness keeps.
+mod bookkeeping {
+    diesel::table! {
+        __diesel_schema_migrations (version) {
+            version -> VarChar,
+            run_on -> Timestamp,
+        }
+    }
+}
+
+type HarnessConnection = AsyncConnectionWrapper<AsyncPgConnection>;
+
+/// Applies every pending migration; returns the names of those applied now.
+pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbError> {
+    with_harness(database_url, |conn| {
+        let versions = conn
+            .run_pending_migrations(MIGRATIONS)
+            .map_err(DbError::Migration)?;
+        names_of(versions.iter().map(ToString::to_string))
+    })
+    .await
+}
+
+/// Reverts every applied migration, newest first; returns the names reverted.
+pub async fn revert_all_migrations(database_url: &str) -> Result<Vec<String>, DbError> {
+    with_harness(database_url, |conn| {
+        let versions = conn
+            .revert_all_migrations(MIGRATIONS)
+            .map_err(DbError::Migration)?;
+        names_of(versions.iter().map(ToString::to_string))
+    })
+    .await
+}
+
+/// Which of the embedded migrations the database has, by name (oldest first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MigrationStatus {
+    pub applied: Vec<String>,
+    pub pending: Vec<String>,
+    /// Versions recorded in the database that this binary does not know (a newer
+    /// binary migrated it).
+    pub unknown: Vec<String>,
+}
+
+/// Compares the embedded migrations with those recorded in the database.
+pub async fn migration_status(conn: &mut AsyncPgConnection) -> Result<MigrationStatus, DbError> {
+    use bookkeeping::__diesel_schema_migrations::dsl::{__diesel_schema_migrations, version};
+
+    let has_table = diesel::select(diesel::dsl::sql::<Bool>(
+        "to_regclass('__diesel_schema_migrations') IS NOT NULL",
+    ))
+    .get_result::<bool>(conn)
+    .await?;
+    let mut recorded: Vec<String> = if has_table {
+        __diesel_schema_migrations
+            .select(version)
+            .order(version)
+            .load(conn)
+            .await?
+    } else {
+        Vec::new()
+    };
+    let mut status = MigrationStatus {
+        applied: Vec::new(),
+        pending: Vec::new(),
+        unknown: Vec::new(),
+    };
+    for migration in embedded()? {
+        let name = migration.name();
+        let known_version = name.version().to_string();
+        match recorded
+            .iter()
+            .position(|recorded| *recorded == known_version)
+        {
+            Some(index) => {
+                recorded.remove(index);
+                status.applied.push(name.to_string());
+            }
+            None => status.pending.push(name.to_string()),
+        }
+    }
+    status.unknown = recorded;
+    Ok(status)
+}
+
+fn embedded() -> Result<Vec<Box<dyn Migration<Pg>>>, DbError> {
+    MigrationSource::<Pg>::migrations(&MIGRATIONS).map_err(DbError::Migration)
+}
+
+/// Names of the embedded migrations with these versions (the version itself when a
+/// migration is not embedded).
+fn names_of(versions: impl Iterator<Item = String>) -> Result<Vec<String>, DbError> {
+    let migrations = embedded()?;
+    Ok(versions
+        .map(|wanted| {
+            migrations
+                .iter()
+                .find(|migration| migration.name().version().to_string() == wanted)
+                .map_or(wanted.clone(), |migration| migration.name().to_string())
+        })
+        .collect())
+}
+
+/// Runs `job` with a synchronous connection on a blocking thread.
+async fn with_harness<T: Send + 'static>(
+    database_url: &str,
+    job: impl FnOnce(&mut HarnessConnection) -> Result<T, DbError> + Send + 'static,
+) -> Result<T, DbError> {
+    let database_url = database_url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = HarnessConnection::establish(&database_url).map_err(DbError::Connect)?;
+        job(&mut conn)
+    })
+    .await
+    .map_err(|error| DbError::Migration(Box::new(error)))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestDatabase;
+    use diesel::sql_types::Text;
+
+    #[derive(QueryableByName)]
+    struct TableName {
+        #[diesel(sql_type = Text)]
+        name: String,
+    }
+
+    /// Tables of the public schema other than diesel's bookkeeping, sorted.
+    async fn tables(conn: &mut AsyncPgConnection) -> Vec<String> {
+        diesel::sql_query(
+            "SELECT tablename::text AS name FROM pg_tables
+             WHERE schemaname = 'public' AND tablename <> '__diesel_schema_migrations'
+             ORDER BY tablename",
+        )
+        .load::<TableName>(conn)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|table| table.name)
+        .collect()
+    }
+
+    fn embedded_names() -> Vec<String> {
+        embedded()
+            .unwrap()
+            .iter()
+            .map(|migration| migration.name().to_string())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn migrations_apply_revert_and_apply_again_on_an_empty_database() {
+        let db = TestDatabase::empty().await;
+        let mut conn = db.connect().await;
+        let all = embedded_names();
+        assert!(all.len() >= 2, "{all:?}");
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!(status.applied, Vec::<String>::new());
+        assert_eq!(status.pending, all);
+
+        assert_eq!(run_migrations(db.url()).await.unwrap(), all);
+        assert_eq!(
+            tables(&mut conn).await,
+            ["chunks", "documents", "query_log"]
+        );
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!((status.applied, status.pending), (all.clone(), Vec::new()));
+        assert_eq!(
+            run_migrations(db.url()).await.unwrap(),
+            Vec::<String>::new()
+        );
+
+        let mut newest_first = all.clone();
+        newest_first.reverse();
+        assert_eq!(revert_all_migrations(db.url()).await.unwrap(), newest_first);
+        assert_eq!(tables(&mut conn).await, Vec::<String>::new());
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!((status.applied, status.pending), (Vec::new(), all.clone()));
+
+        assert_eq!(run_migrations(db.url()).await.unwrap(), all);
+        assert_eq!(
+            tables(&mut conn).await,
+            ["chunks", "documents", "query_log"]
+        );
+    }
+
+    #[tokio::test]
+    async fn status_lists_pending_and_unknown_migrations() {
+        use bookkeeping::__diesel_schema_migrations::dsl::{__diesel_schema_migrations, version};
+
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.connect().await;
+        let all = embedded_names();
+        let newest = embedded()
+            .unwrap()
+            .last()
+            .unwrap()
+            .name()
+            .version()
+            .to_string();
+        diesel::delete(__diesel_schema_migrations.filter(version.eq(&newest)))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        diesel::insert_into(__diesel_schema_migrations)
+            .values(version.eq("29991231000000"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!(status.applied, all[..all.len() - 1]);
+        assert_eq!(status.pending, all[all.len() - 1..]);
+        assert_eq!(status.unknown, ["29991231000000"]);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_database_fails_with_a_connect_error() {
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{}/bor",
+            crate::db::pool::tests::unused_port()
+        );
+        let error = run_migrations(&url).await.unwrap_err();
+        assert!(matches!(error, DbError::Connect(_)), "{error:?}");
+        assert!(error.is_unavailable());
+    }
+}

@@ -1,0 +1,284 @@
+//! `query_log`: one row per chat turn that ended `done` or `stopped`.
+
+use std::io::Write;
+
+use chrono::{DateTime, Utc};
+use diesel::deserialize::{self, FromSql, FromSqlRow};
+use diesel::expression::AsExpression;
+use diesel::pg::{Pg, PgValue};
+use diesel::prelude::*;
+use diesel::serialize::{self, IsNull, Output, ToSql};
+use diesel::sql_types::Text;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use super::DbError;
+use super::schema::query_log;
+
+/// Declares an enum stored as one of a fixed set of words in a text column.
+macro_rules! text_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident { $($(#[$variant_meta:meta])* $variant:ident => $word:literal),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, AsExpression, FromSqlRow)]
+        #[diesel(sql_type = Text)]
+        pub enum $name {
+            $($(#[$variant_meta])* $variant),+
+        }
+
+        impl $name {
+            /// The word stored in the database and shown in logs.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word),+
+                }
+            }
+        }
+
+        impl ToSql<Text, Pg> for $name {
+            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+                out.write_all(self.as_str().as_bytes())?;
+                Ok(IsNull::No)
+            }
+        }
+
+        impl FromSql<Text, Pg> for $name {
+            fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
+                match value.as_bytes() {
+                    $(bytes if bytes == $word.as_bytes() => Ok($name::$variant),)+
+                    other => Err(format!(
+                        concat!("unexpected ", stringify!($name), " {:?}"),
+                        String::from_utf8_lossy(other)
+                    )
+                    .into()),
+                }
+            }
+        }
+    };
+}
+
+text_enum! {
+    /// How a turn was answered.
+    TurnPath {
+        Grounded => "grounded",
+        Deflected => "deflected",
+        /// The turn failed before retrieval decided.
+        Undecided => "undecided",
+    }
+}
+
+text_enum! {
+    /// How a logged turn ended.
+    TurnStatus {
+        Done => "done",
+        /// The client went away; the partial answer is kept.
+        Stopped => "stopped",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = query_log, check_for_backend(Pg))]
+pub struct QueryLogEntry {
+    pub id: i64,
+    pub turn_id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub question: String,
+    pub answer: String,
+    pub path: TurnPath,
+    pub status: TurnStatus,
+    pub chat_model: String,
+    pub rounds: i32,
+    pub tool_calls: i32,
+    pub retries: i32,
+    pub scaffold_stripped: i32,
+    pub recovered: bool,
+    pub sources: serde_json::Value,
+    pub first_token_ms: Option<i64>,
+    pub elapsed_ms: i64,
+}
+
+/// A row to write. Owned, so that a writer can keep it queued until the database
+/// takes it.
+#[derive(Debug, Clone, PartialEq, Insertable)]
+#[diesel(table_name = query_log, check_for_backend(Pg))]
+pub struct NewQueryLogEntry {
+    pub turn_id: Uuid,
+    /// As sent, trimmed.
+    pub question: String,
+    pub answer: String,
+    pub path: TurnPath,
+    pub status: TurnStatus,
+    pub chat_model: String,
+    pub rounds: i32,
+    pub tool_calls: i32,
+    pub retries: i32,
+    pub scaffold_stripped: i32,
+    pub recovered: bool,
+    /// `[{"document_id","title","chunk_id","score"}]`, best first.
+    pub sources: serde_json::Value,
+    /// Milliseconds to the first visible answer text; `None` when there was none.
+    pub first_token_ms: Option<i64>,
+    pub elapsed_ms: i64,
+}
+
+/// Writes the row of a turn once: returns `false` when a row with this `turn_id`
+/// already exists (a retried write), which is left unchanged.
+pub async fn insert_query_log(
+    conn: &mut AsyncPgConnection,
+    entry: &NewQueryLogEntry,
+) -> Result<bool, DbError> {
+    let inserted = diesel::insert_into(query_log::table)
+        .values(entry)
+        .on_conflict(query_log::turn_id)
+        .do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(inserted == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestDatabase;
+    use serde_json::json;
+
+    fn entry(turn_id: Uuid) -> NewQueryLogEntry {
+        NewQueryLogEntry {
+            turn_id,
+            question: "What is in the handbook?".to_owned(),
+            answer: "Chapters on onboarding.".to_owned(),
+            path: TurnPath::Grounded,
+            status: TurnStatus::Done,
+            chat_model: "smollm2".to_owned(),
+            rounds: 2,
+            tool_calls: 1,
+            retries: 3,
+            scaffold_stripped: 17,
+            recovered: true,
+            sources: json!([{"document_id": 1, "title": "Handbook", "chunk_id": 4, "score": 0.82}]),
+            first_token_ms: Some(840),
+            elapsed_ms: 1200,
+        }
+    }
+
+    async fn rows(conn: &mut AsyncPgConnection) -> Vec<QueryLogEntry> {
+        query_log::table
+            .select(QueryLogEntry::as_select())
+            .order(query_log::id)
+            .load(conn)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_row_is_stored_as_given() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let written = entry(Uuid::new_v4());
+        let stopped = NewQueryLogEntry {
+            turn_id: Uuid::new_v4(),
+            path: TurnPath::Deflected,
+            status: TurnStatus::Stopped,
+            sources: json!([]),
+            first_token_ms: None,
+            ..entry(Uuid::nil())
+        };
+        assert!(insert_query_log(&mut conn, &written).await.unwrap());
+        assert!(insert_query_log(&mut conn, &stopped).await.unwrap());
+
+        let stored = rows(&mut conn).await;
+        assert_eq!(stored.len(), 2);
+        for (row, new) in stored.iter().zip([&written, &stopped]) {
+            assert_eq!(row.turn_id, new.turn_id);
+            assert_eq!(row.question, new.question);
+            assert_eq!(row.answer, new.answer);
+            assert_eq!((row.path, row.status), (new.path, new.status));
+            assert_eq!(row.chat_model, new.chat_model);
+            assert_eq!(
+                (
+                    row.rounds,
+                    row.tool_calls,
+                    row.retries,
+                    row.scaffold_stripped
+                ),
+                (
+                    new.rounds,
+                    new.tool_calls,
+                    new.retries,
+                    new.scaffold_stripped
+                )
+            );
+            assert_eq!(row.recovered, new.recovered);
+            assert_eq!(row.sources, new.sources);
+            assert_eq!(
+                (row.first_token_ms, row.elapsed_ms),
+                (new.first_token_ms, new.elapsed_ms)
+            );
+            assert!((Utc::now() - row.created_at).num_minutes().abs() < 10);
+        }
+    }
+
+    #[tokio::test]
+    async fn writing_the_same_turn_again_changes_nothing() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let turn_id = Uuid::new_v4();
+        let first = entry(turn_id);
+        let retried = NewQueryLogEntry {
+            answer: "A different answer".to_owned(),
+            ..entry(turn_id)
+        };
+        assert!(insert_query_log(&mut conn, &first).await.unwrap());
+        assert!(!insert_query_log(&mut conn, &retried).await.unwrap());
+        assert!(!insert_query_log(&mut conn, &first).await.unwrap());
+
+        let stored = rows(&mut conn).await;
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].answer, first.answer);
+    }
+
+    #[tokio::test]
+    async fn words_stored_for_path_and_status_are_the_spec_words() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let cases = [
+            (TurnPath::Grounded, TurnStatus::Done, "grounded", "done"),
+            (
+                TurnPath::Deflected,
+                TurnStatus::Stopped,
+                "deflected",
+                "stopped",
+            ),
+            (
+                TurnPath::Undecided,
+                TurnStatus::Stopped,
+                "undecided",
+                "stopped",
+            ),
+        ];
+        for (path, status, _, _) in cases {
+            let row = NewQueryLogEntry {
+                path,
+                status,
+                ..entry(Uuid::new_v4())
+            };
+            insert_query_log(&mut conn, &row).await.unwrap();
+        }
+        let stored: Vec<(String, String)> = query_log::table
+            .select((
+                diesel::dsl::sql::<Text>("path"),
+                diesel::dsl::sql::<Text>("status"),
+            ))
+            .order(query_log::id)
+            .load(&mut conn)
+            .await
+            .unwrap();
+        let expected: Vec<(String, String)> = cases
+            .iter()
+            .map(|(_, _, path, status)| ((*path).to_owned(), (*status).to_owned()))
+            .collect();
+        assert_eq!(stored, expected);
+    }
+}

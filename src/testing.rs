@@ -1,0 +1,219 @@
+//! Test support: every test gets its own PostgreSQL database, dropped afterwards.
+//!
+//! Migrated databases are cloned from a template database that is built once per set of
+//! migrations (its name carries a digest of `migrations/`, so a changed migration gets
+//! a new template). Building is serialised with an advisory lock, so test processes
+//! started together (cargo nextest runs one per test) build it once.
+//!
+//! The server is `BOR_TEST_DATABASE_URL` (a URL with rights to create databases),
+//! by default `postgres://postgres@127.0.0.1:5432/postgres`.
+//!
+//! ```text
+//! let db = TestDatabase::migrated().await;   // or TestDatabase::empty()
+//! let pool = db.pool();                       // or db.connect().await, or db.url()
+//! let mut conn = pool.get().await?;
+//! ```
+//!
+//! Helpers panic with a clear message when the server is missing: a test cannot go on
+//! without it.
+
+use diesel::sql_types::{BigInt, Bool, Text};
+use diesel::{QueryableByName, sql_query};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use crate::db::{DbPool, run_migrations};
+
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// Advisory lock key held while the template is built ("bor-tmpl" in ASCII).
+const TEMPLATE_LOCK: i64 = 0x626f_722d_746d_706c;
+
+/// Size of the pools [`TestDatabase::pool`] builds.
+const TEST_POOL_SIZE: usize = 4;
+
+/// A database of its own for one test; dropped (with `FORCE`) when this is dropped.
+#[derive(Debug)]
+pub struct TestDatabase {
+    name: String,
+    url: String,
+    admin_url: String,
+}
+
+impl TestDatabase {
+    /// A fresh database with every migration applied.
+    pub async fn migrated() -> TestDatabase {
+        let admin_url = admin_url();
+        let mut admin = connect(&admin_url).await;
+        let template = ensure_template(&mut admin, &admin_url).await;
+        TestDatabase::create(&mut admin, admin_url, &format!("TEMPLATE \"{template}\"")).await
+    }
+
+    /// A fresh database with nothing in it (for testing migrations themselves).
+    pub async fn empty() -> TestDatabase {
+        let admin_url = admin_url();
+        let mut admin = connect(&admin_url).await;
+        TestDatabase::create(&mut admin, admin_url, "TEMPLATE template0").await
+    }
+
+    async fn create(
+        admin: &mut AsyncPgConnection,
+        admin_url: String,
+        options: &str,
+    ) -> TestDatabase {
+        let name = format!("bor_test_{}", Uuid::new_v4().simple());
+        execute(admin, &format!("CREATE DATABASE \"{name}\" {options}")).await;
+        TestDatabase {
+            url: database_url(&admin_url, &name),
+            name,
+            admin_url,
+        }
+    }
+
+    /// The URL of this database.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A new pool on this database (default timeouts).
+    pub fn pool(&self) -> DbPool {
+        DbPool::new(&self.url, TEST_POOL_SIZE)
+            .unwrap_or_else(|error| panic!("cannot build a pool for {}: {error}", self.name))
+    }
+
+    /// A single connection outside any pool.
+    pub async fn connect(&self) -> AsyncPgConnection {
+        connect(&self.url).await
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // Drop may run inside an async runtime that must not be blocked on itself, so
+        // the database is dropped from a thread with a runtime of its own.
+        let admin_url = self.admin_url.clone();
+        let statement = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
+        let dropped = std::thread::spawn(move || -> Result<(), String> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|error| error.to_string())?;
+            runtime.block_on(async {
+                let mut admin = AsyncPgConnection::establish(&admin_url)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                sql_query(statement)
+                    .execute(&mut admin)
+                    .await
+                    .map_err(|error| error.to_string())
+            })?;
+            Ok(())
+        })
+        .join();
+        match dropped {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => eprintln!("could not drop test database {}: {error}", self.name),
+            Err(_) => eprintln!(
+                "could not drop test database {}: the thread panicked",
+                self.name
+            ),
+        }
+    }
+}
+
+/// The name of the template for the embedded migrations.
+fn template_name() -> String {
+    let digest = env!("BOR_MIGRATIONS_SHA256");
+    format!("bor_test_template_{}", &digest[..16])
+}
+
+/// Makes sure the migrated template exists; returns its name.
+async fn ensure_template(admin: &mut AsyncPgConnection, admin_url: &str) -> String {
+    let template = template_name();
+    if database_exists(admin, &template).await {
+        return template;
+    }
+    sql_query("SELECT pg_advisory_lock($1)")
+        .bind::<BigInt, _>(TEMPLATE_LOCK)
+        .execute(admin)
+        .await
+        .unwrap_or_else(|error| panic!("cannot take the template lock: {error}"));
+    if !database_exists(admin, &template).await {
+        // Built under another name and renamed when complete, so that a process that
+        // dies half-way never leaves a half-migrated template behind.
+        let building = format!("bor_test_building_{}", Uuid::new_v4().simple());
+        execute(
+            admin,
+            &format!("CREATE DATABASE \"{building}\" TEMPLATE template0"),
+        )
+        .await;
+        if let Err(error) = run_migrations(&database_url(admin_url, &building)).await {
+            execute(admin, &format!("DROP DATABASE \"{building}\" WITH (FORCE)")).await;
+            panic!("migrations failed on a fresh database: {error:?}");
+        }
+        execute(
+            admin,
+            &format!("ALTER DATABASE \"{building}\" RENAME TO \"{template}\""),
+        )
+        .await;
+    }
+    sql_query("SELECT pg_advisory_unlock($1)")
+        .bind::<BigInt, _>(TEMPLATE_LOCK)
+        .execute(admin)
+        .await
+        .unwrap_or_else(|error| panic!("cannot release the template lock: {error}"));
+    template
+}
+
+#[derive(QueryableByName)]
+struct Exists {
+    #[diesel(sql_type = Bool)]
+    exists: bool,
+}
+
+async fn database_exists(admin: &mut AsyncPgConnection, name: &str) -> bool {
+    sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+        .bind::<Text, _>(name)
+        .get_result::<Exists>(admin)
+        .await
+        .unwrap_or_else(|error| panic!("cannot list databases: {error}"))
+        .exists
+}
+
+fn admin_url() -> String {
+    std::env::var("BOR_TEST_DATABASE_URL")
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_ADMIN_URL.to_owned())
+}
+
+/// `admin_url` pointing at database `name` instead.
+fn database_url(admin_url: &str, name: &str) -> String {
+    let mut url = url::Url::parse(admin_url)
+        .unwrap_or_else(|error| panic!("BOR_TEST_DATABASE_URL is not a URL: {error}"));
+    url.set_path(&format!("/{name}"));
+    url.into()
+}
+
+async fn connect(url: &str) -> AsyncPgConnection {
+    AsyncPgConnection::establish(url)
+        .await
+        .unwrap_or_else(|error| {
+            panic!(
+                "cannot connect to the test PostgreSQL at {} ({error}); \
+             run scripts/ensure-postgres.sh or set BOR_TEST_DATABASE_URL",
+                crate::config::redact_url_password(url)
+            )
+        })
+}
+
+async fn execute(conn: &mut AsyncPgConnection, statement: &str) {
+    sql_query(statement)
+        .execute(conn)
+        .await
+        .unwrap_or_else(|error| panic!("{statement}: {error}"));
+}
