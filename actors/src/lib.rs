@@ -1,3 +1,5 @@
 //! bor's actors: the per-turn `TurnActor`, the `LlmActor` that owns every request to
 //! the LLM server, and the process-wide `LogActor`, with their messages and the pure
 //! logic they use.
+
+pub mod scaffolding;
