@@ -3,3 +3,4 @@
 //! logic they use.
 
 pub mod llm;
+pub mod scaffolding;

@@ -1,0 +1,343 @@
+//! Recognisers for the call-syntax formats that are markup only when they name one of
+//! bor's tools (`{"name": …}`, `[N(…)]`, `call:N{…}`, a fenced JSON call).
+//!
+//! Each shape is a small program of [`Op`]s run byte by byte by [`CallScan`], which keeps
+//! its place between chunks, so held-back text is never scanned twice.
+
+use super::registry::CallShape;
+
+/// One step of a recogniser program.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    /// Any amount of ASCII whitespace.
+    Ws,
+    /// Any amount of spaces, tabs and carriage returns.
+    Blanks,
+    /// Exactly these bytes.
+    Lit(&'static [u8]),
+    /// These bytes, if the next byte is their first.
+    Opt(&'static [u8]),
+    /// An identifier that is one of bor's tool names.
+    ToolName,
+    /// Marks the call as recognised: cut off by the end of the message, it is still a call.
+    Confirm,
+    /// Right after an opening bracket: everything up to the matching closing bracket, with
+    /// strings in the given quote bytes skipped.
+    Balanced { quotes: &'static [u8] },
+    /// `then` if the next byte is `byte`, else `otherwise` (the byte is not consumed).
+    Peek { byte: u8, then: &'static [Op], otherwise: &'static [Op] },
+    /// Another program, inline.
+    Sub(&'static [Op]),
+    /// Items separated by commas (whitespace allowed around them), up to `close`.
+    List { item: &'static [Op], close: u8 },
+    /// A newline, or the end of the message.
+    EolOrEnd,
+    /// The next byte, if any, is not this one (not consumed).
+    NotFollowedBy(u8),
+}
+
+use Op::{Balanced, Blanks, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Opt, Peek, Sub, ToolName, Ws};
+
+/// `"name": N, "arguments"|"parameters": …}` — after the opening `{`.
+const JSON_CALL: &[Op] = &[
+    Ws,
+    Lit(b"\"name\""),
+    Ws,
+    Lit(b":"),
+    Ws,
+    Lit(b"\""),
+    ToolName,
+    Lit(b"\""),
+    Ws,
+    Lit(b","),
+    Ws,
+    Lit(b"\""),
+    Peek { byte: b'a', then: &[Lit(b"arguments\"")], otherwise: &[Lit(b"parameters\"")] },
+    Ws,
+    Lit(b":"),
+    Confirm,
+    Balanced { quotes: b"\"" },
+];
+
+/// `N(…)`, a pythonic call.
+const PYTHONIC_CALL: &[Op] = &[ToolName, Blanks, Lit(b"("), Confirm, Balanced { quotes: b"\"'" }];
+
+/// `{"name": …}`, a JSON call object.
+const JSON_CALL_OBJECT: &[Op] = &[Lit(b"{"), Sub(JSON_CALL)];
+
+/// One item of a call list: a JSON call object or a pythonic call.
+const CALL_ITEM: &[Op] = &[Peek { byte: b'{', then: JSON_CALL_OBJECT, otherwise: PYTHONIC_CALL }];
+
+/// `N{…}` — after `call:`.
+const CALL_BRACES: &[Op] = &[ToolName, Lit(b"{"), Confirm, Balanced { quotes: b"\"" }];
+
+/// `…]` — after the opening `[`.
+const CALL_LIST: &[Op] = &[List { item: CALL_ITEM, close: b']' }, NotFollowedBy(b'(')];
+
+/// `json\n{call}\n```\n` or with a list of calls — after the opening backticks.
+const JSON_FENCE: &[Op] = &[
+    Opt(b"json"),
+    Blanks,
+    Lit(b"\n"),
+    Ws,
+    Peek {
+        byte: b'[',
+        then: &[Lit(b"["), List { item: CALL_ITEM, close: b']' }],
+        otherwise: JSON_CALL_OBJECT,
+    },
+    Ws,
+    Lit(b"```"),
+    Blanks,
+    EolOrEnd,
+];
+
+fn program(shape: CallShape) -> &'static [Op] {
+    match shape {
+        CallShape::JsonObject => JSON_CALL,
+        CallShape::CallList => CALL_LIST,
+        CallShape::CallBraces => CALL_BRACES,
+        CallShape::JsonFence => JSON_FENCE,
+    }
+}
+
+/// What a recogniser has decided so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Not decided yet: feed more.
+    Pending,
+    /// A call, this many bytes long (after the opener).
+    Call(usize),
+    /// Not a call to one of bor's tools.
+    NotCall,
+}
+
+/// A place in a program.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    ops: &'static [Op],
+    pc: usize,
+    /// In a `List`: an item has been read and a comma or the close is expected.
+    after_item: bool,
+}
+
+/// Outcome of offering one byte to the current op.
+enum Offer {
+    Consumed,
+    /// The op finished without the byte: offer it to the next one.
+    Passed,
+    Failed,
+}
+
+/// A recogniser run, resumable across chunks.
+#[derive(Debug)]
+pub(super) struct CallScan {
+    frames: Vec<Frame>,
+    /// Bytes consumed so far.
+    consumed: usize,
+    confirmed: bool,
+    /// Progress inside the current `Lit`/`Opt`.
+    literal_at: usize,
+    /// The identifier read so far by the current `ToolName`.
+    name: Vec<u8>,
+    /// The current `Balanced`: bracket depth, open quote, and whether the last byte was a
+    /// backslash inside that quote.
+    depth: usize,
+    quote: Option<u8>,
+    escaped: bool,
+}
+
+impl CallScan {
+    pub fn new(shape: CallShape) -> Self {
+        CallScan {
+            frames: vec![Frame { ops: program(shape), pc: 0, after_item: false }],
+            consumed: 0,
+            confirmed: false,
+            literal_at: 0,
+            name: Vec::new(),
+            depth: 1,
+            quote: None,
+            escaped: false,
+        }
+    }
+
+    /// Bytes consumed so far: the next call to `feed` starts after them.
+    pub fn consumed(&self) -> usize {
+        self.consumed
+    }
+
+    /// Feeds the bytes that follow the ones already consumed.
+    pub fn feed(&mut self, bytes: &[u8], tools: &[Box<str>]) -> Verdict {
+        for &byte in bytes {
+            loop {
+                if self.unwind() {
+                    return Verdict::Call(self.consumed);
+                }
+                match self.offer(byte, tools) {
+                    Offer::Consumed => break,
+                    Offer::Passed => continue,
+                    Offer::Failed => return Verdict::NotCall,
+                }
+            }
+            self.consumed += 1;
+        }
+        if self.unwind() { Verdict::Call(self.consumed) } else { Verdict::Pending }
+    }
+
+    /// The message ended: a recognised call runs to the end, anything else is not a call.
+    pub fn finish(&mut self) -> Verdict {
+        if self.confirmed || self.unwind() { Verdict::Call(self.consumed) } else { Verdict::NotCall }
+    }
+
+    /// Pops finished frames; true when the whole program has finished.
+    fn unwind(&mut self) -> bool {
+        while let Some(frame) = self.frames.last() {
+            if frame.pc < frame.ops.len() {
+                return false;
+            }
+            self.frames.pop();
+        }
+        true
+    }
+
+    /// Moves past the current op.
+    fn next_op(&mut self) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.pc += 1;
+            frame.after_item = false;
+        }
+        self.literal_at = 0;
+        self.name.clear();
+        self.depth = 1;
+        self.quote = None;
+        self.escaped = false;
+    }
+
+    fn enter(&mut self, ops: &'static [Op]) {
+        self.frames.push(Frame { ops, pc: 0, after_item: false });
+    }
+
+    fn offer(&mut self, byte: u8, tools: &[Box<str>]) -> Offer {
+        let Some(&Frame { ops, pc, after_item }) = self.frames.last() else {
+            return Offer::Failed;
+        };
+        match ops[pc] {
+            Ws => self.skip_while(byte.is_ascii_whitespace()),
+            Blanks => self.skip_while(matches!(byte, b' ' | b'\t' | b'\r')),
+            Lit(text) => self.literal(text, byte),
+            Opt(text) if self.literal_at == 0 && text.first() != Some(&byte) => {
+                self.next_op();
+                Offer::Passed
+            }
+            Opt(text) => self.literal(text, byte),
+            ToolName => self.tool_name(byte, tools),
+            Confirm => {
+                self.confirmed = true;
+                self.next_op();
+                Offer::Passed
+            }
+            Balanced { quotes } => {
+                self.balanced(byte, quotes);
+                Offer::Consumed
+            }
+            Peek { byte: expected, then, otherwise } => {
+                self.next_op();
+                self.enter(if byte == expected { then } else { otherwise });
+                Offer::Passed
+            }
+            Sub(program) => {
+                self.next_op();
+                self.enter(program);
+                Offer::Passed
+            }
+            List { .. } if byte.is_ascii_whitespace() => Offer::Consumed,
+            List { item, .. } if !after_item => {
+                self.set_after_item(true);
+                self.enter(item);
+                Offer::Passed
+            }
+            List { .. } if byte == b',' => {
+                self.set_after_item(false);
+                Offer::Consumed
+            }
+            List { close, .. } if byte == close => {
+                self.next_op();
+                Offer::Consumed
+            }
+            List { .. } => Offer::Failed,
+            EolOrEnd if byte == b'\n' => {
+                self.next_op();
+                Offer::Consumed
+            }
+            EolOrEnd => Offer::Failed,
+            NotFollowedBy(refused) if byte == refused => Offer::Failed,
+            NotFollowedBy(_) => {
+                self.next_op();
+                Offer::Passed
+            }
+        }
+    }
+
+    fn set_after_item(&mut self, after_item: bool) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.after_item = after_item;
+        }
+    }
+
+    fn skip_while(&mut self, matches: bool) -> Offer {
+        if matches {
+            Offer::Consumed
+        } else {
+            self.next_op();
+            Offer::Passed
+        }
+    }
+
+    fn literal(&mut self, text: &[u8], byte: u8) -> Offer {
+        if text.get(self.literal_at) != Some(&byte) {
+            return Offer::Failed;
+        }
+        self.literal_at += 1;
+        if self.literal_at == text.len() {
+            self.next_op();
+        }
+        Offer::Consumed
+    }
+
+    fn tool_name(&mut self, byte: u8, tools: &[Box<str>]) -> Offer {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.') {
+            self.name.push(byte);
+            let is_prefix = tools.iter().any(|tool| tool.as_bytes().starts_with(&self.name));
+            return if is_prefix { Offer::Consumed } else { Offer::Failed };
+        }
+        if tools.iter().any(|tool| tool.as_bytes() == self.name.as_slice()) {
+            self.next_op();
+            Offer::Passed
+        } else {
+            Offer::Failed
+        }
+    }
+
+    fn balanced(&mut self, byte: u8, quotes: &[u8]) {
+        if let Some(quote) = self.quote {
+            if self.escaped {
+                self.escaped = false;
+            } else if byte == b'\\' {
+                self.escaped = true;
+            } else if byte == quote {
+                self.quote = None;
+            }
+            return;
+        }
+        match byte {
+            b'(' | b'[' | b'{' => self.depth += 1,
+            b')' | b']' | b'}' => {
+                self.depth -= 1;
+                if self.depth == 0 {
+                    self.next_op();
+                }
+            }
+            _ if quotes.contains(&byte) => self.quote = Some(byte),
+            _ => {}
+        }
+    }
+}
