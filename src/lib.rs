@@ -1,6 +1,13 @@
 //! bor: chat with your own knowledge base through any OpenAI-compatible LLM server.
 
+pub mod cli;
 pub mod config;
 pub mod db;
+pub mod http;
+pub mod knowledge;
+pub mod query_log_store;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -2,5 +2,9 @@
 //! the LLM server, and the process-wide `LogActor`, with their messages and the pure
 //! logic they use.
 
+pub mod knowledge;
 pub mod llm;
+pub mod log;
+pub mod record;
 pub mod scaffolding;
+pub mod turn;

@@ -105,6 +105,8 @@ pub struct QueryLogEntry {
 #[diesel(table_name = query_log, check_for_backend(Pg))]
 pub struct NewQueryLogEntry {
     pub turn_id: Uuid,
+    /// When the turn started (the row may be written later, after a database outage).
+    pub created_at: DateTime<Utc>,
     /// As sent, trimmed.
     pub question: String,
     pub answer: String,
@@ -123,19 +125,18 @@ pub struct NewQueryLogEntry {
     pub elapsed_ms: i64,
 }
 
-/// Writes the row of a turn once: returns `false` when a row with this `turn_id`
-/// already exists (a retried write), which is left unchanged.
-pub async fn insert_query_log(
+/// Writes the rows of several turns in one statement; rows whose `turn_id` is already
+/// stored are skipped. Returns how many were new.
+pub async fn insert_query_logs(
     conn: &mut AsyncPgConnection,
-    entry: &NewQueryLogEntry,
-) -> Result<bool, DbError> {
-    let inserted = diesel::insert_into(query_log::table)
-        .values(entry)
+    entries: &[NewQueryLogEntry],
+) -> Result<usize, DbError> {
+    Ok(diesel::insert_into(query_log::table)
+        .values(entries)
         .on_conflict(query_log::turn_id)
         .do_nothing()
         .execute(conn)
-        .await?;
-    Ok(inserted == 1)
+        .await?)
 }
 
 #[cfg(test)]
@@ -147,6 +148,7 @@ mod tests {
     fn entry(turn_id: Uuid) -> NewQueryLogEntry {
         NewQueryLogEntry {
             turn_id,
+            created_at: Utc::now(),
             question: "What is in the handbook?".to_owned(),
             answer: "Chapters on onboarding.".to_owned(),
             path: TurnPath::Grounded,
@@ -185,8 +187,18 @@ mod tests {
             first_token_ms: None,
             ..entry(Uuid::nil())
         };
-        assert!(insert_query_log(&mut conn, &written).await.unwrap());
-        assert!(insert_query_log(&mut conn, &stopped).await.unwrap());
+        assert_eq!(
+            insert_query_logs(&mut conn, &[written.clone()])
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            insert_query_logs(&mut conn, &[stopped.clone()])
+                .await
+                .unwrap(),
+            1
+        );
 
         let stored = rows(&mut conn).await;
         assert_eq!(stored.len(), 2);
@@ -230,9 +242,24 @@ mod tests {
             answer: "A different answer".to_owned(),
             ..entry(turn_id)
         };
-        assert!(insert_query_log(&mut conn, &first).await.unwrap());
-        assert!(!insert_query_log(&mut conn, &retried).await.unwrap());
-        assert!(!insert_query_log(&mut conn, &first).await.unwrap());
+        assert_eq!(
+            insert_query_logs(&mut conn, &[first.clone()])
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            insert_query_logs(&mut conn, &[retried.clone()])
+                .await
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            insert_query_logs(&mut conn, &[first.clone(), retried.clone()])
+                .await
+                .unwrap(),
+            0
+        );
 
         let stored = rows(&mut conn).await;
         assert_eq!(stored.len(), 1);
@@ -264,7 +291,7 @@ mod tests {
                 status,
                 ..entry(Uuid::new_v4())
             };
-            insert_query_log(&mut conn, &row).await.unwrap();
+            insert_query_logs(&mut conn, &[row]).await.unwrap();
         }
         let stored: Vec<(String, String)> = query_log::table
             .select((

@@ -25,7 +25,11 @@ enum Op {
     /// strings in the given quote bytes skipped.
     Balanced { quotes: &'static [u8] },
     /// `then` if the next byte is `byte`, else `otherwise` (the byte is not consumed).
-    Peek { byte: u8, then: &'static [Op], otherwise: &'static [Op] },
+    Peek {
+        byte: u8,
+        then: &'static [Op],
+        otherwise: &'static [Op],
+    },
     /// Another program, inline.
     Sub(&'static [Op]),
     /// Items separated by commas (whitespace allowed around them), up to `close`.
@@ -36,7 +40,9 @@ enum Op {
     NotFollowedBy(u8),
 }
 
-use Op::{Balanced, Blanks, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Opt, Peek, Sub, ToolName, Ws};
+use Op::{
+    Balanced, Blanks, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Opt, Peek, Sub, ToolName, Ws,
+};
 
 /// `"name": N, "arguments"|"parameters": …}` — after the opening `{`.
 const JSON_CALL: &[Op] = &[
@@ -52,7 +58,11 @@ const JSON_CALL: &[Op] = &[
     Lit(b","),
     Ws,
     Lit(b"\""),
-    Peek { byte: b'a', then: &[Lit(b"arguments\"")], otherwise: &[Lit(b"parameters\"")] },
+    Peek {
+        byte: b'a',
+        then: &[Lit(b"arguments\"")],
+        otherwise: &[Lit(b"parameters\"")],
+    },
     Ws,
     Lit(b":"),
     Confirm,
@@ -60,19 +70,35 @@ const JSON_CALL: &[Op] = &[
 ];
 
 /// `N(…)`, a pythonic call.
-const PYTHONIC_CALL: &[Op] = &[ToolName, Blanks, Lit(b"("), Confirm, Balanced { quotes: b"\"'" }];
+const PYTHONIC_CALL: &[Op] = &[
+    ToolName,
+    Blanks,
+    Lit(b"("),
+    Confirm,
+    Balanced { quotes: b"\"'" },
+];
 
 /// `{"name": …}`, a JSON call object.
 const JSON_CALL_OBJECT: &[Op] = &[Lit(b"{"), Sub(JSON_CALL)];
 
 /// One item of a call list: a JSON call object or a pythonic call.
-const CALL_ITEM: &[Op] = &[Peek { byte: b'{', then: JSON_CALL_OBJECT, otherwise: PYTHONIC_CALL }];
+const CALL_ITEM: &[Op] = &[Peek {
+    byte: b'{',
+    then: JSON_CALL_OBJECT,
+    otherwise: PYTHONIC_CALL,
+}];
 
 /// `N{…}` — after `call:`.
 const CALL_BRACES: &[Op] = &[ToolName, Lit(b"{"), Confirm, Balanced { quotes: b"\"" }];
 
 /// `…]` — after the opening `[`.
-const CALL_LIST: &[Op] = &[List { item: CALL_ITEM, close: b']' }, NotFollowedBy(b'(')];
+const CALL_LIST: &[Op] = &[
+    List {
+        item: CALL_ITEM,
+        close: b']',
+    },
+    NotFollowedBy(b'('),
+];
 
 /// `json\n{call}\n```\n` or with a list of calls — after the opening backticks.
 const JSON_FENCE: &[Op] = &[
@@ -82,7 +108,13 @@ const JSON_FENCE: &[Op] = &[
     Ws,
     Peek {
         byte: b'[',
-        then: &[Lit(b"["), List { item: CALL_ITEM, close: b']' }],
+        then: &[
+            Lit(b"["),
+            List {
+                item: CALL_ITEM,
+                close: b']',
+            },
+        ],
         otherwise: JSON_CALL_OBJECT,
     },
     Ws,
@@ -149,7 +181,11 @@ pub(super) struct CallScan {
 impl CallScan {
     pub fn new(shape: CallShape) -> Self {
         CallScan {
-            frames: vec![Frame { ops: program(shape), pc: 0, after_item: false }],
+            frames: vec![Frame {
+                ops: program(shape),
+                pc: 0,
+                after_item: false,
+            }],
             consumed: 0,
             confirmed: false,
             literal_at: 0,
@@ -180,12 +216,20 @@ impl CallScan {
             }
             self.consumed += 1;
         }
-        if self.unwind() { Verdict::Call(self.consumed) } else { Verdict::Pending }
+        if self.unwind() {
+            Verdict::Call(self.consumed)
+        } else {
+            Verdict::Pending
+        }
     }
 
     /// The message ended: a recognised call runs to the end, anything else is not a call.
     pub fn finish(&mut self) -> Verdict {
-        if self.confirmed || self.unwind() { Verdict::Call(self.consumed) } else { Verdict::NotCall }
+        if self.confirmed || self.unwind() {
+            Verdict::Call(self.consumed)
+        } else {
+            Verdict::NotCall
+        }
     }
 
     /// Pops finished frames; true when the whole program has finished.
@@ -213,11 +257,20 @@ impl CallScan {
     }
 
     fn enter(&mut self, ops: &'static [Op]) {
-        self.frames.push(Frame { ops, pc: 0, after_item: false });
+        self.frames.push(Frame {
+            ops,
+            pc: 0,
+            after_item: false,
+        });
     }
 
     fn offer(&mut self, byte: u8, tools: &[Box<str>]) -> Offer {
-        let Some(&Frame { ops, pc, after_item }) = self.frames.last() else {
+        let Some(&Frame {
+            ops,
+            pc,
+            after_item,
+        }) = self.frames.last()
+        else {
             return Offer::Failed;
         };
         match ops[pc] {
@@ -239,7 +292,11 @@ impl CallScan {
                 self.balanced(byte, quotes);
                 Offer::Consumed
             }
-            Peek { byte: expected, then, otherwise } => {
+            Peek {
+                byte: expected,
+                then,
+                otherwise,
+            } => {
                 self.next_op();
                 self.enter(if byte == expected { then } else { otherwise });
                 Offer::Passed
@@ -306,10 +363,19 @@ impl CallScan {
     fn tool_name(&mut self, byte: u8, tools: &[Box<str>]) -> Offer {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.') {
             self.name.push(byte);
-            let is_prefix = tools.iter().any(|tool| tool.as_bytes().starts_with(&self.name));
-            return if is_prefix { Offer::Consumed } else { Offer::Failed };
+            let is_prefix = tools
+                .iter()
+                .any(|tool| tool.as_bytes().starts_with(&self.name));
+            return if is_prefix {
+                Offer::Consumed
+            } else {
+                Offer::Failed
+            };
         }
-        if tools.iter().any(|tool| tool.as_bytes() == self.name.as_slice()) {
+        if tools
+            .iter()
+            .any(|tool| tool.as_bytes() == self.name.as_slice())
+        {
             self.next_op();
             Offer::Passed
         } else {

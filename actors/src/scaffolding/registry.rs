@@ -89,23 +89,51 @@ pub struct Family {
 pub const FORCED_OPEN_FAMILY: usize = 0;
 
 const fn closed_by(closers: &'static [&'static str]) -> End {
-    End::Closers { closers, stops: &[], lone_closers: true }
+    End::Closers {
+        closers,
+        stops: &[],
+        lone_closers: true,
+    }
 }
 
 const fn tool(name: &'static str, openers: &'static [&'static str], end: End) -> Family {
-    Family { name, role: Role::ToolCall, openers, end, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::ToolCall,
+        openers,
+        end,
+        at: Position::Anywhere,
+    }
 }
 
 const fn reasoning(name: &'static str, openers: &'static [&'static str], end: End) -> Family {
-    Family { name, role: Role::Reasoning, openers, end, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::Reasoning,
+        openers,
+        end,
+        at: Position::Anywhere,
+    }
 }
 
 const fn answer(name: &'static str, openers: &'static [&'static str], end: End) -> Family {
-    Family { name, role: Role::Answer, openers, end, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::Answer,
+        openers,
+        end,
+        at: Position::Anywhere,
+    }
 }
 
 const fn framing(name: &'static str, openers: &'static [&'static str]) -> Family {
-    Family { name, role: Role::Framing, openers, end: End::Token, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::Framing,
+        openers,
+        end: End::Token,
+        at: Position::Anywhere,
+    }
 }
 
 const fn at(family: Family, at: Position) -> Family {
@@ -115,14 +143,42 @@ const fn at(family: Family, at: Position) -> Family {
 /// Every family the filter removes, routes or unwraps.
 pub static FAMILIES: &[Family] = &[
     // Reasoning. `<think>` stays first: see FORCED_OPEN_FAMILY.
-    reasoning("DeepSeek-R1 / Qwen3 / GLM / MiniMax think", &["<think>"], closed_by(&["</think>"])),
-    reasoning("thinking tags", &["<thinking>"], closed_by(&["</thinking>"])),
-    reasoning("reasoning tags", &["<reasoning>"], closed_by(&["</reasoning>"])),
-    reasoning("Mistral Magistral think", &["[THINK]"], closed_by(&["[/THINK]"])),
+    reasoning(
+        "DeepSeek-R1 / Qwen3 / GLM / MiniMax think",
+        &["<think>"],
+        closed_by(&["</think>"]),
+    ),
+    reasoning(
+        "thinking tags",
+        &["<thinking>"],
+        closed_by(&["</thinking>"]),
+    ),
+    reasoning(
+        "reasoning tags",
+        &["<reasoning>"],
+        closed_by(&["</reasoning>"]),
+    ),
+    reasoning(
+        "Mistral Magistral think",
+        &["[THINK]"],
+        closed_by(&["[/THINK]"]),
+    ),
     reasoning("Kimi-VL think", &["◁think▷"], closed_by(&["◁/think▷"])),
-    reasoning("Cohere Command A thinking", &["<|START_THINKING|>"], closed_by(&["<|END_THINKING|>"])),
-    reasoning("ByteDance Seed think", &["<seed:think>"], closed_by(&["</seed:think>"])),
-    reasoning("Gemma 4 thought channel", &["<|channel>thought"], closed_by(&["<channel|>"])),
+    reasoning(
+        "Cohere Command A thinking",
+        &["<|START_THINKING|>"],
+        closed_by(&["<|END_THINKING|>"]),
+    ),
+    reasoning(
+        "ByteDance Seed think",
+        &["<seed:think>"],
+        closed_by(&["</seed:think>"]),
+    ),
+    reasoning(
+        "Gemma 4 thought channel",
+        &["<|channel>thought"],
+        closed_by(&["<channel|>"]),
+    ),
     reasoning(
         "OpenThoughts / Bespoke thought",
         &["<|begin_of_thought|>"],
@@ -131,7 +187,11 @@ pub static FAMILIES: &[Family] = &[
     reasoning(
         "gpt-oss analysis channel",
         &["<|channel|>analysis<|message|>"],
-        End::Closers { closers: &["<|end|>"], stops: &["<|start|>", "<|channel|>"], lone_closers: true },
+        End::Closers {
+            closers: &["<|end|>"],
+            stops: &["<|start|>", "<|channel|>"],
+            lone_closers: true,
+        },
     ),
     at(
         reasoning(
@@ -146,10 +206,22 @@ pub static FAMILIES: &[Family] = &[
         Position::MessageStart(char::is_uppercase),
     ),
     // Answer wrappers.
-    answer("Granite response", &["<response>"], closed_by(&["</response>"])),
+    answer(
+        "Granite response",
+        &["<response>"],
+        closed_by(&["</response>"]),
+    ),
     answer("answer tags", &["<answer>"], closed_by(&["</answer>"])),
-    answer("Cohere Command R7B response", &["<|START_RESPONSE|>"], closed_by(&["<|END_RESPONSE|>"])),
-    answer("Cohere Command A text", &["<|START_TEXT|>"], closed_by(&["<|END_TEXT|>"])),
+    answer(
+        "Cohere Command R7B response",
+        &["<|START_RESPONSE|>"],
+        closed_by(&["<|END_RESPONSE|>"]),
+    ),
+    answer(
+        "Cohere Command A text",
+        &["<|START_TEXT|>"],
+        closed_by(&["<|END_TEXT|>"]),
+    ),
     answer(
         "OpenThoughts / Bespoke solution",
         &["<|begin_of_solution|>"],
@@ -157,28 +229,79 @@ pub static FAMILIES: &[Family] = &[
     ),
     answer(
         "gpt-oss final channel and preamble",
-        &["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"],
+        &[
+            "<|channel|>final<|message|>",
+            "<|channel|>commentary<|message|>",
+        ],
         closed_by(&["<|return|>", "<|end|>"]),
     ),
     // Tool-call markup, removed whatever name it carries.
-    tool("Hermes / Qwen / GLM tool call", &["<tool_call>"], closed_by(&["</tool_call>"])),
-    tool("tool_calls block", &["<tool_calls>"], closed_by(&["</tool_calls>"])),
-    tool("function_call block", &["<function_call>"], closed_by(&["</function_call>"])),
-    tool("OLMo 3 / legacy function_calls", &["<function_calls>"], closed_by(&["</function_calls>"])),
-    tool("Qwen3-Coder / Llama function", &["<function="], closed_by(&["</function>"])),
-    tool("hallucinated tool result", &["<tool_response>"], closed_by(&["</tool_response>"])),
-    tool("Llama 3.1 python_tag", &["<|python_tag|>"], End::EndOfMessage),
-    tool("Llama 4 python_start", &["<|python_start|>"], closed_by(&["<|python_end|>"])),
+    tool(
+        "Hermes / Qwen / GLM tool call",
+        &["<tool_call>"],
+        closed_by(&["</tool_call>"]),
+    ),
+    tool(
+        "tool_calls block",
+        &["<tool_calls>"],
+        closed_by(&["</tool_calls>"]),
+    ),
+    tool(
+        "function_call block",
+        &["<function_call>"],
+        closed_by(&["</function_call>"]),
+    ),
+    tool(
+        "OLMo 3 / legacy function_calls",
+        &["<function_calls>"],
+        closed_by(&["</function_calls>"]),
+    ),
+    tool(
+        "Qwen3-Coder / Llama function",
+        &["<function="],
+        closed_by(&["</function>"]),
+    ),
+    tool(
+        "hallucinated tool result",
+        &["<tool_response>"],
+        closed_by(&["</tool_response>"]),
+    ),
+    tool(
+        "Llama 3.1 python_tag",
+        &["<|python_tag|>"],
+        End::EndOfMessage,
+    ),
+    tool(
+        "Llama 4 python_start",
+        &["<|python_start|>"],
+        closed_by(&["<|python_end|>"]),
+    ),
     tool("Mistral TOOL_CALLS", &["[TOOL_CALLS]"], End::EndOfMessage),
-    tool("Mistral TOOL_RESULTS", &["[TOOL_RESULTS]"], closed_by(&["[/TOOL_RESULTS]"])),
-    tool("Granite tool_call token", &["<|tool_call|>"], End::EndOfMessage),
-    tool("Gemma 4 tool call", &["<|tool_call>"], closed_by(&["<tool_call|>"])),
+    tool(
+        "Mistral TOOL_RESULTS",
+        &["[TOOL_RESULTS]"],
+        closed_by(&["[/TOOL_RESULTS]"]),
+    ),
+    tool(
+        "Granite tool_call token",
+        &["<|tool_call|>"],
+        End::EndOfMessage,
+    ),
+    tool(
+        "Gemma 4 tool call",
+        &["<|tool_call>"],
+        closed_by(&["<tool_call|>"]),
+    ),
     tool(
         "Kimi K2 tool-call section",
         &["<|tool_calls_section_begin|>"],
         closed_by(&["<|tool_calls_section_end|>"]),
     ),
-    tool("Kimi K2 tool call", &["<|tool_call_begin|>"], closed_by(&["<|tool_call_end|>"])),
+    tool(
+        "Kimi K2 tool call",
+        &["<|tool_call_begin|>"],
+        closed_by(&["<|tool_call_end|>"]),
+    ),
     tool(
         "DeepSeek V3 / R1 tool calls",
         &[
@@ -195,7 +318,11 @@ pub static FAMILIES: &[Family] = &[
             "<｜tool\\_calls\\_end｜>",
         ]),
     ),
-    tool("DeepSeek tool call", &["<｜tool▁call▁begin｜>"], closed_by(&["<｜tool▁call▁end｜>"])),
+    tool(
+        "DeepSeek tool call",
+        &["<｜tool▁call▁begin｜>"],
+        closed_by(&["<｜tool▁call▁end｜>"]),
+    ),
     tool(
         "DeepSeek DSML",
         &["<｜DSML｜", "<｜｜DSML｜｜"],
@@ -208,7 +335,11 @@ pub static FAMILIES: &[Family] = &[
     ),
     tool(
         "gpt-oss tool call",
-        &["<|channel|>commentary to=", "<|channel|>analysis to=", "<|start|>assistant to="],
+        &[
+            "<|channel|>commentary to=",
+            "<|channel|>analysis to=",
+            "<|start|>assistant to=",
+        ],
         closed_by(&["<|call|>"]),
     ),
     tool(
@@ -216,17 +347,45 @@ pub static FAMILIES: &[Family] = &[
         &["assistantcommentary to=functions."],
         End::EndOfMessage,
     ),
-    tool("MiniMax M2 tool call", &["<minimax:tool_call>"], closed_by(&["</minimax:tool_call>"])),
-    tool("ByteDance Seed tool call", &["<seed:tool_call>"], closed_by(&["</seed:tool_call>"])),
-    tool("InternLM action", &["<|action_start|>"], closed_by(&["<|action_end|>"])),
-    tool("Nemotron TOOLCALL", &["<TOOLCALL>"], closed_by(&["</TOOLCALL>"])),
-    tool("LFM2 tool call", &["<|tool_call_start|>"], closed_by(&["<|tool_call_end|>"])),
-    tool("Cohere Command A action", &["<|START_ACTION|>"], closed_by(&["<|END_ACTION|>"])),
+    tool(
+        "MiniMax M2 tool call",
+        &["<minimax:tool_call>"],
+        closed_by(&["</minimax:tool_call>"]),
+    ),
+    tool(
+        "ByteDance Seed tool call",
+        &["<seed:tool_call>"],
+        closed_by(&["</seed:tool_call>"]),
+    ),
+    tool(
+        "InternLM action",
+        &["<|action_start|>"],
+        closed_by(&["<|action_end|>"]),
+    ),
+    tool(
+        "Nemotron TOOLCALL",
+        &["<TOOLCALL>"],
+        closed_by(&["</TOOLCALL>"]),
+    ),
+    tool(
+        "LFM2 tool call",
+        &["<|tool_call_start|>"],
+        closed_by(&["<|tool_call_end|>"]),
+    ),
+    tool(
+        "Cohere Command A action",
+        &["<|START_ACTION|>"],
+        closed_by(&["<|END_ACTION|>"]),
+    ),
     at(
         tool(
             "Cohere Command R action",
             &["Action: ```json"],
-            End::Closers { closers: &["```"], stops: &[], lone_closers: false },
+            End::Closers {
+                closers: &["```"],
+                stops: &[],
+                lone_closers: false,
+            },
         ),
         Position::LineStart,
     ),
@@ -234,16 +393,41 @@ pub static FAMILIES: &[Family] = &[
         tool(
             "tool_code / tool_call fence",
             &["```tool_code", "```tool_call"],
-            End::Closers { closers: &["```"], stops: &[], lone_closers: false },
+            End::Closers {
+                closers: &["```"],
+                stops: &[],
+                lone_closers: false,
+            },
         ),
         Position::LineStart,
     ),
-    at(tool("Phi-4-mini / FireFunction functools", &["functools["], End::EndOfMessage), Position::WordStart),
+    at(
+        tool(
+            "Phi-4-mini / FireFunction functools",
+            &["functools["],
+            End::EndOfMessage,
+        ),
+        Position::WordStart,
+    ),
     // Call syntax, markup only when it names one of bor's tools.
     tool("bare JSON call", &["{"], End::Call(CallShape::JsonObject)),
-    tool("pythonic or JSON call list", &["["], End::Call(CallShape::CallList)),
-    at(tool("Gemma 4 call, delimiters decoded away", &["call:"], End::Call(CallShape::CallBraces)), Position::WordStart),
-    at(tool("JSON call fence", &["```"], End::Call(CallShape::JsonFence)), Position::LineStart),
+    tool(
+        "pythonic or JSON call list",
+        &["["],
+        End::Call(CallShape::CallList),
+    ),
+    at(
+        tool(
+            "Gemma 4 call, delimiters decoded away",
+            &["call:"],
+            End::Call(CallShape::CallBraces),
+        ),
+        Position::WordStart,
+    ),
+    at(
+        tool("JSON call fence", &["```"], End::Call(CallShape::JsonFence)),
+        Position::LineStart,
+    ),
     // Turn framing.
     framing(
         "end-of-turn tokens",
@@ -271,5 +455,8 @@ pub static FAMILIES: &[Family] = &[
             "<|im_start|>",
         ],
     ),
-    at(framing("end-of-sequence tags", &["</s>", "<eos>"]), Position::MessageEnd),
+    at(
+        framing("end-of-sequence tags", &["</s>", "<eos>"]),
+        Position::MessageEnd,
+    ),
 ];

@@ -1,0 +1,114 @@
+//! What a turn needs from the knowledge base. The bor binary implements it over
+//! PostgreSQL; the actors only see this trait.
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+
+/// One chunk found for a query. `score` is its cosine similarity to the query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChunkHit {
+    pub document_id: i64,
+    pub title: String,
+    pub chunk_id: i64,
+    pub score: f32,
+    pub text: String,
+}
+
+/// The outcome of retrieval for a question (SPEC §5 step 2).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Retrieval {
+    /// Best first (by fused rank).
+    pub hits: Vec<ChunkHit>,
+    /// The best cosine similarity over the whole knowledge base; `None` when it is empty.
+    pub best_cosine: Option<f32>,
+    /// Full-text search of the question matched at least one chunk.
+    pub text_match: bool,
+}
+
+impl Retrieval {
+    /// Grounded when the best cosine reaches the threshold or full text found a match.
+    pub fn is_grounded(&self, deflect_threshold: f32) -> bool {
+        !self.hits.is_empty()
+            && (self.text_match
+                || self
+                    .best_cosine
+                    .is_some_and(|best| best >= deflect_threshold))
+    }
+}
+
+/// A whole document, bounded for the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DocumentText {
+    pub document_id: i64,
+    pub title: String,
+    pub text: String,
+    /// The text was cut to the bound.
+    pub truncated: bool,
+}
+
+/// A document's id and title.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DocumentRef {
+    pub id: i64,
+    pub title: String,
+}
+
+/// A knowledge-base operation that failed (the database is down, …). The message is
+/// for logs and for the model; it never holds a secret.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct KnowledgeError(pub String);
+
+/// The longest document text handed to the model by `read_document`.
+pub const READ_DOCUMENT_MAX_CHARS: usize = 12_000;
+
+pub trait KnowledgeBase: Send + Sync + 'static {
+    /// The `top_k` chunks for `query`: cosine similarity of `embedding` fused with
+    /// full-text rank of `query`.
+    fn retrieve(
+        &self,
+        query: String,
+        embedding: Vec<f32>,
+        top_k: usize,
+    ) -> BoxFuture<'static, Result<Retrieval, KnowledgeError>>;
+
+    /// The document's text, cut at `READ_DOCUMENT_MAX_CHARS`; `None` when absent.
+    fn read_document(
+        &self,
+        document_id: i64,
+    ) -> BoxFuture<'static, Result<Option<DocumentText>, KnowledgeError>>;
+
+    fn list_documents(&self) -> BoxFuture<'static, Result<Vec<DocumentRef>, KnowledgeError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(score: f32) -> ChunkHit {
+        ChunkHit {
+            document_id: 1,
+            title: "t".into(),
+            chunk_id: 1,
+            score,
+            text: "x".into(),
+        }
+    }
+
+    #[test]
+    fn grounded_by_cosine_or_by_full_text() {
+        let by_cosine = Retrieval {
+            hits: vec![hit(0.5)],
+            best_cosine: Some(0.5),
+            text_match: false,
+        };
+        assert!(by_cosine.is_grounded(0.35));
+        assert!(!by_cosine.is_grounded(0.6));
+        let by_text = Retrieval {
+            text_match: true,
+            ..by_cosine.clone()
+        };
+        assert!(by_text.is_grounded(0.9));
+        assert!(!Retrieval::default().is_grounded(-1.0));
+    }
+}

@@ -1,0 +1,151 @@
+use std::sync::Mutex;
+
+use chrono::Utc;
+use futures_util::future;
+use uuid::Uuid;
+
+use super::*;
+use crate::record::{ErrorCode, TurnPath};
+
+fn record(outcome: TurnOutcome) -> TurnRecord {
+    TurnRecord {
+        turn_id: Uuid::new_v4(),
+        created_at: Utc::now(),
+        question: "q".into(),
+        answer: "a".into(),
+        path: TurnPath::Grounded,
+        outcome,
+        chat_model: "m".into(),
+        rounds: 2,
+        tool_calls: 1,
+        retries: 1,
+        scaffold_stripped: 7,
+        recovered: false,
+        sources: Vec::new(),
+        first_token_ms: Some(5),
+        elapsed_ms: 840,
+    }
+}
+
+/// Captures what `log_turn_line` writes, in the text format.
+fn logged_line(record: &TurnRecord) -> String {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || log_turn_line(record));
+    String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+}
+
+#[test]
+fn the_turn_line_has_the_fields_of_the_spec_in_order() {
+    let done = record(TurnOutcome::Done);
+    let line = logged_line(&done);
+    let expected = format!(
+        "chat turn turn_id={} path=grounded outcome=done rounds=2 elapsed_ms=840 retries=1 scaffold_stripped=7",
+        done.turn_id
+    );
+    assert!(line.contains(" INFO "), "{line}");
+    assert!(line.trim_end().ends_with(&expected), "{line}");
+
+    let failed = record(TurnOutcome::Error(ErrorCode::LlmUnavailable));
+    let line = logged_line(&failed);
+    assert!(
+        line.contains("outcome=error code=llm_unavailable rounds=2 elapsed_ms=840 retries=1 scaffold_stripped=7"),
+        "{line}"
+    );
+    let stopped = logged_line(&record(TurnOutcome::Stopped));
+    assert!(stopped.contains("outcome=stopped"), "{stopped}");
+}
+
+/// A store that fails its first `failures` writes and keeps the rows it accepts.
+struct FlakyStore {
+    failures: Mutex<usize>,
+    rows: Mutex<Vec<TurnRecord>>,
+}
+
+impl QueryLogStore for FlakyStore {
+    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), String>> {
+        let mut failures = self.failures.lock().unwrap();
+        if *failures > 0 {
+            *failures -= 1;
+            return Box::pin(future::ready(Err("connection refused".to_owned())));
+        }
+        self.rows.lock().unwrap().extend(records);
+        Box::pin(future::ready(Ok(())))
+    }
+}
+
+#[actix::test]
+async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
+    tokio::time::pause();
+    let store = Arc::new(FlakyStore {
+        failures: Mutex::new(3),
+        rows: Mutex::new(Vec::new()),
+    });
+    let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
+    let records: Vec<TurnRecord> = (0..5).map(|_| record(TurnOutcome::Done)).collect();
+    for r in &records {
+        log.send(TurnFinished(r.clone())).await.unwrap();
+    }
+    log.send(TurnFinished(record(TurnOutcome::Error(
+        ErrorCode::Internal,
+    ))))
+    .await
+    .unwrap();
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(stats.queued, 5, "error turns get no row");
+    assert!(store.rows.lock().unwrap().is_empty());
+
+    let left = log.send(Flush).await.unwrap();
+    assert_eq!(left, 0);
+    let written: Vec<Uuid> = store
+        .rows
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.turn_id)
+        .collect();
+    let expected: Vec<Uuid> = records.iter().map(|r| r.turn_id).collect();
+    assert_eq!(written, expected, "every row once, in order");
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(
+        stats,
+        LogStats {
+            queued: 0,
+            written: 5,
+            failed_writes: 3,
+            dropped: 0
+        }
+    );
+}
+
+#[actix::test]
+async fn a_full_queue_drops_the_oldest_row_and_counts_it() {
+    let store = Arc::new(FlakyStore {
+        failures: Mutex::new(usize::MAX),
+        rows: Mutex::new(Vec::new()),
+    });
+    let log = LogActor::new(store, 2).start();
+    for _ in 0..4 {
+        log.send(TurnFinished(record(TurnOutcome::Stopped)))
+            .await
+            .unwrap();
+    }
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(stats.queued, 2);
+    assert!(stats.dropped >= 1, "{stats:?}");
+}

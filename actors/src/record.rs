@@ -1,0 +1,171 @@
+//! What a finished turn leaves behind: its path, outcome, error code and counters, as
+//! the `done`/`error` frames, the `query_log` row and the log line report them.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// Which way a turn went at retrieval (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnPath {
+    Grounded,
+    Deflected,
+    /// The turn ended before retrieval decided.
+    Undecided,
+}
+
+impl TurnPath {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Grounded => "grounded",
+            Self::Deflected => "deflected",
+            Self::Undecided => "undecided",
+        }
+    }
+}
+
+impl fmt::Display for TurnPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The failure codes of `error` frames, with their exact copy (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    LlmUnavailable,
+    LlmInterrupted,
+    LlmRejected,
+    MalformedReply,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LlmUnavailable => "llm_unavailable",
+            Self::LlmInterrupted => "llm_interrupted",
+            Self::LlmRejected => "llm_rejected",
+            Self::MalformedReply => "malformed_reply",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// The text a user reads.
+    pub fn detail(self) -> &'static str {
+        match self {
+            Self::LlmUnavailable => {
+                "The language model is not responding — please try again in a moment."
+            }
+            Self::LlmInterrupted => "The language model dropped the connection — please try again.",
+            Self::LlmRejected => {
+                "The language model rejected the request — check the service configuration."
+            }
+            Self::MalformedReply => "The model returned a malformed reply — please try again.",
+            Self::Internal => "Something went wrong on our side — please try again.",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Done,
+    /// The client went away; the partial answer is kept.
+    Stopped,
+    Error(ErrorCode),
+}
+
+impl TurnOutcome {
+    /// The `query_log.status` of a turn that gets a row; errors get none.
+    pub fn row_status(self) -> Option<&'static str> {
+        match self {
+            Self::Done => Some("done"),
+            Self::Stopped => Some("stopped"),
+            Self::Error(_) => None,
+        }
+    }
+}
+
+/// A chunk given to the model, as listed in `done.sources` and `query_log.sources`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Source {
+    pub document_id: i64,
+    pub title: String,
+    pub chunk_id: i64,
+    pub score: f32,
+}
+
+/// Everything known about a finished turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnRecord {
+    pub turn_id: Uuid,
+    pub created_at: DateTime<Utc>,
+    /// As sent, trimmed.
+    pub question: String,
+    /// The visible answer (partial for a stopped turn).
+    pub answer: String,
+    pub path: TurnPath,
+    pub outcome: TurnOutcome,
+    pub chat_model: String,
+    /// Chat requests of the turn (final and recovery included, retries not).
+    pub rounds: u32,
+    pub tool_calls: u32,
+    pub retries: u32,
+    pub scaffold_stripped: u64,
+    pub recovered: bool,
+    pub sources: Vec<Source>,
+    /// Time to the first `delta` frame.
+    pub first_token_ms: Option<u64>,
+    pub elapsed_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_copy_is_exact() {
+        assert_eq!(
+            ErrorCode::LlmUnavailable.detail(),
+            "The language model is not responding — please try again in a moment."
+        );
+        assert_eq!(
+            ErrorCode::LlmInterrupted.detail(),
+            "The language model dropped the connection — please try again."
+        );
+        assert_eq!(
+            ErrorCode::LlmRejected.detail(),
+            "The language model rejected the request — check the service configuration."
+        );
+        assert_eq!(
+            ErrorCode::MalformedReply.detail(),
+            "The model returned a malformed reply — please try again."
+        );
+        assert_eq!(
+            ErrorCode::Internal.detail(),
+            "Something went wrong on our side — please try again."
+        );
+        assert_eq!(
+            serde_json::to_string(&ErrorCode::MalformedReply).unwrap(),
+            "\"malformed_reply\""
+        );
+    }
+
+    #[test]
+    fn only_done_and_stopped_turns_get_rows() {
+        assert_eq!(TurnOutcome::Done.row_status(), Some("done"));
+        assert_eq!(TurnOutcome::Stopped.row_status(), Some("stopped"));
+        assert_eq!(TurnOutcome::Error(ErrorCode::Internal).row_status(), None);
+    }
+}

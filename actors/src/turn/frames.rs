@@ -1,0 +1,149 @@
+//! The SSE frames of a turn (SPEC §4), as the TurnActor sends them to its client.
+
+use actix_web_lab::sse;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::record::{ErrorCode, Source, TurnPath};
+
+/// One frame of a turn's event stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Frame {
+    Retry {
+        attempt: u32,
+        max: u32,
+    },
+    Thinking {
+        text: String,
+    },
+    ToolStart {
+        call_id: String,
+        name: String,
+        phase: &'static str,
+    },
+    ToolEnd {
+        call_id: String,
+        name: String,
+        phase: &'static str,
+        ok: bool,
+    },
+    Delta {
+        text: String,
+    },
+    Done(DoneFrame),
+    Error {
+        turn_id: Uuid,
+        code: ErrorCode,
+        detail: &'static str,
+    },
+}
+
+/// The terminal frame of a successful turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DoneFrame {
+    pub turn_id: Uuid,
+    pub path: TurnPath,
+    pub rounds: u32,
+    pub retries: u32,
+    pub scaffold_stripped: u64,
+    pub recovered: bool,
+    pub sources: Vec<Source>,
+}
+
+impl Frame {
+    pub fn tool_start(call_id: &str, name: &str) -> Self {
+        Self::ToolStart {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            phase: "start",
+        }
+    }
+
+    pub fn tool_end(call_id: &str, name: &str, ok: bool) -> Self {
+        Self::ToolEnd {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            phase: "end",
+            ok,
+        }
+    }
+
+    pub fn error(turn_id: Uuid, code: ErrorCode) -> Self {
+        Self::Error {
+            turn_id,
+            code,
+            detail: code.detail(),
+        }
+    }
+
+    /// The SSE event name.
+    pub fn event_name(&self) -> &'static str {
+        match self {
+            Self::Retry { .. } => "retry",
+            Self::Thinking { .. } => "thinking",
+            Self::ToolStart { .. } | Self::ToolEnd { .. } => "tool",
+            Self::Delta { .. } => "delta",
+            Self::Done(_) => "done",
+            Self::Error { .. } => "error",
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Self::Done(_) | Self::Error { .. })
+    }
+
+    pub fn to_event(&self) -> sse::Event {
+        // Frames hold only strings, numbers and enums: serialising them cannot fail.
+        let data = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned());
+        sse::Data::new(data).event(self.event_name()).into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn data(frame: &Frame) -> Value {
+        serde_json::to_value(frame).unwrap()
+    }
+
+    #[test]
+    fn frames_have_the_wire_shapes_of_the_spec() {
+        assert_eq!(
+            data(&Frame::Retry { attempt: 1, max: 3 }),
+            json!({"attempt": 1, "max": 3})
+        );
+        assert_eq!(
+            data(&Frame::tool_start("c1", "list_documents")),
+            json!({"call_id": "c1", "name": "list_documents", "phase": "start"})
+        );
+        assert_eq!(
+            data(&Frame::tool_end("c1", "list_documents", false)),
+            json!({"call_id": "c1", "name": "list_documents", "phase": "end", "ok": false})
+        );
+        let id = Uuid::nil();
+        assert_eq!(
+            data(&Frame::error(id, ErrorCode::LlmRejected)),
+            json!({"turn_id": id, "code": "llm_rejected", "detail": ErrorCode::LlmRejected.detail()})
+        );
+        let done = Frame::Done(DoneFrame {
+            turn_id: id,
+            path: TurnPath::Deflected,
+            rounds: 1,
+            retries: 0,
+            scaffold_stripped: 0,
+            recovered: false,
+            sources: vec![],
+        });
+        assert_eq!(
+            data(&done),
+            json!({"turn_id": id, "path": "deflected", "rounds": 1, "retries": 0,
+                   "scaffold_stripped": 0, "recovered": false, "sources": []})
+        );
+        assert_eq!(done.event_name(), "done");
+        assert!(done.is_terminal());
+        assert!(!Frame::Delta { text: "x".into() }.is_terminal());
+    }
+}

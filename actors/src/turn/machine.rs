@@ -1,0 +1,131 @@
+//! The turn's state machine in one place: its phases, its inputs, and the table of
+//! transitions. The steps it calls live in `steps.rs`.
+//!
+//! ```text
+//! Embedding ──Embedded──▶ Retrieving ──Retrieved──▶ Chatting ──ChatDone──┬──▶ Ended (done)
+//!                                                     ▲                   ├──▶ RunningTools ──▶ Chatting
+//!                                                     └──── recovery ◀────┘
+//! any phase ──Failed──▶ Ended (error)        any phase ──ClientGone──▶ Ended (stopped)
+//! ```
+
+use std::collections::VecDeque;
+
+use actix::prelude::*;
+
+use super::TurnActor;
+use crate::knowledge::{KnowledgeError, Retrieval};
+use crate::llm::{LlmError, LlmEvent, ToolCall};
+use crate::record::{ErrorCode, Source};
+use crate::scaffolding::ScaffoldingFilter;
+
+pub(super) enum Phase {
+    /// Waiting for the question's embedding.
+    Embedding,
+    /// Waiting for the knowledge base.
+    Retrieving,
+    /// A chat request is streaming.
+    Chatting(ChatRound),
+    /// Executing the last round's tool calls, one at a time.
+    RunningTools(ToolRun),
+    /// The terminal frame is out, or the client left.
+    Ended,
+}
+
+/// What moves a turn forward.
+#[derive(Debug)]
+pub(super) enum Input {
+    Llm(LlmEvent),
+    Retrieved(Result<Retrieval, KnowledgeError>),
+    ToolDone(ToolOutcome),
+    ClientGone,
+}
+
+/// One chat request of the turn.
+pub(super) struct ChatRound {
+    pub filter: ScaffoldingFilter,
+    pub tools_offered: bool,
+    /// The one corrective request of SPEC §7.
+    pub recovery: bool,
+    /// Non-whitespace characters this request sent as `delta` frames.
+    pub visible_chars: usize,
+    pub visible_text: String,
+}
+
+/// The tool calls of a round still to run.
+pub(super) struct ToolRun {
+    pub pending: VecDeque<ToolCall>,
+    pub current: Option<RunningTool>,
+}
+
+/// The tool call being executed.
+pub(super) struct RunningTool {
+    pub call: ToolCall,
+    /// A search waits for its query's embedding first.
+    pub search: Option<(String, usize)>,
+}
+
+/// A tool call's result: JSON text for the model, or an error message for it.
+#[derive(Debug)]
+pub(super) struct ToolOutcome {
+    pub result: Result<String, String>,
+    pub sources: Vec<Source>,
+}
+
+impl TurnActor {
+    /// The transition table.
+    pub(super) fn advance(&mut self, input: Input, ctx: &mut Context<Self>) {
+        use Input::*;
+        use LlmEvent::*;
+        let phase = std::mem::replace(&mut self.phase, Phase::Ended);
+        self.phase = match (phase, input) {
+            (Phase::Ended, _) => Phase::Ended,
+            (_, ClientGone) => self.stop_turn(ctx),
+            (phase, Llm(Retrying { attempt, max })) => {
+                self.on_retry(attempt, max, ctx);
+                phase
+            }
+            (Phase::Embedding, Llm(Embedded(vectors))) => self.retrieve(vectors, ctx),
+            (Phase::Retrieving, Retrieved(Ok(retrieval))) => self.choose_path(retrieval),
+            (Phase::Chatting(mut round), Llm(Content(text))) => {
+                self.relay_content(&mut round, &text, ctx);
+                Phase::Chatting(round)
+            }
+            (Phase::Chatting(round), Llm(Reasoning(text))) => {
+                self.relay_reasoning(text, ctx);
+                Phase::Chatting(round)
+            }
+            (Phase::Chatting(round), Llm(ChatDone(completion))) => {
+                self.end_round(round, completion, ctx)
+            }
+            (Phase::RunningTools(run), Llm(Embedded(vectors))) => {
+                self.search_with(run, vectors, ctx)
+            }
+            (Phase::RunningTools(run), Llm(Failed(err))) => {
+                let outcome = ToolOutcome {
+                    result: Err(format!("search is unavailable: {err}")),
+                    sources: Vec::new(),
+                };
+                self.tool_finished(run, outcome, ctx)
+            }
+            (Phase::RunningTools(run), ToolDone(outcome)) => self.tool_finished(run, outcome, ctx),
+            (_, Llm(Failed(err))) => self.fail(error_code(&err), ctx),
+            (_, Retrieved(Err(err))) => {
+                tracing::error!(turn_id = %self.spec.turn_id, error = %err, "retrieval failed");
+                self.fail(ErrorCode::Internal, ctx)
+            }
+            (phase, input) => {
+                tracing::warn!(turn_id = %self.spec.turn_id, ?input, "unexpected input ignored");
+                phase
+            }
+        };
+    }
+}
+
+/// The `error` frame code of a failed LLM request.
+fn error_code(err: &LlmError) -> ErrorCode {
+    match err {
+        LlmError::Unavailable { .. } => ErrorCode::LlmUnavailable,
+        LlmError::Rejected(_) => ErrorCode::LlmRejected,
+        LlmError::Interrupted(_) => ErrorCode::LlmInterrupted,
+    }
+}

@@ -1,0 +1,38 @@
+//! What a TurnActor is started with, and the messages it handles besides `LlmEvent`.
+
+use actix::prelude::*;
+use uuid::Uuid;
+
+use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
+
+/// The question of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnSpec {
+    pub turn_id: Uuid,
+    /// As sent, trimmed.
+    pub question: String,
+    /// Earlier user and assistant messages, oldest first.
+    pub history: Vec<ChatMessage>,
+}
+
+/// The turn-related settings (SPEC §2).
+#[derive(Debug, Clone)]
+pub struct TurnSettings {
+    pub agent_enabled: bool,
+    /// Tool rounds before the final tools-free request.
+    pub max_rounds: u32,
+    pub top_k: usize,
+    pub deflect_threshold: f32,
+    pub thinking_forced_open: bool,
+    /// Recorded in `query_log.chat_model`.
+    pub chat_model: String,
+}
+
+/// Starts the LLM actor of a turn, given the recipient of its events. Production code
+/// starts an `LlmActor`; tests start a scripted fake.
+pub type LlmConnector = Box<dyn FnOnce(Recipient<LlmEvent>) -> Recipient<LlmCommand> + Send>;
+
+/// The client's stream went away (or cannot keep up).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ClientGone;

@@ -1,0 +1,149 @@
+//! The TurnActor: one per chat turn. It runs the turn's state machine (`machine.rs`),
+//! owns the message list, the scaffolding filter of the current request and the
+//! counters, and it alone writes frames to the client. When it stops, its LLM request
+//! is cancelled.
+
+mod frames;
+mod machine;
+mod messages;
+mod prompts;
+mod relay;
+mod steps;
+mod tools;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use chrono::{DateTime, Utc};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+
+pub use frames::{DoneFrame, Frame};
+pub use messages::{ClientGone, LlmConnector, TurnSettings, TurnSpec};
+pub use prompts::CORRECTION_INSTRUCTION;
+pub use tools::{TOOL_NAMES, definitions as tool_definitions};
+
+use crate::knowledge::KnowledgeBase;
+use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
+use crate::log::TurnFinished;
+use crate::record::{Source, TurnPath};
+use machine::{Input, Phase};
+use relay::ClientRelay;
+
+/// What a turn talks to besides its client.
+pub struct TurnDeps {
+    pub knowledge: Arc<dyn KnowledgeBase>,
+    pub log: Recipient<TurnFinished>,
+    pub connect_llm: LlmConnector,
+    /// The turn's place under the concurrency limit, freed when the actor stops.
+    pub slot: Option<OwnedSemaphorePermit>,
+}
+
+pub struct TurnActor {
+    spec: TurnSpec,
+    settings: Arc<TurnSettings>,
+    knowledge: Arc<dyn KnowledgeBase>,
+    log: Recipient<TurnFinished>,
+    connect_llm: Option<LlmConnector>,
+    llm: Option<Recipient<LlmCommand>>,
+    relay: ClientRelay,
+    phase: Phase,
+    path: TurnPath,
+    /// The conversation sent to the model: system first, the question last of round one.
+    messages: Vec<ChatMessage>,
+    counters: Counters,
+    /// Chunks given to the model so far (retrieval context and search results).
+    sources: Vec<Source>,
+    /// Every visible text sent as `delta`.
+    answer: String,
+    created_at: DateTime<Utc>,
+    started: Instant,
+    first_delta_ms: Option<u64>,
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    /// Chat requests sent (final and recovery included, retries not).
+    rounds: u32,
+    /// Rounds that ended with tool calls.
+    tool_rounds: u32,
+    tool_calls: u32,
+    retries: u32,
+    scaffold_stripped: u64,
+    recovered: bool,
+}
+
+impl TurnActor {
+    pub fn new(
+        spec: TurnSpec,
+        settings: Arc<TurnSettings>,
+        deps: TurnDeps,
+        frames: mpsc::Sender<Frame>,
+    ) -> Self {
+        Self {
+            spec,
+            settings,
+            knowledge: deps.knowledge,
+            log: deps.log,
+            connect_llm: Some(deps.connect_llm),
+            llm: None,
+            relay: ClientRelay::new(frames),
+            phase: Phase::Embedding,
+            path: TurnPath::Undecided,
+            messages: Vec::new(),
+            counters: Counters::default(),
+            sources: Vec::new(),
+            answer: String::new(),
+            created_at: Utc::now(),
+            started: Instant::now(),
+            first_delta_ms: None,
+            _slot: deps.slot,
+        }
+    }
+
+    fn llm_send(&self, command: LlmCommand) {
+        if let Some(llm) = &self.llm {
+            llm.do_send(command);
+        }
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+impl Actor for TurnActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.watch_client(ctx);
+        if let Some(connect) = self.connect_llm.take() {
+            self.llm = Some(connect(ctx.address().recipient()));
+        }
+        self.phase = self.begin();
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.llm_send(LlmCommand::Cancel);
+    }
+}
+
+impl Handler<LlmEvent> for TurnActor {
+    type Result = ();
+
+    fn handle(&mut self, event: LlmEvent, ctx: &mut Self::Context) {
+        self.advance(Input::Llm(event), ctx);
+    }
+}
+
+impl Handler<ClientGone> for TurnActor {
+    type Result = ();
+
+    fn handle(&mut self, _: ClientGone, ctx: &mut Self::Context) {
+        self.advance(Input::ClientGone, ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,87 @@
+//! The system prompts of a turn and the one correction line of the recovery request.
+
+use crate::knowledge::ChunkHit;
+
+/// Appended (after a newline) to the system message of the recovery request (SPEC §7).
+pub const CORRECTION_INSTRUCTION: &str = "Your previous reply contained raw tool-call markup, which is not interpreted here. Answer the user's question directly in plain text — no tool syntax.";
+
+const GROUNDED_INTRO: &str = "You are bor, an assistant that answers questions from the user's own knowledge base. \
+Answer from the context below; if it does not hold the answer, say so plainly. \
+Name the titles of the documents you used.";
+
+const TOOLS_NOTE: &str = "If the context is not enough, you may call the tools search_documents, read_document and list_documents to look further.";
+
+const DEFLECTED: &str = "You are bor, an assistant for the user's own knowledge base. \
+The knowledge base has nothing relevant to this question. Say so briefly; then, if you can, \
+help from general knowledge and make clear that this part does not come from the user's documents.";
+
+/// The system message of a grounded turn: instructions and the retrieved chunks.
+pub fn grounded_system(hits: &[ChunkHit], tools_offered: bool) -> String {
+    let mut prompt = String::from(GROUNDED_INTRO);
+    if tools_offered {
+        prompt.push(' ');
+        prompt.push_str(TOOLS_NOTE);
+    }
+    prompt.push_str("\n\nContext:");
+    for (position, hit) in hits.iter().enumerate() {
+        prompt.push_str(&format!(
+            "\n\n[{}] {} (document {}, chunk {})\n{}",
+            position + 1,
+            hit.title,
+            hit.document_id,
+            hit.chunk_id,
+            hit.text.trim()
+        ));
+    }
+    prompt
+}
+
+/// The system message of a deflected turn.
+pub fn deflected_system() -> String {
+    DEFLECTED.to_owned()
+}
+
+/// The recovery request's system message: the original one plus the correction line.
+pub fn with_correction(system: &str) -> String {
+    format!("{system}\n{CORRECTION_INSTRUCTION}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grounded_prompt_lists_every_chunk_with_its_ids() {
+        let hits = vec![
+            ChunkHit {
+                document_id: 3,
+                title: "Refunds".into(),
+                chunk_id: 31,
+                score: 0.8,
+                text: "Refunds take 14 days.\n".into(),
+            },
+            ChunkHit {
+                document_id: 4,
+                title: "Shipping".into(),
+                chunk_id: 40,
+                score: 0.5,
+                text: "Shipping is free.".into(),
+            },
+        ];
+        let prompt = grounded_system(&hits, true);
+        assert!(prompt.contains("[1] Refunds (document 3, chunk 31)\nRefunds take 14 days."));
+        assert!(prompt.contains("[2] Shipping (document 4, chunk 40)\nShipping is free."));
+        assert!(prompt.contains("search_documents"));
+        assert!(!grounded_system(&hits, false).contains("search_documents"));
+    }
+
+    #[test]
+    fn correction_is_one_line_after_a_newline() {
+        assert_eq!(
+            with_correction("sys"),
+            format!("sys\n{CORRECTION_INSTRUCTION}")
+        );
+        assert!(!CORRECTION_INSTRUCTION.contains('\n'));
+        assert!(!deflected_system().contains(CORRECTION_INSTRUCTION));
+    }
+}

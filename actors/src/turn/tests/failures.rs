@@ -1,0 +1,176 @@
+//! Retries, failures and a client that goes away.
+
+use super::*;
+use crate::llm::{AttemptError, LlmError};
+use crate::record::{ErrorCode, TurnOutcome, TurnPath};
+
+fn unavailable() -> LlmEvent {
+    LlmEvent::Failed(LlmError::Unavailable {
+        attempts: 4,
+        last: AttemptError::Connect("refused".into()),
+    })
+}
+
+#[actix::test]
+async fn retry_frames_come_before_any_output_and_are_counted() {
+    let mut embed = vec![LlmEvent::Retrying { attempt: 1, max: 3 }];
+    embed.extend(embedded());
+    let mut chat = vec![
+        LlmEvent::Retrying { attempt: 1, max: 3 },
+        LlmEvent::Retrying { attempt: 2, max: 3 },
+    ];
+    chat.extend(reply(&["Hi."]));
+    let run = run_turn("Q?", settings(), empty(), vec![embed, chat]).await;
+    assert_eq!(
+        run.names(),
+        vec!["retry", "retry", "retry", "delta", "done"]
+    );
+    assert_eq!(run.frames[0], Frame::Retry { attempt: 1, max: 3 });
+    assert_eq!(run.frames[2], Frame::Retry { attempt: 2, max: 3 });
+    assert_eq!(run.done().retries, 3);
+    assert_eq!(run.record().retries, 3);
+}
+
+#[actix::test]
+async fn embedding_exhausted_is_llm_unavailable_before_retrieval() {
+    let embed = vec![LlmEvent::Retrying { attempt: 1, max: 1 }, unavailable()];
+    let run = run_turn("Q?", settings(), empty(), vec![embed]).await;
+    assert_eq!(run.names(), vec!["retry", "error"]);
+    let record = run.record();
+    assert_eq!(
+        record.outcome,
+        TurnOutcome::Error(ErrorCode::LlmUnavailable)
+    );
+    assert_eq!(record.path, TurnPath::Undecided);
+    assert_eq!(record.rounds, 0);
+    assert!(run.chats().is_empty());
+    run.assert_one_terminal_frame_last();
+}
+
+#[actix::test]
+async fn each_llm_failure_maps_to_its_code() {
+    let cases = [
+        (unavailable(), ErrorCode::LlmUnavailable),
+        (
+            LlmEvent::Failed(LlmError::Rejected(AttemptError::Status {
+                status: 400,
+                body: "bad".into(),
+            })),
+            ErrorCode::LlmRejected,
+        ),
+        (
+            LlmEvent::Failed(LlmError::Interrupted(AttemptError::Broken("eof".into()))),
+            ErrorCode::LlmInterrupted,
+        ),
+    ];
+    for (failure, code) in cases {
+        let run = run_turn(
+            "Q?",
+            settings(),
+            empty(),
+            vec![
+                embedded(),
+                vec![LlmEvent::Content("Partial".into()), failure],
+            ],
+        )
+        .await;
+        assert_eq!(run.names(), vec!["delta", "error"]);
+        assert_eq!(run.frames[1], Frame::error(run.record().turn_id, code));
+        assert_eq!(run.record().outcome, TurnOutcome::Error(code));
+        assert_eq!(run.record().path, TurnPath::Deflected);
+        run.assert_one_terminal_frame_last();
+    }
+}
+
+#[actix::test]
+async fn a_failed_search_embedding_is_a_tool_error_not_the_end() {
+    let run = run_turn(
+        "Q?",
+        settings(),
+        relevant(),
+        vec![
+            embedded(),
+            calls(
+                "",
+                vec![tool_call("s", "search_documents", r#"{"query":"x"}"#)],
+            ),
+            vec![unavailable()],
+            reply(&["Answer without search."]),
+        ],
+    )
+    .await;
+    assert_eq!(run.names(), vec!["tool", "tool", "delta", "done"]);
+    assert_eq!(
+        run.frames[1],
+        Frame::tool_end("s", "search_documents", false)
+    );
+}
+
+#[actix::test]
+async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let records = Arc::new(Mutex::new(Vec::new()));
+    let log = LogCatcher {
+        records: Arc::clone(&records),
+    }
+    .start();
+    let (sender, mut receiver) = mpsc::channel(16);
+    let asked_by_llm = Arc::clone(&asked);
+    let script = VecDeque::from(vec![
+        embedded(),
+        // The reply never ends: the client leaves in the middle.
+        vec![LlmEvent::Content("Partial answer".into())],
+    ]);
+    TurnActor::new(
+        TurnSpec {
+            turn_id: Uuid::new_v4(),
+            question: "Q?".into(),
+            history: Vec::new(),
+        },
+        Arc::new(settings()),
+        TurnDeps {
+            knowledge: Arc::new(empty()),
+            log: log.clone().recipient(),
+            connect_llm: Box::new(move |requester| {
+                ScriptedLlm {
+                    requester,
+                    script,
+                    asked: asked_by_llm,
+                }
+                .start()
+                .recipient()
+            }),
+            slot: None,
+        },
+        sender,
+    )
+    .start();
+    let first = receiver.recv().await.unwrap();
+    assert_eq!(
+        first,
+        Frame::Delta {
+            text: "Partial answer".into()
+        }
+    );
+    drop(receiver);
+
+    let stopped = wait_until(|| !records.lock().unwrap().is_empty()).await;
+    assert!(stopped, "the turn noticed the client left");
+    let record = records.lock().unwrap()[0].clone();
+    assert_eq!(record.outcome, TurnOutcome::Stopped);
+    assert_eq!(record.answer, "Partial answer");
+    assert_eq!(record.outcome.row_status(), Some("stopped"));
+    let cancelled = wait_until(|| asked.lock().unwrap().last() == Some(&Asked::Cancel)).await;
+    assert!(cancelled, "the LLM request was cancelled");
+}
+
+/// Polls `condition` for up to five seconds.
+async fn wait_until(condition: impl Fn() -> bool) -> bool {
+    for _ in 0..500 {
+        if condition() {
+            return true;
+        }
+        actix::clock::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    condition()
+}

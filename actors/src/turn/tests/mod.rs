@@ -1,0 +1,328 @@
+//! TurnActor tests: the actor driven by a scripted fake LLM actor (no HTTP), with an
+//! in-memory knowledge base and a log recipient that keeps what it is sent.
+
+mod failures;
+mod paths;
+mod recovery;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use futures_util::future::{self, BoxFuture};
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::{Frame, TurnActor, TurnDeps, TurnSettings, TurnSpec};
+use crate::knowledge::{
+    ChunkHit, DocumentRef, DocumentText, KnowledgeBase, KnowledgeError, Retrieval,
+};
+use crate::llm::{ChatCompletion, ChatRequest, FunctionCall, LlmCommand, LlmEvent, ToolCall};
+use crate::log::TurnFinished;
+use crate::record::TurnRecord;
+
+/// What the fake LLM was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    Chat(ChatRequest),
+    Embed(Vec<String>),
+    ListModels,
+    Cancel,
+}
+
+/// Answers each request with the next scripted list of events.
+struct ScriptedLlm {
+    requester: Recipient<LlmEvent>,
+    script: VecDeque<Vec<LlmEvent>>,
+    asked: Arc<Mutex<Vec<Asked>>>,
+}
+
+impl Actor for ScriptedLlm {
+    type Context = Context<Self>;
+}
+
+impl Handler<LlmCommand> for ScriptedLlm {
+    type Result = ();
+
+    fn handle(&mut self, command: LlmCommand, _: &mut Self::Context) {
+        let asked = match command {
+            LlmCommand::Chat(request) => Asked::Chat(request),
+            LlmCommand::Embed(inputs) => Asked::Embed(inputs),
+            LlmCommand::ListModels => Asked::ListModels,
+            LlmCommand::Cancel => Asked::Cancel,
+        };
+        let answers = matches!(asked, Asked::Cancel)
+            .then(Vec::new)
+            .or_else(|| self.script.pop_front())
+            .unwrap_or_default();
+        self.asked.lock().unwrap().push(asked);
+        for event in answers {
+            self.requester.do_send(event);
+        }
+    }
+}
+
+/// Keeps every finished-turn record.
+struct LogCatcher {
+    records: Arc<Mutex<Vec<TurnRecord>>>,
+}
+
+impl Actor for LogCatcher {
+    type Context = Context<Self>;
+}
+
+impl Handler<TurnFinished> for LogCatcher {
+    type Result = ();
+
+    fn handle(&mut self, TurnFinished(record): TurnFinished, _: &mut Self::Context) {
+        self.records.lock().unwrap().push(record);
+    }
+}
+
+/// Answers once every earlier message is handled.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Sync;
+
+impl Handler<Sync> for LogCatcher {
+    type Result = ();
+
+    fn handle(&mut self, _: Sync, _: &mut Self::Context) {}
+}
+
+/// A knowledge base that returns the same retrieval for every query.
+pub struct FixedKnowledge {
+    pub retrieval: Retrieval,
+    pub documents: Vec<DocumentText>,
+}
+
+impl KnowledgeBase for FixedKnowledge {
+    fn retrieve(
+        &self,
+        _query: String,
+        _embedding: Vec<f32>,
+        top_k: usize,
+    ) -> BoxFuture<'static, Result<Retrieval, KnowledgeError>> {
+        let mut retrieval = self.retrieval.clone();
+        retrieval.hits.truncate(top_k);
+        Box::pin(future::ready(Ok(retrieval)))
+    }
+
+    fn read_document(
+        &self,
+        document_id: i64,
+    ) -> BoxFuture<'static, Result<Option<DocumentText>, KnowledgeError>> {
+        let found = self
+            .documents
+            .iter()
+            .find(|d| d.document_id == document_id)
+            .cloned();
+        Box::pin(future::ready(Ok(found)))
+    }
+
+    fn list_documents(&self) -> BoxFuture<'static, Result<Vec<DocumentRef>, KnowledgeError>> {
+        let list = self
+            .documents
+            .iter()
+            .map(|d| DocumentRef {
+                id: d.document_id,
+                title: d.title.clone(),
+            })
+            .collect();
+        Box::pin(future::ready(Ok(list)))
+    }
+}
+
+pub fn hit(chunk_id: i64, score: f32) -> ChunkHit {
+    ChunkHit {
+        document_id: chunk_id / 10,
+        title: format!("Document {}", chunk_id / 10),
+        chunk_id,
+        score,
+        text: format!("Text of chunk {chunk_id}."),
+    }
+}
+
+/// A knowledge base where the question is relevant (best cosine 0.8).
+pub fn relevant() -> FixedKnowledge {
+    FixedKnowledge {
+        retrieval: Retrieval {
+            hits: vec![hit(11, 0.8), hit(21, 0.6)],
+            best_cosine: Some(0.8),
+            text_match: true,
+        },
+        documents: vec![DocumentText {
+            document_id: 1,
+            title: "Document 1".into(),
+            text: "The whole first document.".into(),
+            truncated: false,
+        }],
+    }
+}
+
+/// An empty knowledge base: every turn is deflected.
+pub fn empty() -> FixedKnowledge {
+    FixedKnowledge {
+        retrieval: Retrieval::default(),
+        documents: Vec::new(),
+    }
+}
+
+pub fn settings() -> TurnSettings {
+    TurnSettings {
+        agent_enabled: true,
+        max_rounds: 4,
+        top_k: 5,
+        deflect_threshold: 0.35,
+        thinking_forced_open: false,
+        chat_model: "test-model".into(),
+    }
+}
+
+pub fn embedded() -> Vec<LlmEvent> {
+    vec![LlmEvent::Embedded(vec![vec![1.0, 0.0]])]
+}
+
+/// A reply streaming `pieces` as content, without tool calls.
+pub fn reply(pieces: &[&str]) -> Vec<LlmEvent> {
+    let mut events: Vec<LlmEvent> = pieces
+        .iter()
+        .map(|p| LlmEvent::Content((*p).to_owned()))
+        .collect();
+    events.push(LlmEvent::ChatDone(ChatCompletion {
+        finish_reason: Some("stop".into()),
+        ..Default::default()
+    }));
+    events
+}
+
+pub fn tool_call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: name.into(),
+            arguments: arguments.into(),
+        },
+    }
+}
+
+/// A reply that calls tools (with optional text before the calls).
+pub fn calls(text: &str, tool_calls: Vec<ToolCall>) -> Vec<LlmEvent> {
+    let mut events = Vec::new();
+    if !text.is_empty() {
+        events.push(LlmEvent::Content(text.to_owned()));
+    }
+    events.push(LlmEvent::ChatDone(ChatCompletion {
+        tool_calls,
+        finish_reason: Some("tool_calls".into()),
+        usage: None,
+    }));
+    events
+}
+
+/// Everything a turn did.
+pub struct TurnRun {
+    pub frames: Vec<Frame>,
+    pub asked: Vec<Asked>,
+    pub records: Vec<TurnRecord>,
+}
+
+impl TurnRun {
+    pub fn chats(&self) -> Vec<&ChatRequest> {
+        self.asked
+            .iter()
+            .filter_map(|a| match a {
+                Asked::Chat(request) => Some(request),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn deltas(&self) -> String {
+        self.frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Delta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.frames.iter().map(Frame::event_name).collect()
+    }
+
+    pub fn done(&self) -> &super::DoneFrame {
+        match self.frames.last() {
+            Some(Frame::Done(done)) => done,
+            other => panic!("the last frame is not done: {other:?}"),
+        }
+    }
+
+    pub fn record(&self) -> &TurnRecord {
+        assert_eq!(self.records.len(), 1, "one record per turn");
+        &self.records[0]
+    }
+
+    /// Exactly one terminal frame, and it is last.
+    pub fn assert_one_terminal_frame_last(&self) {
+        let terminals = self.frames.iter().filter(|f| f.is_terminal()).count();
+        assert_eq!(terminals, 1, "{:?}", self.names());
+        assert!(self.frames.last().is_some_and(Frame::is_terminal));
+    }
+}
+
+/// Runs one turn to its end against the script and collects what it did.
+pub async fn run_turn(
+    question: &str,
+    settings: TurnSettings,
+    knowledge: FixedKnowledge,
+    script: Vec<Vec<LlmEvent>>,
+) -> TurnRun {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let records = Arc::new(Mutex::new(Vec::new()));
+    let log = LogCatcher {
+        records: Arc::clone(&records),
+    }
+    .start();
+    let script = VecDeque::from(script);
+    let asked_by_llm = Arc::clone(&asked);
+    let (sender, mut receiver) = mpsc::channel(16);
+    TurnActor::new(
+        TurnSpec {
+            turn_id: Uuid::new_v4(),
+            question: question.to_owned(),
+            history: Vec::new(),
+        },
+        Arc::new(settings),
+        TurnDeps {
+            knowledge: Arc::new(knowledge),
+            log: log.clone().recipient(),
+            connect_llm: Box::new(move |requester| {
+                ScriptedLlm {
+                    requester,
+                    script,
+                    asked: asked_by_llm,
+                }
+                .start()
+                .recipient()
+            }),
+            slot: None,
+        },
+        sender,
+    )
+    .start();
+    let mut frames = Vec::new();
+    while let Some(frame) = receiver.recv().await {
+        frames.push(frame);
+    }
+    log.send(Sync).await.unwrap();
+    let asked = asked.lock().unwrap().clone();
+    let records = records.lock().unwrap().clone();
+    TurnRun {
+        frames,
+        asked,
+        records,
+    }
+}

@@ -1,0 +1,143 @@
+//! What reaches the requester from a real stream: content, reasoning, assembled tool
+//! calls, and the request bor sends.
+
+use bor_actors::llm::{ChatMessage, ChatRequest, LlmCommand, LlmEvent};
+use serde_json::json;
+
+use super::*;
+
+#[actix::test]
+async fn content_streams_in_pieces_and_the_request_is_openai_shaped() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"reply": "Hello there, friend."})),
+    )
+    .await;
+    let pieces: Vec<&LlmEvent> = events
+        .iter()
+        .filter(|e| matches!(e, LlmEvent::Content(_)))
+        .collect();
+    assert!(pieces.len() >= 3, "one piece per token: {pieces:?}");
+    assert_eq!(content(&events), "Hello there, friend.");
+    match events.last() {
+        Some(LlmEvent::ChatDone(done)) => assert_eq!(done.finish_reason.as_deref(), Some("stop")),
+        other => panic!("{other:?}"),
+    }
+    let request = &mock.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {API_KEY}").as_str())
+    );
+    assert_eq!(request.body["model"], "smollm2");
+    assert_eq!(request.body["stream"], true);
+    assert!(
+        request.body.get("tools").is_none(),
+        "tools-free means no tools key"
+    );
+    assert_eq!(
+        request.body["messages"][0],
+        json!({"role": "system", "content": "You are a test."})
+    );
+}
+
+#[actix::test]
+async fn reasoning_is_separated_from_content_in_both_field_names() {
+    for field in ["reasoning_content", "reasoning"] {
+        let mock = mock();
+        let events = run(
+            settings(mock.base_url()),
+            chat(
+                json!({"reasoning": "First think.", "reasoning_field": field, "reply": "Answer."}),
+            ),
+        )
+        .await;
+        let reasoning: String = events
+            .iter()
+            .filter_map(|e| match e {
+                LlmEvent::Reasoning(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reasoning, "First think.", "{field}");
+        assert_eq!(content(&events), "Answer.", "{field}");
+    }
+}
+
+#[actix::test]
+async fn tool_calls_are_assembled_from_fragments() {
+    for repeat_ids in [false, true] {
+        let mock = mock();
+        let directive = json!({
+            "repeat_ids": repeat_ids,
+            "tool_calls": [
+                {"name": "search_documents", "arguments": {"query": "refund policy for orders", "limit": 3}},
+                {"name": "list_documents", "arguments": {}}
+            ]
+        });
+        let command = LlmCommand::Chat(ChatRequest {
+            messages: vec![ChatMessage::user(format!("Q\nMOCK {directive}"))],
+            tools: Some(bor_actors::turn::tool_definitions()),
+        });
+        let events = run(settings(mock.base_url()), command).await;
+        let Some(LlmEvent::ChatDone(done)) = events.last() else {
+            panic!("{events:?}");
+        };
+        assert_eq!(done.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(done.tool_calls.len(), 2, "repeat_ids={repeat_ids}");
+        let first = &done.tool_calls[0];
+        assert_eq!(first.function.name, "search_documents");
+        let arguments: serde_json::Value = serde_json::from_str(&first.function.arguments).unwrap();
+        assert_eq!(
+            arguments,
+            json!({"query": "refund policy for orders", "limit": 3})
+        );
+        assert!(!first.id.is_empty());
+        assert_ne!(first.id, done.tool_calls[1].id);
+        assert_eq!(done.tool_calls[1].function.name, "list_documents");
+        let body = &mock.chat_requests()[0];
+        assert_eq!(body["tools"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[actix::test]
+async fn multibyte_text_split_across_reads_arrives_whole() {
+    let mock = mock();
+    let reply = "Grüße — 日本語 🎉 ok";
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"reply": reply, "split_writes": true})),
+    )
+    .await;
+    assert_eq!(content(&events), reply);
+}
+
+#[actix::test]
+async fn a_finish_reason_without_done_is_a_complete_answer() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"no_done": true, "reply": "All here."})),
+    )
+    .await;
+    assert_eq!(content(&events), "All here.");
+    assert!(matches!(events.last(), Some(LlmEvent::ChatDone(_))));
+}
+
+#[actix::test]
+async fn usage_only_final_chunk_is_reported() {
+    let mock = mock();
+    let events = run(settings(mock.base_url()), chat(json!({"usage": true}))).await;
+    let Some(LlmEvent::ChatDone(done)) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert!(done.usage.is_some_and(|u| u.total_tokens > 0));
+}
+
+#[actix::test]
+async fn models_are_listed() {
+    let mock = mock();
+    let events = run(settings(mock.base_url()), LlmCommand::ListModels).await;
+    assert_eq!(events, vec![LlmEvent::Models(vec!["smollm2".into()])]);
+}

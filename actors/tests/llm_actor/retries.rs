@@ -1,0 +1,281 @@
+//! The retry policy (SPEC §6).
+
+use std::time::{Duration, Instant};
+
+use bor_actors::llm::{AttemptError, LlmError, LlmEvent};
+use serde_json::json;
+
+use super::*;
+
+#[actix::test]
+async fn failed_attempts_are_retried_with_notices_before_each_wait() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"status": 503, "times": 2, "reply": "Fine now."})),
+    )
+    .await;
+    assert_eq!(retries(&events), vec![(1, 3), (2, 3)]);
+    assert!(
+        matches!(events[0], LlmEvent::Retrying { attempt: 1, .. }),
+        "notices come first"
+    );
+    assert_eq!(content(&events), "Fine now.");
+    assert!(matches!(events.last(), Some(LlmEvent::ChatDone(_))));
+    let bodies = mock.requests();
+    assert_eq!(bodies.len(), 3);
+    assert!(
+        bodies
+            .windows(2)
+            .all(|pair| pair[0].raw_body == pair[1].raw_body),
+        "a retry sends the identical body"
+    );
+}
+
+#[actix::test]
+async fn exhaustion_comes_after_exactly_n_retries() {
+    let mock = mock();
+    let mut limited = settings(mock.base_url());
+    limited.retries = 2;
+    let events = run(limited, chat(json!({"status": 503}))).await;
+    assert_eq!(retries(&events), vec![(1, 2), (2, 2)]);
+    match events.last() {
+        Some(LlmEvent::Failed(LlmError::Unavailable { attempts, last })) => {
+            assert_eq!(*attempts, 3);
+            assert!(
+                matches!(last, AttemptError::Status { status: 503, .. }),
+                "{last:?}"
+            );
+        }
+        other => panic!("expected exhaustion, got {other:?}"),
+    }
+    assert_eq!(mock.chat_requests().len(), 3);
+}
+
+#[actix::test]
+async fn zero_retries_fails_at_once() {
+    let mock = mock();
+    let mut once = settings(mock.base_url());
+    once.retries = 0;
+    let events = run(once, chat(json!({"status": 500}))).await;
+    assert!(retries(&events).is_empty());
+    assert!(matches!(
+        events.last(),
+        Some(LlmEvent::Failed(LlmError::Unavailable { attempts: 1, .. }))
+    ));
+    assert_eq!(mock.chat_requests().len(), 1);
+}
+
+#[actix::test]
+async fn client_errors_are_rejected_without_retry() {
+    for status in [400, 401, 404, 422] {
+        let mock = mock();
+        let events = run(settings(mock.base_url()), chat(json!({"status": status}))).await;
+        assert_eq!(events.len(), 1, "{status}: {events:?}");
+        match &events[0] {
+            LlmEvent::Failed(LlmError::Rejected(AttemptError::Status { status: got, .. })) => {
+                assert_eq!(*got, status)
+            }
+            other => panic!("{status}: {other:?}"),
+        }
+        assert_eq!(mock.chat_requests().len(), 1);
+    }
+}
+
+#[actix::test]
+async fn throttling_server_errors_and_timeouts_are_retried() {
+    for status in [408, 429, 500, 502, 504] {
+        let mock = mock();
+        let events = run(
+            settings(mock.base_url()),
+            chat(json!({"status": status, "times": 1})),
+        )
+        .await;
+        assert_eq!(retries(&events), vec![(1, 3)], "{status}");
+        assert!(
+            matches!(events.last(), Some(LlmEvent::ChatDone(_))),
+            "{status}"
+        );
+    }
+}
+
+#[actix::test]
+async fn refused_connections_are_retried_then_unavailable() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut refused = settings(format!("http://127.0.0.1:{port}/v1"));
+    refused.retries = 2;
+    let events = run(refused, chat(json!({}))).await;
+    assert_eq!(retries(&events), vec![(1, 2), (2, 2)]);
+    assert!(matches!(
+        events.last(),
+        Some(LlmEvent::Failed(LlmError::Unavailable {
+            attempts: 3,
+            last: AttemptError::Connect(_)
+        }))
+    ));
+}
+
+#[actix::test]
+async fn a_dropped_connection_or_a_hang_is_retried() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"drop": true, "times": 2})),
+    )
+    .await;
+    assert_eq!(retries(&events).len(), 2);
+    assert!(matches!(events.last(), Some(LlmEvent::ChatDone(_))));
+
+    let mock = bor_mock_llm::MockLlm::start().unwrap();
+    let mut impatient = settings(mock.base_url());
+    impatient.read_timeout = Duration::from_millis(300);
+    let events = run(impatient, chat(json!({"hang": true, "times": 1}))).await;
+    assert_eq!(retries(&events), vec![(1, 3)]);
+    assert!(matches!(events.last(), Some(LlmEvent::ChatDone(_))));
+}
+
+#[actix::test]
+async fn a_stream_that_breaks_before_its_first_piece_is_retried() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"drop_after": 0, "times": 1, "reply": "whole"})),
+    )
+    .await;
+    assert_eq!(retries(&events), vec![(1, 3)]);
+    assert_eq!(content(&events), "whole");
+
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"error_after": 0, "times": 1, "reply": "again"})),
+    )
+    .await;
+    assert_eq!(retries(&events), vec![(1, 3)]);
+    assert_eq!(content(&events), "again");
+}
+
+#[actix::test]
+async fn no_retry_once_a_piece_was_forwarded() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"drop_after": 2, "reply": "one two three four"})),
+    )
+    .await;
+    assert!(retries(&events).is_empty());
+    assert_eq!(content(&events), "one two ");
+    assert!(matches!(
+        events.last(),
+        Some(LlmEvent::Failed(LlmError::Interrupted(
+            AttemptError::Broken(_)
+        )))
+    ));
+    assert_eq!(mock.chat_requests().len(), 1);
+
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"error_after": 1, "reply": "one two"})),
+    )
+    .await;
+    assert!(matches!(
+        events.last(),
+        Some(LlmEvent::Failed(LlmError::Interrupted(
+            AttemptError::InStream(_)
+        )))
+    ));
+}
+
+#[actix::test]
+async fn a_read_timeout_mid_stream_is_terminal() {
+    let mock = mock();
+    let mut impatient = settings(mock.base_url());
+    impatient.read_timeout = Duration::from_millis(300);
+    let events = run(
+        impatient,
+        chat(json!({"stall_after": 1, "reply": "one two"})),
+    )
+    .await;
+    assert_eq!(content(&events), "one ");
+    assert!(matches!(
+        events.last(),
+        Some(LlmEvent::Failed(LlmError::Interrupted(
+            AttemptError::ReadTimeout(_)
+        )))
+    ));
+    assert_eq!(mock.chat_requests().len(), 1);
+}
+
+#[actix::test]
+async fn garbage_answers_are_retried_then_unavailable() {
+    for garbage in ["invalid_json", "huge_line", "html"] {
+        let mock = mock();
+        let mut few = settings(mock.base_url());
+        few.retries = 1;
+        let events = run(few, chat(json!({"garbage": garbage}))).await;
+        assert_eq!(retries(&events), vec![(1, 1)], "{garbage}");
+        assert!(
+            matches!(
+                events.last(),
+                Some(LlmEvent::Failed(LlmError::Unavailable {
+                    last: AttemptError::Invalid(_),
+                    ..
+                }))
+            ),
+            "{garbage}: {:?}",
+            events.last()
+        );
+    }
+}
+
+#[actix::test]
+async fn the_delay_between_attempts_is_honoured() {
+    let mock = mock();
+    let mut delayed = settings(mock.base_url());
+    delayed.retries = 2;
+    delayed.retry_delay = Duration::from_millis(200);
+    let started = Instant::now();
+    let events = run(delayed, chat(json!({"status": 503}))).await;
+    assert_eq!(retries(&events).len(), 2);
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "two waits of 200 ms"
+    );
+}
+
+#[actix::test]
+async fn embeddings_are_retried_under_the_same_policy() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        bor_actors::llm::LlmCommand::Embed(vec![
+            "refund policy".into(),
+            format!(
+                "shipping\nMOCK {}",
+                json!({"status": 502, "times": 1, "on": "embeddings"})
+            ),
+        ]),
+    )
+    .await;
+    assert_eq!(retries(&events), vec![(1, 3)]);
+    match events.last() {
+        Some(LlmEvent::Embedded(vectors)) => {
+            assert_eq!(vectors.len(), 2);
+            for vector in vectors {
+                let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+                assert!((norm - 1.0).abs() < 1e-3);
+            }
+            assert_ne!(vectors[0], vectors[1]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let body = &mock.embedding_requests()[0];
+    assert_eq!(body["model"], "smollm2");
+    assert_eq!(
+        body["input"].as_array().unwrap().len(),
+        2,
+        "one batched request"
+    );
+}

@@ -1,0 +1,207 @@
+//! `POST /api/chat`: validates the request before any stream opens, takes a turn slot,
+//! starts the turn's actor and relays its frames as SSE (SPEC §3, §4).
+
+use std::sync::Arc;
+
+use actix::Actor;
+use actix_web::http::header;
+use actix_web::{HttpRequest, Responder, web};
+use actix_web_lab::sse;
+use bor_actors::llm::{ChatMessage, LlmActor};
+use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::body::read_json_body;
+use super::error::ApiError;
+use crate::state::AppState;
+
+/// Largest accepted request body.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// Most history entries a turn may carry.
+pub const MAX_HISTORY: usize = 20;
+/// Frames buffered between a turn and its HTTP response.
+const FRAME_CHANNEL_CAPACITY: usize = 64;
+
+/// A validated chat request.
+#[derive(Debug, PartialEq)]
+pub struct ChatInput {
+    pub question: String,
+    pub history: Vec<ChatMessage>,
+}
+
+pub async fn chat(
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<impl Responder, ApiError> {
+    let body = read_json_body(&request, payload, MAX_BODY_BYTES).await?;
+    let input = parse_chat_input(&body, state.config.max_message_chars)?;
+    let slot = Arc::clone(&state.turn_slots)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Busy)?;
+
+    let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
+    let llm_settings = Arc::clone(&state.llm);
+    TurnActor::new(
+        TurnSpec {
+            turn_id: Uuid::new_v4(),
+            question: input.question,
+            history: input.history,
+        },
+        Arc::clone(&state.turn),
+        TurnDeps {
+            knowledge: Arc::clone(&state.knowledge),
+            log: state.log.clone().recipient(),
+            connect_llm: Box::new(move |requester| {
+                LlmActor::new(llm_settings, requester).start().recipient()
+            }),
+            slot: Some(slot),
+        },
+        sender,
+    )
+    .start();
+
+    let events = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        let frame = receiver.recv().await?;
+        Some((frame.to_event(), receiver))
+    })
+    .boxed_local();
+    Ok(sse::Sse::from_infallible_stream(events)
+        .with_keep_alive(state.config.sse_keepalive)
+        .customize()
+        .insert_header(("X-Accel-Buffering", "no"))
+        .insert_header((header::CACHE_CONTROL, "no-cache")))
+}
+
+/// Checks the body against SPEC §3: message present and non-empty, not too long
+/// (Unicode scalar values after trimming), history of at most 20 user/assistant turns.
+pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<ChatInput, ApiError> {
+    let object = body
+        .as_object()
+        .ok_or_else(|| ApiError::InvalidJson("the body must be a JSON object".to_owned()))?;
+    let message = match object.get("message") {
+        Some(Value::String(message)) => message,
+        Some(_) => {
+            return Err(ApiError::InvalidJson(
+                "`message` must be a string".to_owned(),
+            ));
+        }
+        None => return Err(ApiError::InvalidJson("`message` is missing".to_owned())),
+    };
+    let question = message.trim();
+    if question.is_empty() {
+        return Err(ApiError::EmptyMessage);
+    }
+    if question.chars().count() > max_message_chars {
+        return Err(ApiError::MessageTooLong {
+            max: max_message_chars,
+        });
+    }
+    let history = match object.get("history") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(entries)) => parse_history(entries)?,
+        Some(_) => {
+            return Err(ApiError::InvalidHistory(
+                "`history` must be a list".to_owned(),
+            ));
+        }
+    };
+    Ok(ChatInput {
+        question: question.to_owned(),
+        history,
+    })
+}
+
+fn parse_history(entries: &[Value]) -> Result<Vec<ChatMessage>, ApiError> {
+    if entries.len() > MAX_HISTORY {
+        return Err(ApiError::InvalidHistory(format!(
+            "`history` holds {} entries; at most {MAX_HISTORY} are allowed",
+            entries.len()
+        )));
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let bad = |what: &str| ApiError::InvalidHistory(format!("history[{index}]: {what}"));
+            let content = entry
+                .get("content")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("`content` must be a string"))?;
+            match entry.get("role").and_then(Value::as_str) {
+                Some("user") => Ok(ChatMessage::user(content)),
+                Some("assistant") => Ok(ChatMessage::assistant(content)),
+                _ => Err(bad("`role` must be \"user\" or \"assistant\"")),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(body: Value) -> Result<ChatInput, ApiError> {
+        parse_chat_input(&body, 10)
+    }
+
+    #[test]
+    fn a_valid_request_is_trimmed_and_keeps_its_history() {
+        let input = parse(json!({
+            "message": "  Hi there \n",
+            "history": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+        }))
+        .unwrap();
+        assert_eq!(input.question, "Hi there");
+        assert_eq!(
+            input.history,
+            vec![ChatMessage::user("a"), ChatMessage::assistant("b")]
+        );
+        assert!(
+            parse(json!({"message": "x", "history": null}))
+                .unwrap()
+                .history
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn refusals_have_their_codes() {
+        let code = |body: Value| parse(body).unwrap_err().code();
+        assert_eq!(code(json!([1, 2])), "invalid_json");
+        assert_eq!(code(json!({})), "invalid_json");
+        assert_eq!(code(json!({"message": 5})), "invalid_json");
+        assert_eq!(code(json!({"message": " \t\n "})), "empty_message");
+        assert_eq!(code(json!({"message": "12345678901"})), "message_too_long");
+        assert_eq!(
+            code(json!({"message": "x", "history": {}})),
+            "invalid_history"
+        );
+        assert_eq!(
+            code(json!({"message": "x", "history": [{"role": "system", "content": "s"}]})),
+            "invalid_history"
+        );
+        assert_eq!(
+            code(json!({"message": "x", "history": [{"role": "user"}]})),
+            "invalid_history"
+        );
+        let long: Vec<Value> = (0..21)
+            .map(|_| json!({"role": "user", "content": "c"}))
+            .collect();
+        assert_eq!(
+            code(json!({"message": "x", "history": long})),
+            "invalid_history"
+        );
+    }
+
+    #[test]
+    fn length_counts_unicode_scalar_values_after_trimming() {
+        assert!(parse(json!({"message": "  日本語のテキスト10  "})).is_ok());
+        assert!(parse(json!({"message": "ééééééééééé"})).is_err());
+        assert!(parse(json!({"message": "éééééééééé"})).is_ok());
+    }
+}

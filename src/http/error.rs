@@ -1,0 +1,192 @@
+//! The API's errors: one table from error to HTTP status and stable `code`, and the
+//! JSON shape `{"error":{"code","message"}}` (SPEC §3). Unexpected errors are 500s with
+//! an opaque message; their cause goes to the log.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+
+/// Seconds a client is asked to wait when all turn slots are taken.
+pub const BUSY_RETRY_AFTER_SECS: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    InvalidJson(String),
+    #[error("{0}")]
+    InvalidHistory(String),
+    #[error("the message is empty")]
+    EmptyMessage,
+    #[error("the message is longer than {max} characters")]
+    MessageTooLong { max: usize },
+    #[error("the request body must be JSON (Content-Type: application/json)")]
+    UnsupportedMediaType,
+    #[error("the request body is larger than {max_bytes} bytes")]
+    BodyTooLarge { max_bytes: usize },
+    #[error("a valid admin token is required (Authorization: Bearer …)")]
+    Unauthorized,
+    #[error("the admin API is disabled: set BOR_ADMIN_TOKEN to enable it")]
+    AdminDisabled,
+    #[error("{0}")]
+    NotFound(String),
+    #[error("the service is at capacity; try again shortly")]
+    Busy,
+    #[error("a dependency is unavailable: {0}")]
+    Unavailable(String),
+    /// The cause is logged, never shown.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The stable `code` of the JSON body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidJson(_) => "invalid_json",
+            Self::InvalidHistory(_) => "invalid_history",
+            Self::EmptyMessage => "empty_message",
+            Self::MessageTooLong { .. } => "message_too_long",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::BodyTooLarge { .. } => "body_too_large",
+            Self::Unauthorized => "unauthorized",
+            Self::AdminDisabled => "admin_disabled",
+            Self::NotFound(_) => "not_found",
+            Self::Busy => "busy",
+            Self::Unavailable(_) => "unavailable",
+            Self::Internal(_) => "internal",
+        }
+    }
+
+    /// What the client reads: the error itself, except for 500s and 503s whose cause
+    /// may name internals.
+    fn public_message(&self) -> String {
+        match self {
+            Self::Internal(_) => "Something went wrong on our side — please try again.".to_owned(),
+            Self::Unavailable(_) => {
+                "A service bor depends on is unavailable — please try again in a moment.".to_owned()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    code: &'a str,
+    message: String,
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::InvalidJson(_)
+            | Self::InvalidHistory(_)
+            | Self::EmptyMessage
+            | Self::MessageTooLong { .. } => StatusCode::BAD_REQUEST,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::AdminDisabled => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Busy | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Self::Internal(cause) => tracing::error!(%cause, "internal error"),
+            Self::Unavailable(cause) => tracing::warn!(%cause, "dependency unavailable"),
+            _ => {}
+        }
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            Self::Busy => {
+                response.insert_header((header::RETRY_AFTER, BUSY_RETRY_AFTER_SECS));
+            }
+            Self::Unauthorized => {
+                response
+                    .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            _ => {}
+        }
+        response.json(ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message: self.public_message(),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::to_bytes;
+
+    async fn body(error: ApiError) -> (StatusCode, serde_json::Value) {
+        let response = error.error_response();
+        let status = response.status();
+        let bytes = to_bytes(response.into_body()).await.unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[actix_web::test]
+    async fn every_error_has_its_status_and_code() {
+        let cases = [
+            (ApiError::InvalidJson("x".into()), 400, "invalid_json"),
+            (ApiError::InvalidHistory("x".into()), 400, "invalid_history"),
+            (ApiError::EmptyMessage, 400, "empty_message"),
+            (ApiError::MessageTooLong { max: 5 }, 400, "message_too_long"),
+            (
+                ApiError::UnsupportedMediaType,
+                415,
+                "unsupported_media_type",
+            ),
+            (
+                ApiError::BodyTooLarge { max_bytes: 5 },
+                413,
+                "body_too_large",
+            ),
+            (ApiError::Unauthorized, 401, "unauthorized"),
+            (ApiError::AdminDisabled, 403, "admin_disabled"),
+            (ApiError::NotFound("x".into()), 404, "not_found"),
+            (ApiError::Busy, 503, "busy"),
+            (ApiError::Unavailable("db".into()), 503, "unavailable"),
+            (ApiError::Internal("x".into()), 500, "internal"),
+        ];
+        for (error, status, code) in cases {
+            let (got_status, json) = body(error).await;
+            assert_eq!(got_status.as_u16(), status);
+            assert_eq!(json["error"]["code"], code);
+            assert!(
+                json["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| !m.is_empty())
+            );
+        }
+    }
+
+    #[actix_web::test]
+    async fn internal_causes_are_not_shown() {
+        let (_, json) = body(ApiError::Internal("password=hunter2 at db.rs:12".into())).await;
+        assert!(!json.to_string().contains("hunter2"));
+        let (_, json) = body(ApiError::Unavailable("connect to 10.0.0.5 failed".into())).await;
+        assert!(!json.to_string().contains("10.0.0.5"));
+    }
+
+    #[actix_web::test]
+    async fn busy_says_when_to_retry() {
+        let response = ApiError::Busy.error_response();
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER).unwrap(),
+            &BUSY_RETRY_AFTER_SECS.to_string()
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! The LogActor's store: `query_log` rows in PostgreSQL.
+
+use bor_actors::log::QueryLogStore;
+use bor_actors::record::{self, TurnOutcome, TurnRecord};
+use futures_util::future::BoxFuture;
+
+use crate::db::DbPool;
+use crate::db::query_log::{NewQueryLogEntry, TurnPath, TurnStatus, insert_query_logs};
+
+pub struct PgQueryLogStore {
+    pool: DbPool,
+}
+
+impl PgQueryLogStore {
+    pub fn new(pool: DbPool) -> Self {
+        Self { pool }
+    }
+}
+
+impl QueryLogStore for PgQueryLogStore {
+    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), String>> {
+        let pool = self.pool.clone();
+        Box::pin(async move {
+            let entries: Vec<NewQueryLogEntry> = records.iter().filter_map(entry).collect();
+            let mut conn = pool.get().await.map_err(|err| err.to_string())?;
+            insert_query_logs(&mut conn, &entries)
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        })
+    }
+}
+
+/// The row of a turn that gets one (`done` or `stopped`).
+fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
+    let status = match record.outcome {
+        TurnOutcome::Done => TurnStatus::Done,
+        TurnOutcome::Stopped => TurnStatus::Stopped,
+        TurnOutcome::Error(_) => return None,
+    };
+    let path = match record.path {
+        record::TurnPath::Grounded => TurnPath::Grounded,
+        record::TurnPath::Deflected => TurnPath::Deflected,
+        record::TurnPath::Undecided => TurnPath::Undecided,
+    };
+    let count = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+    let millis = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    Some(NewQueryLogEntry {
+        turn_id: record.turn_id,
+        created_at: record.created_at,
+        question: record.question.clone(),
+        answer: record.answer.clone(),
+        path,
+        status,
+        chat_model: record.chat_model.clone(),
+        rounds: count(record.rounds),
+        tool_calls: count(record.tool_calls),
+        retries: count(record.retries),
+        scaffold_stripped: i32::try_from(record.scaffold_stripped).unwrap_or(i32::MAX),
+        recovered: record.recovered,
+        sources: serde_json::to_value(&record.sources).unwrap_or_default(),
+        first_token_ms: record.first_token_ms.map(millis),
+        elapsed_ms: millis(record.elapsed_ms),
+    })
+}

@@ -1,0 +1,71 @@
+//! What every request handler shares.
+
+use std::sync::Arc;
+
+use actix::Addr;
+use bor_actors::knowledge::KnowledgeBase;
+use bor_actors::llm::LlmSettings;
+use bor_actors::log::LogActor;
+use bor_actors::turn::TurnSettings;
+use tokio::sync::Semaphore;
+
+use crate::config::Config;
+use crate::db::DbPool;
+
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub pool: DbPool,
+    pub llm: Arc<LlmSettings>,
+    pub turn: Arc<TurnSettings>,
+    pub knowledge: Arc<dyn KnowledgeBase>,
+    pub log: Addr<LogActor>,
+    /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
+    pub turn_slots: Arc<Semaphore>,
+}
+
+impl AppState {
+    pub fn new(
+        config: Arc<Config>,
+        pool: DbPool,
+        knowledge: Arc<dyn KnowledgeBase>,
+        log: Addr<LogActor>,
+    ) -> Self {
+        Self {
+            llm: Arc::new(llm_settings(&config)),
+            turn: Arc::new(turn_settings(&config)),
+            turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
+            config,
+            pool,
+            knowledge,
+            log,
+        }
+    }
+}
+
+/// The LLM part of the configuration.
+pub fn llm_settings(config: &Config) -> LlmSettings {
+    LlmSettings {
+        base_url: config.llm_base_url.clone(),
+        api_key: config
+            .llm_api_key
+            .as_ref()
+            .map(|key| key.expose().to_owned()),
+        chat_model: config.llm_chat_model.clone(),
+        embed_model: config.llm_embed_model.clone(),
+        retries: config.llm_retries,
+        retry_delay: config.llm_retry_delay,
+        connect_timeout: config.llm_connect_timeout,
+        read_timeout: config.llm_read_timeout,
+    }
+}
+
+fn turn_settings(config: &Config) -> TurnSettings {
+    TurnSettings {
+        agent_enabled: config.agent_enabled,
+        max_rounds: config.agent_max_rounds,
+        top_k: config.retrieval_top_k,
+        deflect_threshold: config.deflect_threshold,
+        thinking_forced_open: config.llm_thinking_forced_open,
+        chat_model: config.llm_chat_model.clone(),
+    }
+}
