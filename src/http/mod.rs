@@ -1,5 +1,6 @@
 //! The HTTP API: one route table, handlers one per module.
 
+mod admin;
 mod body;
 pub mod chat;
 pub mod error;
@@ -8,6 +9,7 @@ mod static_files;
 
 use actix_web::{HttpResponse, ResponseError, web};
 
+pub use admin::Admin;
 pub use error::ApiError;
 
 /// Every route of the service.

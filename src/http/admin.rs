@@ -1,0 +1,49 @@
+//! The admin guard: handlers that take an [`Admin`] run only for a request carrying
+//! `Authorization: Bearer <BOR_ADMIN_TOKEN>`. The token is compared in constant time.
+
+use std::future::{Ready, ready};
+
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use subtle::ConstantTimeEq;
+
+use super::error::ApiError;
+use crate::state::AppState;
+
+/// Proof that the request came with the admin token.
+#[derive(Debug)]
+pub struct Admin;
+
+impl FromRequest for Admin {
+    type Error = ApiError;
+    type Future = Ready<Result<Admin, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(authorize(request))
+    }
+}
+
+fn authorize(request: &HttpRequest) -> Result<Admin, ApiError> {
+    let state = request
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::Internal("the app state is missing".to_owned()))?;
+    let Some(expected) = state.config.admin_token.as_ref() else {
+        return Err(ApiError::AdminDisabled);
+    };
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+        .ok_or(ApiError::Unauthorized)?;
+    if presented
+        .as_bytes()
+        .ct_eq(expected.expose().as_bytes())
+        .into()
+    {
+        Ok(Admin)
+    } else {
+        Err(ApiError::Unauthorized)
+    }
+}

@@ -1,0 +1,106 @@
+//! The LogActor against real PostgreSQL, through an outage of the database.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor;
+use bor::db::DbPool;
+use bor::db::PoolTimeouts;
+use bor::db::schema::query_log;
+use bor::query_log_store::PgQueryLogStore;
+use bor::testing::TestDatabase;
+use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, GetLogStats, LogActor, TurnFinished};
+use bor_actors::record::{ErrorCode, TurnOutcome, TurnPath, TurnRecord};
+use chrono::Utc;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use uuid::Uuid;
+
+use crate::support::*;
+
+fn record(outcome: TurnOutcome) -> TurnRecord {
+    TurnRecord {
+        turn_id: Uuid::new_v4(),
+        created_at: Utc::now(),
+        question: "q".into(),
+        answer: "partial".into(),
+        path: TurnPath::Deflected,
+        outcome,
+        chat_model: "smollm2".into(),
+        rounds: 1,
+        tool_calls: 0,
+        retries: 0,
+        scaffold_stripped: 0,
+        recovered: false,
+        sources: Vec::new(),
+        first_token_ms: Some(3),
+        elapsed_ms: 10,
+    }
+}
+
+/// The test database reached through `proxy`.
+fn pool_through(db: &TestDatabase, proxy: &TcpProxy) -> DbPool {
+    let url = db
+        .url()
+        .replacen("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port()), 1);
+    assert_ne!(url, db.url(), "the test database is on 127.0.0.1:5432");
+    let quick = PoolTimeouts {
+        wait: Duration::from_millis(500),
+        create: Duration::from_millis(500),
+        recycle: Duration::from_millis(500),
+    };
+    DbPool::with_timeouts(&url, 2, quick).unwrap()
+}
+
+#[actix_web::test]
+async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
+    let db = TestDatabase::migrated().await;
+    let postgres: SocketAddr = "127.0.0.1:5432".parse().unwrap();
+    let proxy = TcpProxy::start(postgres);
+    let store = PgQueryLogStore::new(pool_through(&db, &proxy));
+    let log = LogActor::new(Arc::new(store), DEFAULT_QUEUE_CAPACITY).start();
+    let direct = db.pool();
+    let count = || async {
+        let mut conn = direct.get().await.unwrap();
+        query_log::table
+            .count()
+            .get_result::<i64>(&mut conn)
+            .await
+            .unwrap()
+    };
+
+    let before = record(TurnOutcome::Done);
+    log.send(TurnFinished(before.clone())).await.unwrap();
+    assert!(
+        eventually(async || count().await == 1).await,
+        "written while up"
+    );
+
+    proxy.cut();
+    let during: Vec<TurnRecord> = vec![
+        record(TurnOutcome::Done),
+        record(TurnOutcome::Stopped),
+        record(TurnOutcome::Error(ErrorCode::LlmUnavailable)),
+    ];
+    for r in &during {
+        log.send(TurnFinished(r.clone())).await.unwrap();
+    }
+    assert!(
+        eventually(async || log.send(GetLogStats).await.unwrap().failed_writes > 0).await,
+        "the write failed while the database was away"
+    );
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(stats.queued, 2, "rows wait; the error turn has none");
+    assert_eq!(count().await, 1);
+
+    proxy.restore();
+    let flushed = tokio::time::timeout(Duration::from_secs(15), log.send(Flush))
+        .await
+        .expect("the queue empties once the database is back")
+        .unwrap();
+    assert_eq!(flushed, 0);
+    assert_eq!(count().await, 3, "every row once, none twice");
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!((stats.queued, stats.written), (0, 3));
+}

@@ -1,0 +1,43 @@
+//! Captures the service's log lines (text format) so tests can read the per-turn line.
+
+use std::io::Write;
+use std::sync::{Mutex, Once};
+
+static CAPTURED: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+static INSTALL: Once = Once::new();
+
+struct Capture;
+
+impl Write for Capture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut captured) = CAPTURED.lock() {
+            captured.extend_from_slice(bytes);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Installs the capturing subscriber once per test process.
+pub fn capture() {
+    INSTALL.call_once(|| {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info")
+            .with_ansi(false)
+            .with_writer(|| Capture)
+            .try_init();
+    });
+}
+
+/// The `chat turn` lines of one turn.
+pub fn turn_log_lines(turn_id: &str) -> Vec<String> {
+    let captured = CAPTURED.lock().map(|c| c.clone()).unwrap_or_default();
+    String::from_utf8_lossy(&captured)
+        .lines()
+        .filter(|line| line.contains("chat turn") && line.contains(turn_id))
+        .map(str::to_owned)
+        .collect()
+}

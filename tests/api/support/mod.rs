@@ -1,0 +1,277 @@
+//! `TestApp`: a running bor with its own database and mock LLM, and typed helpers to
+//! talk to it.
+
+mod logs;
+mod proxy;
+
+use std::time::Duration;
+
+use awc::http::header::HeaderMap;
+use bor::config::Config;
+use bor::db::DbPool;
+use bor::db::documents::NewDocument;
+use bor::db::query_log::QueryLogEntry;
+use bor::db::schema::{chunks, documents, query_log};
+use bor::startup::Application;
+use bor::testing::TestDatabase;
+use bor_mock_llm::MockLlm;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+pub use logs::turn_log_lines;
+pub use proxy::TcpProxy;
+
+/// The longest a test waits for a turn's stream to end.
+const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct TestApp {
+    pub address: String,
+    pub mock: MockLlm,
+    pub pool: DbPool,
+    /// The app's database, dropped with the app.
+    _db: TestDatabase,
+}
+
+/// One SSE frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub event: String,
+    pub data: Value,
+}
+
+/// A response to `POST /api/chat`: frames when it streamed, a JSON body when refused.
+#[derive(Debug)]
+pub struct ChatResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub frames: Vec<Frame>,
+    pub json: Option<Value>,
+}
+
+impl ChatResponse {
+    pub fn events(&self) -> Vec<&str> {
+        self.frames.iter().map(|f| f.event.as_str()).collect()
+    }
+
+    pub fn deltas(&self) -> String {
+        self.frames
+            .iter()
+            .filter(|f| f.event == "delta")
+            .filter_map(|f| f.data["text"].as_str())
+            .collect()
+    }
+
+    pub fn last(&self) -> &Frame {
+        self.frames.last().expect("the stream has frames")
+    }
+
+    pub fn turn_id(&self) -> String {
+        self.last().data["turn_id"]
+            .as_str()
+            .expect("the terminal frame has a turn id")
+            .to_owned()
+    }
+
+    /// Exactly one terminal frame, last.
+    pub fn assert_one_terminal_frame(&self) {
+        let terminals = self
+            .frames
+            .iter()
+            .filter(|f| f.event == "done" || f.event == "error")
+            .count();
+        assert_eq!(terminals, 1, "{:?}", self.events());
+        assert!(matches!(self.last().event.as_str(), "done" | "error"));
+    }
+
+    /// The refusal's error code.
+    pub fn error_code(&self) -> &str {
+        self.json
+            .as_ref()
+            .and_then(|j| j["error"]["code"].as_str())
+            .unwrap_or("")
+    }
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(&[]).await
+    }
+
+    /// Spawns with extra `BOR_*` variables (they override the test defaults).
+    pub async fn spawn_with(vars: &[(&str, &str)]) -> TestApp {
+        logs::capture();
+        let db = TestDatabase::migrated().await;
+        let mock = MockLlm::start().expect("the mock LLM starts");
+        let mut all: Vec<(String, String)> = [
+            ("BOR_BIND", "127.0.0.1:0"),
+            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_LLM_BASE_URL", &mock.base_url()),
+            ("BOR_LLM_RETRY_DELAY", "0"),
+            ("BOR_LLM_READ_TIMEOUT", "5"),
+            ("BOR_SSE_KEEPALIVE", "1"),
+            ("BOR_LOG", "info"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        all.extend(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let config = Config::from_vars(all).expect("the test configuration is valid");
+        let application = Application::build(config).await.expect("the app builds");
+        let address = format!("http://127.0.0.1:{}", application.port());
+        actix_web::rt::spawn(application.run_until_stopped());
+        let pool = db.pool();
+        TestApp {
+            address,
+            mock,
+            pool,
+            _db: db,
+        }
+    }
+
+    pub fn client() -> awc::Client {
+        awc::Client::builder().timeout(STREAM_TIMEOUT).finish()
+    }
+
+    /// Asks `message` and reads the whole stream.
+    pub async fn chat(&self, message: &str) -> ChatResponse {
+        self.chat_json(json!({ "message": message })).await
+    }
+
+    pub async fn chat_json(&self, body: Value) -> ChatResponse {
+        self.post_chat(Some("application/json"), body.to_string().into_bytes())
+            .await
+    }
+
+    pub async fn post_chat(&self, content_type: Option<&str>, body: Vec<u8>) -> ChatResponse {
+        let mut request = Self::client().post(format!("{}/api/chat", self.address));
+        if let Some(content_type) = content_type {
+            request = request.insert_header(("Content-Type", content_type));
+        }
+        let response = request.send_body(body).await.expect("the request is sent");
+        read_chat_response(response).await
+    }
+
+    /// The `query_log` rows, oldest first.
+    pub async fn query_log(&self) -> Vec<QueryLogEntry> {
+        let mut conn = self.pool.get().await.expect("a connection");
+        query_log::table
+            .select(QueryLogEntry::as_select())
+            .order(query_log::id)
+            .load(&mut conn)
+            .await
+            .expect("query_log is readable")
+    }
+
+    /// Waits until `query_log` holds `n` rows (rows are written just after the stream ends).
+    pub async fn wait_for_rows(&self, n: usize) -> Vec<QueryLogEntry> {
+        for _ in 0..500 {
+            let rows = self.query_log().await;
+            if rows.len() >= n {
+                return rows;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.query_log().await
+    }
+
+    /// Stores a document of one chunk whose embedding is the mock's embedding of its
+    /// text; returns (document id, chunk id).
+    pub async fn insert_document(&self, title: &str, text: &str) -> (i64, i64) {
+        let embedding = self.mock_embedding(text).await;
+        let mut conn = self.pool.get().await.expect("a connection");
+        let document_id: i64 = diesel::insert_into(documents::table)
+            .values(NewDocument::new(title, None, text))
+            .returning(documents::id)
+            .get_result(&mut conn)
+            .await
+            .expect("the document is stored");
+        let chunk_id: i64 = diesel::insert_into(chunks::table)
+            .values((
+                chunks::document_id.eq(document_id),
+                chunks::ord.eq(0),
+                chunks::text.eq(text),
+                chunks::embedding.eq(embedding),
+            ))
+            .returning(chunks::id)
+            .get_result(&mut conn)
+            .await
+            .expect("the chunk is stored");
+        (document_id, chunk_id)
+    }
+
+    async fn mock_embedding(&self, text: &str) -> Vec<f32> {
+        let mut response = Self::client()
+            .post(format!("{}/embeddings", self.mock.base_url()))
+            .send_json(&json!({"model": "smollm2", "input": text}))
+            .await
+            .expect("the mock embeds");
+        let body: Value = response.json().await.expect("embedding JSON");
+        body["data"][0]["embedding"]
+            .as_array()
+            .expect("an embedding")
+            .iter()
+            .map(|x| x.as_f64().unwrap_or_default() as f32)
+            .collect()
+    }
+}
+
+/// Reads a chat response: the SSE frames of a stream, or the JSON of a refusal.
+pub async fn read_chat_response<S>(mut response: awc::ClientResponse<S>) -> ChatResponse
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, awc::error::PayloadError>> + Unpin,
+{
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let is_stream = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_stream {
+        let json = response.json::<Value>().await.ok();
+        return ChatResponse {
+            status,
+            headers,
+            frames: Vec::new(),
+            json,
+        };
+    }
+    let mut events = response.eventsource();
+    let mut frames = Vec::new();
+    let read = async {
+        while let Some(event) = events.next().await {
+            let event = event.expect("a well-formed SSE stream");
+            frames.push(Frame {
+                event: event.event,
+                data: serde_json::from_str(&event.data).expect("frame data is JSON"),
+            });
+        }
+    };
+    tokio::time::timeout(STREAM_TIMEOUT, read)
+        .await
+        .expect("the stream ended in time");
+    ChatResponse {
+        status,
+        headers,
+        frames,
+        json: None,
+    }
+}
+
+/// A question with a mock directive line.
+pub fn directed(question: &str, directive: Value) -> String {
+    format!("{question}\nMOCK {directive}")
+}
+
+/// Polls `condition` for up to five seconds.
+pub async fn eventually(mut condition: impl AsyncFnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if condition().await {
+            return true;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+    }
+    condition().await
+}
