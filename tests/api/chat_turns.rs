@@ -399,3 +399,21 @@ async fn fifty_concurrent_turns_all_finish() {
     let rows = app.wait_for_rows(50).await;
     assert_eq!(rows.len(), 50);
 }
+
+#[actix_web::test]
+async fn the_api_key_is_sent_as_bearer_and_never_logged() {
+    const KEY: &str = "sk-do-not-log-9f2e";
+    let app = TestApp::spawn_with(&[("BOR_LLM_API_KEY", KEY), ("BOR_LLM_RETRIES", "1")]).await;
+    let response = app
+        .chat(&directed("Hello?", json!({"status": 503, "times": 1})))
+        .await;
+    assert_eq!(response.last().event, "done");
+    for request in app.mock.requests() {
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    log_line(&response.turn_id()).await;
+    assert!(!all_logs().contains(KEY), "the key never reaches the log");
+}

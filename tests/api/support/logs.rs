@@ -32,10 +32,15 @@ pub fn capture() {
     });
 }
 
+/// Everything logged so far in this process.
+pub fn all_logs() -> String {
+    let captured = CAPTURED.lock().map(|c| c.clone()).unwrap_or_default();
+    String::from_utf8_lossy(&captured).into_owned()
+}
+
 /// The `chat turn` lines of one turn.
 pub fn turn_log_lines(turn_id: &str) -> Vec<String> {
-    let captured = CAPTURED.lock().map(|c| c.clone()).unwrap_or_default();
-    String::from_utf8_lossy(&captured)
+    all_logs()
         .lines()
         .filter(|line| line.contains("chat turn") && line.contains(turn_id))
         .map(str::to_owned)

@@ -21,7 +21,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-pub use logs::turn_log_lines;
+pub use logs::{all_logs, turn_log_lines};
 pub use proxy::TcpProxy;
 
 /// The longest a test waits for a turn's stream to end.

@@ -1,0 +1,132 @@
+//! The `bor` binary's commands, run as a newcomer would run them.
+
+use std::process::{Command, Output};
+
+use bor::testing::TestDatabase;
+use bor_mock_llm::MockLlm;
+
+const SECRET_KEY: &str = "sk-cli-secret-7731";
+
+/// Runs `bor ARGS` with only the given `BOR_*` variables (and no `.env`).
+fn bor(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let scratch = std::env::temp_dir();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bor"));
+    command.args(args).current_dir(scratch).env_clear();
+    if let Ok(path) = std::env::var("PATH") {
+        command.env("PATH", path);
+    }
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    command.output().expect("bor runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn unused_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn check_names_what_is_missing() {
+    let dead_db = format!(
+        "postgres://postgres:hunter2@127.0.0.1:{}/bor",
+        unused_port()
+    );
+    let dead_llm = format!("http://127.0.0.1:{}/v1", unused_port());
+    let output = bor(
+        &["check"],
+        &[
+            ("BOR_DATABASE_URL", &dead_db),
+            ("BOR_LLM_BASE_URL", &dead_llm),
+            ("BOR_LLM_API_KEY", SECRET_KEY),
+        ],
+    );
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("MISSING  database"), "{shown}");
+    assert!(shown.contains("Start PostgreSQL"), "{shown}");
+    assert!(shown.contains("MISSING  LLM server"), "{shown}");
+    assert!(shown.contains(&dead_llm), "{shown}");
+    assert!(shown.contains("BOR_LLM_BASE_URL"), "{shown}");
+    assert!(
+        !shown.contains("hunter2"),
+        "the database password is hidden: {shown}"
+    );
+    assert!(
+        !shown.contains(SECRET_KEY),
+        "the API key is never shown: {shown}"
+    );
+}
+
+#[tokio::test]
+async fn check_passes_when_everything_is_there() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let output = bor(
+        &["check"],
+        &[
+            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_LLM_BASE_URL", &mock.base_url()),
+        ],
+    );
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    for line in [
+        "ok       database",
+        "ok       LLM server",
+        "ok       chat model",
+        "ok       embed model",
+        "ok       embeddings",
+    ] {
+        assert!(shown.contains(line), "{line}: {shown}");
+    }
+    assert!(shown.contains("64 dimensions"), "{shown}");
+}
+
+#[tokio::test]
+async fn check_names_a_model_the_server_does_not_list() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let output = bor(
+        &["check"],
+        &[
+            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_LLM_BASE_URL", &mock.base_url()),
+            ("BOR_LLM_CHAT_MODEL", "no-such-model"),
+        ],
+    );
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("MISSING  chat model"), "{shown}");
+    assert!(shown.contains("BOR_LLM_CHAT_MODEL"), "{shown}");
+}
+
+#[test]
+fn invalid_configuration_stops_before_anything_starts() {
+    let output = bor(
+        &["serve"],
+        &[("BOR_DB_POOL_SIZE", "0"), ("BOR_LLM_RETRIES", "eleven")],
+    );
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("BOR_DB_POOL_SIZE"), "{shown}");
+    assert!(shown.contains("BOR_LLM_RETRIES"), "{shown}");
+}
+
+#[tokio::test]
+async fn migrate_applies_then_reports_up_to_date() {
+    let db = TestDatabase::empty().await;
+    let first = bor(&["migrate"], &[("BOR_DATABASE_URL", db.url())]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert!(text(&first).contains("applied "), "{}", text(&first));
+    let second = bor(&["migrate"], &[("BOR_DATABASE_URL", db.url())]);
+    assert!(text(&second).contains("up to date"), "{}", text(&second));
+}
