@@ -66,7 +66,7 @@ enum State {
     /// gathers a tool-call span as written.
     Span { family: usize, markup: String },
     /// Holding text from `pos` that may be a call to one of bor's tools.
-    Candidate { family: usize, opener_len: usize, scan: CallScan },
+    Candidate { family: usize, opener_len: usize, scan: Box<CallScan> },
 }
 
 /// What a step of the state machine leaves to do.

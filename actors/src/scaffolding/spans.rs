@@ -139,12 +139,12 @@ impl ScaffoldingFilter {
         &mut self,
         family: usize,
         opener_len: usize,
-        mut scan: CallScan,
+        mut scan: Box<CallScan>,
         at_end: bool,
         out: &mut Vec<FilterEvent>,
     ) -> (State, Flow) {
         let call_start = self.pos + opener_len;
-        let verdict = match scan.feed(&self.buf.as_bytes()[call_start + scan.consumed()..], &self.tools) {
+        let verdict = match scan.feed(&self.buf.as_bytes()[call_start..], &self.tools) {
             Verdict::Pending if at_end => scan.finish(),
             verdict => verdict,
         };

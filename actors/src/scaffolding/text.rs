@@ -23,7 +23,7 @@ enum Action {
     /// Enter the family's span; its opener ends here.
     Span { family: usize, end: usize },
     /// Hold the text while the recogniser decides whether it is a call.
-    Candidate { family: usize, opener_len: usize, scan: CallScan },
+    Candidate { family: usize, opener_len: usize, scan: Box<CallScan> },
     /// Code markup: visible up to `end`, then `state`.
     Code { end: usize, state: State },
 }
@@ -45,10 +45,11 @@ impl ScaffoldingFilter {
                 return step;
             }
         }
+        let triggers = &TABLES.triggers;
         let mut from = self.scanned.max(self.pos);
         loop {
             let bytes = self.buf.as_bytes();
-            let Some(offset) = bytes[from..].iter().position(|&byte| TABLES.triggers[usize::from(byte)]) else {
+            let Some(offset) = bytes[from..].iter().position(|&byte| triggers[usize::from(byte)]) else {
                 break;
             };
             let decision = self.at_trigger(from + offset, at_end);
@@ -164,7 +165,8 @@ impl ScaffoldingFilter {
         let family = &FAMILIES[marker.family];
         let text = marker.text;
         let arrived = text.len().min(bytes.len() - start);
-        if bytes[start..start + arrived] != text[..arrived] {
+        // Byte by byte: markers mostly differ within their first bytes.
+        if !bytes[start..start + arrived].iter().zip(text).all(|(a, b)| a == b) {
             return Match::No;
         }
         if !marker.lone_closer && !self.position_allows(family.at, start) {
@@ -198,7 +200,7 @@ impl ScaffoldingFilter {
                     Verdict::Pending => Match::Yes(Action::Candidate {
                         family: marker.family,
                         opener_len: text.len(),
-                        scan,
+                        scan: Box::new(scan),
                     }),
                 }
             }
