@@ -38,7 +38,10 @@ fn measure(label: &str, text: &str, chunk: usize) {
         best = best.min(started.elapsed().as_secs_f64());
     }
     let megabytes = text.len() as f64 / 1_000_000.0;
-    println!("{label:>7}, chunks of {chunk:>7} bytes: {:>8.0} MB/s", megabytes / best);
+    println!(
+        "{label:>7}, chunks of {chunk:>7} bytes: {:>8.0} MB/s",
+        megabytes / best
+    );
 }
 
 /// `text` in pieces of about `size` bytes, cut at char boundaries.
@@ -59,8 +62,15 @@ fn split(text: &str, size: usize) -> Vec<&str> {
 fn main() {
     let prose = PROSE.repeat(16 * 1024 * 1024 / PROSE.len());
     let markup = MARKUP.repeat(16 * 1024 * 1024 / MARKUP.len());
-    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|size| size.parse().ok()).collect();
-    let sizes = if sizes.is_empty() { vec![usize::MAX / 2, 64 * 1024, 4096, 16] } else { sizes };
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|size| size.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![usize::MAX / 2, 64 * 1024, 4096, 16]
+    } else {
+        sizes
+    };
     for chunk in sizes {
         measure("prose", &prose, chunk.min(prose.len()));
         measure("markup", &markup, chunk.min(markup.len()));

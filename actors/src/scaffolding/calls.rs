@@ -25,7 +25,11 @@ enum Op {
     /// strings in the given quote bytes skipped.
     Balanced { quotes: &'static [u8] },
     /// `then` if the next byte is `byte`, else `otherwise` (the byte is not consumed).
-    Peek { byte: u8, then: &'static [Op], otherwise: &'static [Op] },
+    Peek {
+        byte: u8,
+        then: &'static [Op],
+        otherwise: &'static [Op],
+    },
     /// Another program, inline.
     Sub(&'static [Op]),
     /// Items separated by commas (whitespace allowed around them), up to `close`.
@@ -36,7 +40,9 @@ enum Op {
     NotFollowedBy(u8),
 }
 
-use Op::{Balanced, Blanks, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Opt, Peek, Sub, ToolName, Ws};
+use Op::{
+    Balanced, Blanks, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Opt, Peek, Sub, ToolName, Ws,
+};
 
 /// `"name": N, "arguments"|"parameters": …}` — after the opening `{`.
 const JSON_CALL: &[Op] = &[
@@ -52,7 +58,11 @@ const JSON_CALL: &[Op] = &[
     Lit(b","),
     Ws,
     Lit(b"\""),
-    Peek { byte: b'a', then: &[Lit(b"arguments\"")], otherwise: &[Lit(b"parameters\"")] },
+    Peek {
+        byte: b'a',
+        then: &[Lit(b"arguments\"")],
+        otherwise: &[Lit(b"parameters\"")],
+    },
     Ws,
     Lit(b":"),
     Confirm,
@@ -60,19 +70,35 @@ const JSON_CALL: &[Op] = &[
 ];
 
 /// `N(…)`, a pythonic call.
-const PYTHONIC_CALL: &[Op] = &[ToolName, Blanks, Lit(b"("), Confirm, Balanced { quotes: b"\"'" }];
+const PYTHONIC_CALL: &[Op] = &[
+    ToolName,
+    Blanks,
+    Lit(b"("),
+    Confirm,
+    Balanced { quotes: b"\"'" },
+];
 
 /// `{"name": …}`, a JSON call object.
 const JSON_CALL_OBJECT: &[Op] = &[Lit(b"{"), Sub(JSON_CALL)];
 
 /// One item of a call list: a JSON call object or a pythonic call.
-const CALL_ITEM: &[Op] = &[Peek { byte: b'{', then: JSON_CALL_OBJECT, otherwise: PYTHONIC_CALL }];
+const CALL_ITEM: &[Op] = &[Peek {
+    byte: b'{',
+    then: JSON_CALL_OBJECT,
+    otherwise: PYTHONIC_CALL,
+}];
 
 /// `N{…}` — after `call:`.
 const CALL_BRACES: &[Op] = &[ToolName, Lit(b"{"), Confirm, Balanced { quotes: b"\"" }];
 
 /// `…]` — after the opening `[`.
-const CALL_LIST: &[Op] = &[List { item: CALL_ITEM, close: b']' }, NotFollowedBy(b'(')];
+const CALL_LIST: &[Op] = &[
+    List {
+        item: CALL_ITEM,
+        close: b']',
+    },
+    NotFollowedBy(b'('),
+];
 
 /// `json\n{call}\n```\n` or with a list of calls — after the opening backticks.
 const JSON_FENCE: &[Op] = &[
@@ -82,7 +108,13 @@ const JSON_FENCE: &[Op] = &[
     Ws,
     Peek {
         byte: b'[',
-        then: &[Lit(b"["), List { item: CALL_ITEM, close: b']' }],
+        then: &[
+            Lit(b"["),
+            List {
+                item: CALL_ITEM,
+                close: b']',
+            },
+        ],
         otherwise: JSON_CALL_OBJECT,
     },
     Ws,
@@ -131,7 +163,11 @@ enum Offer {
 /// How deeply programs may nest (the deepest, `JSON_FENCE`, needs 6).
 const MAX_DEPTH: usize = 8;
 
-const NO_FRAME: Frame = Frame { ops: &[], pc: 0, after_item: false };
+const NO_FRAME: Frame = Frame {
+    ops: &[],
+    pc: 0,
+    after_item: false,
+};
 
 /// A recogniser run, resumable across chunks.
 #[derive(Debug)]
@@ -156,7 +192,10 @@ pub(super) struct CallScan {
 impl CallScan {
     pub fn new(shape: CallShape) -> Self {
         CallScan {
-            frames: [Frame { ops: program(shape), ..NO_FRAME }; MAX_DEPTH],
+            frames: [Frame {
+                ops: program(shape),
+                ..NO_FRAME
+            }; MAX_DEPTH],
             open_frames: 1,
             consumed: 0,
             confirmed: false,
@@ -184,12 +223,20 @@ impl CallScan {
             }
             self.consumed += 1;
         }
-        if self.unwind() { Verdict::Call(self.consumed) } else { Verdict::Pending }
+        if self.unwind() {
+            Verdict::Call(self.consumed)
+        } else {
+            Verdict::Pending
+        }
     }
 
     /// The message ended: a recognised call runs to the end, anything else is not a call.
     pub fn finish(&mut self) -> Verdict {
-        if self.confirmed || self.unwind() { Verdict::Call(self.consumed) } else { Verdict::NotCall }
+        if self.confirmed || self.unwind() {
+            Verdict::Call(self.consumed)
+        } else {
+            Verdict::NotCall
+        }
     }
 
     fn top(&mut self) -> Option<&mut Frame> {
@@ -234,7 +281,12 @@ impl CallScan {
     /// Offers the next byte of `text` to the current op.
     fn offer(&mut self, text: &[u8], tools: &[Box<str>]) -> Offer {
         let byte = text[self.consumed];
-        let Some(&mut Frame { ops, pc, after_item }) = self.top() else {
+        let Some(&mut Frame {
+            ops,
+            pc,
+            after_item,
+        }) = self.top()
+        else {
             return Offer::Failed;
         };
         match ops[pc] {
@@ -256,7 +308,11 @@ impl CallScan {
                 self.balanced(byte, quotes);
                 Offer::Consumed
             }
-            Peek { byte: expected, then, otherwise } => {
+            Peek {
+                byte: expected,
+                then,
+                otherwise,
+            } => {
                 self.next_op();
                 self.run_sub(if byte == expected { then } else { otherwise })
             }
@@ -298,7 +354,11 @@ impl CallScan {
     }
 
     fn run_sub(&mut self, ops: &'static [Op]) -> Offer {
-        if self.enter(ops) { Offer::Passed } else { Offer::Failed }
+        if self.enter(ops) {
+            Offer::Passed
+        } else {
+            Offer::Failed
+        }
     }
 
     fn skip_while(&mut self, matches: bool) -> Offer {
@@ -327,7 +387,11 @@ impl CallScan {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.') {
             let name = &text[start..=self.consumed];
             let is_prefix = tools.iter().any(|tool| tool.as_bytes().starts_with(name));
-            return if is_prefix { Offer::Consumed } else { Offer::Failed };
+            return if is_prefix {
+                Offer::Consumed
+            } else {
+                Offer::Failed
+            };
         }
         let name = &text[start..self.consumed];
         if tools.iter().any(|tool| tool.as_bytes() == name) {
@@ -360,5 +424,132 @@ impl CallScan {
             _ if quotes.contains(&byte) => self.quote = Some(byte),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<Box<str>> {
+        ["search_documents", "read_document"]
+            .into_iter()
+            .map(Box::from)
+            .collect()
+    }
+
+    /// The verdict on `text` (after the opener), fed whole and byte by byte.
+    fn verdict(shape: CallShape, text: &str, at_end: bool) -> Verdict {
+        let tools = tools();
+        let decide = |scan: &mut CallScan, verdict: Verdict| match verdict {
+            Verdict::Pending if at_end => scan.finish(),
+            verdict => verdict,
+        };
+        let mut whole = CallScan::new(shape);
+        let whole = {
+            let v = whole.feed(text.as_bytes(), &tools);
+            decide(&mut whole, v)
+        };
+        let mut scan = CallScan::new(shape);
+        let mut by_byte = Verdict::Pending;
+        for end in 1..=text.len() {
+            by_byte = scan.feed(&text.as_bytes()[..end], &tools);
+            if by_byte != Verdict::Pending {
+                break;
+            }
+        }
+        assert_eq!(
+            decide(&mut scan, by_byte),
+            whole,
+            "byte by byte differs for {text:?}"
+        );
+        whole
+    }
+
+    #[test]
+    fn json_calls_end_at_their_closing_brace() {
+        let call = r#" "name" : "read_document", "parameters": {"document_id": 3, "s": "}{"}}"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, &format!("{call} trailing"), false),
+            Verdict::Call(call.len())
+        );
+        assert_eq!(
+            verdict(CallShape::JsonObject, r#""host": "db"}"#, false),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(
+                CallShape::JsonObject,
+                r#""name": "read_documents", "arguments": {}}"#,
+                false
+            ),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(CallShape::JsonObject, r#""name": "read_document", "#, false),
+            Verdict::Pending
+        );
+        assert_eq!(
+            verdict(CallShape::JsonObject, r#""name": "read_document", "#, true),
+            Verdict::NotCall
+        );
+        let cut = r#""name": "read_document", "arguments": {"do"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, cut, true),
+            Verdict::Call(cut.len())
+        );
+    }
+
+    #[test]
+    fn call_lists_are_pythonic_or_json_and_never_links() {
+        let list = r#"search_documents(query="a)b", limit=[1]), {"name": "read_document", "arguments": {}}]"#;
+        assert_eq!(
+            verdict(CallShape::CallList, &format!("{list}."), false),
+            Verdict::Call(list.len())
+        );
+        assert_eq!(
+            verdict(CallShape::CallList, &format!("{list}(url)"), false),
+            Verdict::NotCall
+        );
+        assert_eq!(verdict(CallShape::CallList, list, false), Verdict::Pending);
+        assert_eq!(
+            verdict(CallShape::CallList, list, true),
+            Verdict::Call(list.len())
+        );
+        assert_eq!(
+            verdict(CallShape::CallList, "search_documents(q) usage](u)", false),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(CallShape::CallList, "the refund policy](u)", false),
+            Verdict::NotCall
+        );
+    }
+
+    #[test]
+    fn call_braces_and_fences() {
+        let braces = "read_document{id:{n:1}}";
+        assert_eq!(
+            verdict(CallShape::CallBraces, &format!("{braces} x"), false),
+            Verdict::Call(braces.len())
+        );
+        assert_eq!(
+            verdict(CallShape::CallBraces, "get_weather{city:Paris}", false),
+            Verdict::NotCall
+        );
+        let fence = "json\n[\n {\"name\": \"read_document\", \"arguments\": {}},\n {\"name\": \"search_documents\", \"arguments\": {}}\n]\n```\n";
+        assert_eq!(
+            verdict(CallShape::JsonFence, &format!("{fence}after"), false),
+            Verdict::Call(fence.len())
+        );
+        let bare = "\n{\"name\": \"read_document\", \"arguments\": {}}\n```";
+        assert_eq!(
+            verdict(CallShape::JsonFence, bare, true),
+            Verdict::Call(bare.len())
+        );
+        assert_eq!(
+            verdict(CallShape::JsonFence, "python\nprint(1)\n```\n", false),
+            Verdict::NotCall
+        );
     }
 }

@@ -70,7 +70,8 @@ pub(super) struct Tables {
 
 /// The anchor of a marker text, if it has one.
 pub(super) fn anchor_of(text: &[u8]) -> Option<usize> {
-    text.iter().position(|byte| !(byte.is_ascii_alphanumeric() || *byte == b' '))
+    text.iter()
+        .position(|byte| !(byte.is_ascii_alphanumeric() || *byte == b' '))
 }
 
 impl Tables {
@@ -88,18 +89,43 @@ impl Tables {
         let mut seen: Vec<&[u8]> = Vec::new();
         for (family, entry) in FAMILIES.iter().enumerate() {
             for opener in entry.openers {
-                tables.add(Marker { text: opener.as_bytes(), anchor: 0, family, lone_closer: false }, &mut seen);
+                tables.add(
+                    Marker {
+                        text: opener.as_bytes(),
+                        anchor: 0,
+                        family,
+                        lone_closer: false,
+                    },
+                    &mut seen,
+                );
             }
         }
         for (family, entry) in FAMILIES.iter().enumerate() {
-            if let End::Closers { closers, lone_closers: true, .. } = entry.end {
+            if let End::Closers {
+                closers,
+                lone_closers: true,
+                ..
+            } = entry.end
+            {
                 for closer in closers {
-                    tables.add(Marker { text: closer.as_bytes(), anchor: 0, family, lone_closer: true }, &mut seen);
+                    tables.add(
+                        Marker {
+                            text: closer.as_bytes(),
+                            anchor: 0,
+                            family,
+                            lone_closer: true,
+                        },
+                        &mut seen,
+                    );
                 }
             }
         }
         for markers in &mut tables.by_anchor {
-            markers.sort_by(|a, b| b.anchor.cmp(&a.anchor).then(b.text.len().cmp(&a.text.len())));
+            markers.sort_by(|a, b| {
+                b.anchor
+                    .cmp(&a.anchor)
+                    .then(b.text.len().cmp(&a.text.len()))
+            });
         }
         tables
     }
@@ -142,10 +168,21 @@ impl Tables {
 fn span_ends(family: &super::registry::Family) -> SpanEnds {
     let mut ends = Vec::new();
     if let End::Closers { closers, stops, .. } = family.end {
-        ends.extend(closers.iter().map(|text| (text.as_bytes(), SpanEndKind::Close)));
-        ends.extend(stops.iter().map(|text| (text.as_bytes(), SpanEndKind::Stop)));
+        ends.extend(
+            closers
+                .iter()
+                .map(|text| (text.as_bytes(), SpanEndKind::Close)),
+        );
+        ends.extend(
+            stops
+                .iter()
+                .map(|text| (text.as_bytes(), SpanEndKind::Stop)),
+        );
         if family.role == Role::Reasoning {
-            let markup_openers = family.openers.iter().filter(|text| anchor_of(text.as_bytes()).is_some());
+            let markup_openers = family
+                .openers
+                .iter()
+                .filter(|text| anchor_of(text.as_bytes()).is_some());
             ends.extend(markup_openers.map(|text| (text.as_bytes(), SpanEndKind::Nested)));
         }
     }

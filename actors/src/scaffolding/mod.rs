@@ -14,6 +14,8 @@ mod calls;
 mod matcher;
 pub mod registry;
 mod spans;
+#[cfg(test)]
+mod tests;
 mod text;
 
 use calls::CallScan;
@@ -61,12 +63,20 @@ enum State {
     /// Inside inline code opened by this many backticks.
     InlineCode { ticks: usize },
     /// Inside a fenced code block opened by `len` times the byte `fence`.
-    Fence { fence: u8, len: usize, line_start: bool },
+    Fence {
+        fence: u8,
+        len: usize,
+        line_start: bool,
+    },
     /// Inside the span of a tool-call or reasoning family (index in `FAMILIES`); `markup`
     /// gathers a tool-call span as written.
     Span { family: usize, markup: String },
     /// Holding text from `pos` that may be a call to one of bor's tools.
-    Candidate { family: usize, opener_len: usize, scan: Box<CallScan> },
+    Candidate {
+        family: usize,
+        opener_len: usize,
+        scan: Box<CallScan>,
+    },
 }
 
 /// What a step of the state machine leaves to do.
@@ -101,7 +111,10 @@ impl ScaffoldingFilter {
     /// `thinking_forced_open`: content is reasoning until the first `</think>`.
     pub fn new(tool_names: &[&str], thinking_forced_open: bool) -> Self {
         let state = if thinking_forced_open {
-            State::Span { family: registry::FORCED_OPEN_FAMILY, markup: String::new() }
+            State::Span {
+                family: registry::FORCED_OPEN_FAMILY,
+                markup: String::new(),
+            }
         } else {
             State::Text
         };
@@ -111,10 +124,16 @@ impl ScaffoldingFilter {
             scanned: 0,
             state,
             tools: tool_names.iter().map(|name| Box::from(*name)).collect(),
-            before: Before { last_byte: None, at_line_start: true },
+            before: Before {
+                last_byte: None,
+                at_line_start: true,
+            },
             fresh: !thinking_forced_open,
             not_call_at: None,
-            visible: VisibleText { started: false, trim_leading: thinking_forced_open },
+            visible: VisibleText {
+                started: false,
+                trim_leading: thinking_forced_open,
+            },
             stripped_chars: 0,
             stripped_spans: Vec::new(),
         }
@@ -153,11 +172,17 @@ impl ScaffoldingFilter {
             let (state, flow) = match std::mem::take(&mut self.state) {
                 State::Text => self.text_step(at_end, out),
                 State::InlineCode { ticks } => self.inline_code_step(ticks, at_end, out),
-                State::Fence { fence, len, line_start } => self.fence_step(fence, len, line_start, at_end, out),
+                State::Fence {
+                    fence,
+                    len,
+                    line_start,
+                } => self.fence_step(fence, len, line_start, at_end, out),
                 State::Span { family, markup } => self.span_step(family, markup, at_end, out),
-                State::Candidate { family, opener_len, scan } => {
-                    self.candidate_step(family, opener_len, scan, at_end, out)
-                }
+                State::Candidate {
+                    family,
+                    opener_len,
+                    scan,
+                } => self.candidate_step(family, opener_len, scan, at_end, out),
             };
             self.state = state;
             if flow == Flow::Wait {
@@ -171,7 +196,10 @@ impl ScaffoldingFilter {
         let decided = &self.buf.as_bytes()[..self.pos];
         if let Some(&last) = decided.last() {
             self.before.last_byte = Some(last);
-            if let Some(at) = decided.iter().rposition(|byte| !matches!(byte, b' ' | b'\t')) {
+            if let Some(at) = decided
+                .iter()
+                .rposition(|byte| !matches!(byte, b' ' | b'\t'))
+            {
                 self.before.at_line_start = decided[at] == b'\n';
             }
         }

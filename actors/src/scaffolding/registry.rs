@@ -89,23 +89,51 @@ pub struct Family {
 pub const FORCED_OPEN_FAMILY: usize = 0;
 
 const fn closed_by(closers: &'static [&'static str]) -> End {
-    End::Closers { closers, stops: &[], lone_closers: true }
+    End::Closers {
+        closers,
+        stops: &[],
+        lone_closers: true,
+    }
 }
 
 const fn tool(name: &'static str, openers: &'static [&'static str], end: End) -> Family {
-    Family { name, role: Role::ToolCall, openers, end, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::ToolCall,
+        openers,
+        end,
+        at: Position::Anywhere,
+    }
 }
 
 const fn reasoning(name: &'static str, openers: &'static [&'static str], end: End) -> Family {
-    Family { name, role: Role::Reasoning, openers, end, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::Reasoning,
+        openers,
+        end,
+        at: Position::Anywhere,
+    }
 }
 
 const fn answer(name: &'static str, openers: &'static [&'static str], end: End) -> Family {
-    Family { name, role: Role::Answer, openers, end, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::Answer,
+        openers,
+        end,
+        at: Position::Anywhere,
+    }
 }
 
 const fn framing(name: &'static str, openers: &'static [&'static str]) -> Family {
-    Family { name, role: Role::Framing, openers, end: End::Token, at: Position::Anywhere }
+    Family {
+        name,
+        role: Role::Framing,
+        openers,
+        end: End::Token,
+        at: Position::Anywhere,
+    }
 }
 
 const fn at(family: Family, at: Position) -> Family {
@@ -115,14 +143,42 @@ const fn at(family: Family, at: Position) -> Family {
 /// Every family the filter removes, routes or unwraps.
 pub static FAMILIES: &[Family] = &[
     // Reasoning. `<think>` stays first: see FORCED_OPEN_FAMILY.
-    reasoning("DeepSeek-R1 / Qwen3 / GLM / MiniMax think", &["<think>"], closed_by(&["</think>"])),
-    reasoning("thinking tags", &["<thinking>"], closed_by(&["</thinking>"])),
-    reasoning("reasoning tags", &["<reasoning>"], closed_by(&["</reasoning>"])),
-    reasoning("Mistral Magistral think", &["[THINK]"], closed_by(&["[/THINK]"])),
+    reasoning(
+        "DeepSeek-R1 / Qwen3 / GLM / MiniMax think",
+        &["<think>"],
+        closed_by(&["</think>"]),
+    ),
+    reasoning(
+        "thinking tags",
+        &["<thinking>"],
+        closed_by(&["</thinking>"]),
+    ),
+    reasoning(
+        "reasoning tags",
+        &["<reasoning>"],
+        closed_by(&["</reasoning>"]),
+    ),
+    reasoning(
+        "Mistral Magistral think",
+        &["[THINK]"],
+        closed_by(&["[/THINK]"]),
+    ),
     reasoning("Kimi-VL think", &["◁think▷"], closed_by(&["◁/think▷"])),
-    reasoning("Cohere Command A thinking", &["<|START_THINKING|>"], closed_by(&["<|END_THINKING|>"])),
-    reasoning("ByteDance Seed think", &["<seed:think>"], closed_by(&["</seed:think>"])),
-    reasoning("Gemma 4 thought channel", &["<|channel>thought"], closed_by(&["<channel|>"])),
+    reasoning(
+        "Cohere Command A thinking",
+        &["<|START_THINKING|>"],
+        closed_by(&["<|END_THINKING|>"]),
+    ),
+    reasoning(
+        "ByteDance Seed think",
+        &["<seed:think>"],
+        closed_by(&["</seed:think>"]),
+    ),
+    reasoning(
+        "Gemma 4 thought channel",
+        &["<|channel>thought"],
+        closed_by(&["<channel|>"]),
+    ),
     reasoning(
         "OpenThoughts / Bespoke thought",
         &["<|begin_of_thought|>"],
@@ -131,7 +187,11 @@ pub static FAMILIES: &[Family] = &[
     reasoning(
         "gpt-oss analysis channel",
         &["<|channel|>analysis<|message|>"],
-        End::Closers { closers: &["<|end|>"], stops: &["<|start|>", "<|channel|>"], lone_closers: true },
+        End::Closers {
+            closers: &["<|end|>"],
+            stops: &["<|start|>", "<|channel|>"],
+            lone_closers: true,
+        },
     ),
     at(
         reasoning(
@@ -146,10 +206,22 @@ pub static FAMILIES: &[Family] = &[
         Position::MessageStart(char::is_uppercase),
     ),
     // Answer wrappers.
-    answer("Granite response", &["<response>"], closed_by(&["</response>"])),
+    answer(
+        "Granite response",
+        &["<response>"],
+        closed_by(&["</response>"]),
+    ),
     answer("answer tags", &["<answer>"], closed_by(&["</answer>"])),
-    answer("Cohere Command R7B response", &["<|START_RESPONSE|>"], closed_by(&["<|END_RESPONSE|>"])),
-    answer("Cohere Command A text", &["<|START_TEXT|>"], closed_by(&["<|END_TEXT|>"])),
+    answer(
+        "Cohere Command R7B response",
+        &["<|START_RESPONSE|>"],
+        closed_by(&["<|END_RESPONSE|>"]),
+    ),
+    answer(
+        "Cohere Command A text",
+        &["<|START_TEXT|>"],
+        closed_by(&["<|END_TEXT|>"]),
+    ),
     answer(
         "OpenThoughts / Bespoke solution",
         &["<|begin_of_solution|>"],
@@ -157,28 +229,79 @@ pub static FAMILIES: &[Family] = &[
     ),
     answer(
         "gpt-oss final channel and preamble",
-        &["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"],
+        &[
+            "<|channel|>final<|message|>",
+            "<|channel|>commentary<|message|>",
+        ],
         closed_by(&["<|return|>", "<|end|>"]),
     ),
     // Tool-call markup, removed whatever name it carries.
-    tool("Hermes / Qwen / GLM tool call", &["<tool_call>"], closed_by(&["</tool_call>"])),
-    tool("tool_calls block", &["<tool_calls>"], closed_by(&["</tool_calls>"])),
-    tool("function_call block", &["<function_call>"], closed_by(&["</function_call>"])),
-    tool("OLMo 3 / legacy function_calls", &["<function_calls>"], closed_by(&["</function_calls>"])),
-    tool("Qwen3-Coder / Llama function", &["<function="], closed_by(&["</function>"])),
-    tool("hallucinated tool result", &["<tool_response>"], closed_by(&["</tool_response>"])),
-    tool("Llama 3.1 python_tag", &["<|python_tag|>"], End::EndOfMessage),
-    tool("Llama 4 python_start", &["<|python_start|>"], closed_by(&["<|python_end|>"])),
+    tool(
+        "Hermes / Qwen / GLM tool call",
+        &["<tool_call>"],
+        closed_by(&["</tool_call>"]),
+    ),
+    tool(
+        "tool_calls block",
+        &["<tool_calls>"],
+        closed_by(&["</tool_calls>"]),
+    ),
+    tool(
+        "function_call block",
+        &["<function_call>"],
+        closed_by(&["</function_call>"]),
+    ),
+    tool(
+        "OLMo 3 / legacy function_calls",
+        &["<function_calls>"],
+        closed_by(&["</function_calls>"]),
+    ),
+    tool(
+        "Qwen3-Coder / Llama function",
+        &["<function="],
+        closed_by(&["</function>"]),
+    ),
+    tool(
+        "hallucinated tool result",
+        &["<tool_response>"],
+        closed_by(&["</tool_response>"]),
+    ),
+    tool(
+        "Llama 3.1 python_tag",
+        &["<|python_tag|>"],
+        End::EndOfMessage,
+    ),
+    tool(
+        "Llama 4 python_start",
+        &["<|python_start|>"],
+        closed_by(&["<|python_end|>"]),
+    ),
     tool("Mistral TOOL_CALLS", &["[TOOL_CALLS]"], End::EndOfMessage),
-    tool("Mistral TOOL_RESULTS", &["[TOOL_RESULTS]"], closed_by(&["[/TOOL_RESULTS]"])),
-    tool("Granite tool_call token", &["<|tool_call|>"], End::EndOfMessage),
-    tool("Gemma 4 tool call", &["<|tool_call>"], closed_by(&["<tool_call|>"])),
+    tool(
+        "Mistral TOOL_RESULTS",
+        &["[TOOL_RESULTS]"],
+        closed_by(&["[/TOOL_RESULTS]"]),
+    ),
+    tool(
+        "Granite tool_call token",
+        &["<|tool_call|>"],
+        End::EndOfMessage,
+    ),
+    tool(
+        "Gemma 4 tool call",
+        &["<|tool_call>"],
+        closed_by(&["<tool_call|>"]),
+    ),
     tool(
         "Kimi K2 tool-call section",
         &["<|tool_calls_section_begin|>"],
         closed_by(&["<|tool_calls_section_end|>"]),
     ),
-    tool("Kimi K2 tool call", &["<|tool_call_begin|>"], closed_by(&["<|tool_call_end|>"])),
+    tool(
+        "Kimi K2 tool call",
+        &["<|tool_call_begin|>"],
+        closed_by(&["<|tool_call_end|>"]),
+    ),
     tool(
         "DeepSeek V3 / R1 tool calls",
         &[
@@ -195,7 +318,11 @@ pub static FAMILIES: &[Family] = &[
             "<｜tool\\_calls\\_end｜>",
         ]),
     ),
-    tool("DeepSeek tool call", &["<｜tool▁call▁begin｜>"], closed_by(&["<｜tool▁call▁end｜>"])),
+    tool(
+        "DeepSeek tool call",
+        &["<｜tool▁call▁begin｜>"],
+        closed_by(&["<｜tool▁call▁end｜>"]),
+    ),
     tool(
         "DeepSeek DSML",
         &["<｜DSML｜", "<｜｜DSML｜｜"],
@@ -208,7 +335,11 @@ pub static FAMILIES: &[Family] = &[
     ),
     tool(
         "gpt-oss tool call",
-        &["<|channel|>commentary to=", "<|channel|>analysis to=", "<|start|>assistant to="],
+        &[
+            "<|channel|>commentary to=",
+            "<|channel|>analysis to=",
+            "<|start|>assistant to=",
+        ],
         closed_by(&["<|call|>"]),
     ),
     tool(
@@ -216,17 +347,45 @@ pub static FAMILIES: &[Family] = &[
         &["assistantcommentary to=functions."],
         End::EndOfMessage,
     ),
-    tool("MiniMax M2 tool call", &["<minimax:tool_call>"], closed_by(&["</minimax:tool_call>"])),
-    tool("ByteDance Seed tool call", &["<seed:tool_call>"], closed_by(&["</seed:tool_call>"])),
-    tool("InternLM action", &["<|action_start|>"], closed_by(&["<|action_end|>"])),
-    tool("Nemotron TOOLCALL", &["<TOOLCALL>"], closed_by(&["</TOOLCALL>"])),
-    tool("LFM2 tool call", &["<|tool_call_start|>"], closed_by(&["<|tool_call_end|>"])),
-    tool("Cohere Command A action", &["<|START_ACTION|>"], closed_by(&["<|END_ACTION|>"])),
+    tool(
+        "MiniMax M2 tool call",
+        &["<minimax:tool_call>"],
+        closed_by(&["</minimax:tool_call>"]),
+    ),
+    tool(
+        "ByteDance Seed tool call",
+        &["<seed:tool_call>"],
+        closed_by(&["</seed:tool_call>"]),
+    ),
+    tool(
+        "InternLM action",
+        &["<|action_start|>"],
+        closed_by(&["<|action_end|>"]),
+    ),
+    tool(
+        "Nemotron TOOLCALL",
+        &["<TOOLCALL>"],
+        closed_by(&["</TOOLCALL>"]),
+    ),
+    tool(
+        "LFM2 tool call",
+        &["<|tool_call_start|>"],
+        closed_by(&["<|tool_call_end|>"]),
+    ),
+    tool(
+        "Cohere Command A action",
+        &["<|START_ACTION|>"],
+        closed_by(&["<|END_ACTION|>"]),
+    ),
     at(
         tool(
             "Cohere Command R action",
             &["Action: ```json"],
-            End::Closers { closers: &["```"], stops: &[], lone_closers: false },
+            End::Closers {
+                closers: &["```"],
+                stops: &[],
+                lone_closers: false,
+            },
         ),
         Position::LineStart,
     ),
@@ -234,16 +393,41 @@ pub static FAMILIES: &[Family] = &[
         tool(
             "tool_code / tool_call fence",
             &["```tool_code", "```tool_call"],
-            End::Closers { closers: &["```"], stops: &[], lone_closers: false },
+            End::Closers {
+                closers: &["```"],
+                stops: &[],
+                lone_closers: false,
+            },
         ),
         Position::LineStart,
     ),
-    at(tool("Phi-4-mini / FireFunction functools", &["functools["], End::EndOfMessage), Position::WordStart),
+    at(
+        tool(
+            "Phi-4-mini / FireFunction functools",
+            &["functools["],
+            End::EndOfMessage,
+        ),
+        Position::WordStart,
+    ),
     // Call syntax, markup only when it names one of bor's tools.
     tool("bare JSON call", &["{"], End::Call(CallShape::JsonObject)),
-    tool("pythonic or JSON call list", &["["], End::Call(CallShape::CallList)),
-    at(tool("Gemma 4 call, delimiters decoded away", &["call:"], End::Call(CallShape::CallBraces)), Position::WordStart),
-    at(tool("JSON call fence", &["```"], End::Call(CallShape::JsonFence)), Position::LineStart),
+    tool(
+        "pythonic or JSON call list",
+        &["["],
+        End::Call(CallShape::CallList),
+    ),
+    at(
+        tool(
+            "Gemma 4 call, delimiters decoded away",
+            &["call:"],
+            End::Call(CallShape::CallBraces),
+        ),
+        Position::WordStart,
+    ),
+    at(
+        tool("JSON call fence", &["```"], End::Call(CallShape::JsonFence)),
+        Position::LineStart,
+    ),
     // Turn framing.
     framing(
         "end-of-turn tokens",
@@ -271,5 +455,206 @@ pub static FAMILIES: &[Family] = &[
             "<|im_start|>",
         ],
     ),
-    at(framing("end-of-sequence tags", &["</s>", "<eos>"]), Position::MessageEnd),
+    at(
+        framing("end-of-sequence tags", &["</s>", "<eos>"]),
+        Position::MessageEnd,
+    ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::super::matcher::anchor_of;
+    use super::super::{FilterEvent, ScaffoldingFilter};
+    use super::*;
+
+    const TOOLS: &[&str] = &["search_documents", "read_document", "list_documents"];
+
+    /// What a filter made of `input`, fed whole and char by char (which must agree).
+    fn filtered(input: &str) -> (String, String, Vec<String>) {
+        let whole = run(&[input]);
+        let chars: Vec<&str> = input
+            .char_indices()
+            .map(|(at, c)| &input[at..at + c.len_utf8()])
+            .collect();
+        assert_eq!(run(&chars), whole, "char by char differs for {input:?}");
+        whole
+    }
+
+    fn run(chunks: &[&str]) -> (String, String, Vec<String>) {
+        let mut filter = ScaffoldingFilter::new(TOOLS, false);
+        let mut events = Vec::new();
+        for chunk in chunks {
+            filter.push(chunk, &mut events);
+        }
+        filter.finish(&mut events);
+        let (mut visible, mut thinking) = (String::new(), String::new());
+        for event in events {
+            match event {
+                FilterEvent::Visible(text) => visible.push_str(&text),
+                FilterEvent::Thinking(text) => thinking.push_str(&text),
+                FilterEvent::Stripped(_) => {}
+            }
+        }
+        let spans = filter.stripped_spans().to_vec();
+        assert_eq!(
+            filter.stripped_chars(),
+            spans.iter().map(|span| span.chars().count()).sum::<usize>()
+        );
+        (visible, thinking, spans)
+    }
+
+    fn words(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The text after an opener of `family` that completes its span.
+    fn body(family: &Family) -> String {
+        let content = match family.at {
+            Position::MessageStart(_) => "Inner words",
+            _ => "inner words",
+        };
+        match family.end {
+            End::Token => String::new(),
+            End::Closers { closers, .. } => format!("{content}{}", closers[0]),
+            End::EndOfMessage => content.to_owned(),
+            End::Call(CallShape::JsonObject) => {
+                r#""name": "search_documents", "arguments": {"query": "x"}}"#.to_owned()
+            }
+            End::Call(CallShape::CallList) => r#"search_documents(query="x")]"#.to_owned(),
+            End::Call(CallShape::CallBraces) => "search_documents{query:x}".to_owned(),
+            End::Call(CallShape::JsonFence) => {
+                "json\n{\"name\": \"search_documents\", \"arguments\": {}}\n```\n".to_owned()
+            }
+        }
+    }
+
+    #[test]
+    fn every_opener_of_every_family_is_caught() {
+        for family in FAMILIES {
+            for opener in family.openers {
+                let before = match family.at {
+                    Position::MessageStart(_) => "",
+                    Position::LineStart => "Intro.\n",
+                    Position::Anywhere | Position::WordStart | Position::MessageEnd => "Intro. ",
+                };
+                let after = match (family.at, family.end) {
+                    (Position::MessageEnd, _) | (_, End::EndOfMessage) => "",
+                    _ => " Outro.",
+                };
+                let body = body(family);
+                let input = format!("{before}{opener}{body}{after}");
+                let (visible, thinking, spans) = filtered(&input);
+                let kept = words(&format!("{before}{after}"));
+                match family.role {
+                    Role::ToolCall => {
+                        assert_eq!(words(&visible), kept, "{}: {input:?}", family.name);
+                        assert_eq!(
+                            spans,
+                            [format!("{opener}{body}")],
+                            "{}: {input:?}",
+                            family.name
+                        );
+                    }
+                    Role::Reasoning => {
+                        assert_eq!(words(&visible), kept, "{}: {input:?}", family.name);
+                        assert_eq!(
+                            words(&thinking).to_lowercase(),
+                            "inner words",
+                            "{}: {input:?}",
+                            family.name
+                        );
+                        assert!(spans.is_empty(), "{}: {input:?}", family.name);
+                    }
+                    Role::Answer => {
+                        assert_eq!(
+                            words(&visible),
+                            words(&format!("{before}inner words{after}")),
+                            "{}",
+                            family.name
+                        );
+                        assert!(spans.is_empty(), "{}: {input:?}", family.name);
+                    }
+                    Role::Framing => {
+                        assert_eq!(words(&visible), kept, "{}: {input:?}", family.name);
+                        assert!(spans.is_empty(), "{}: {input:?}", family.name);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn closers_met_alone_are_removed_where_the_family_says_so() {
+        for family in FAMILIES {
+            let End::Closers {
+                closers,
+                lone_closers,
+                ..
+            } = family.end
+            else {
+                continue;
+            };
+            for closer in closers {
+                let input = format!("Intro. {closer} Outro.");
+                let (visible, _, spans) = filtered(&input);
+                if lone_closers {
+                    assert_eq!(
+                        words(&visible),
+                        "Intro. Outro.",
+                        "{}: {input:?}",
+                        family.name
+                    );
+                    let counted = family.role == Role::ToolCall;
+                    assert_eq!(
+                        spans.len(),
+                        usize::from(counted),
+                        "{}: {input:?}",
+                        family.name
+                    );
+                } else {
+                    assert_eq!(visible, input, "{}", family.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_marker_can_be_found_by_the_scan() {
+        for family in FAMILIES {
+            let lone = match family.end {
+                End::Closers {
+                    closers,
+                    lone_closers: true,
+                    ..
+                } => closers,
+                _ => &[],
+            };
+            for marker in family.openers.iter().chain(lone) {
+                let at_message_start = matches!(family.at, Position::MessageStart(_));
+                assert!(
+                    at_message_start || anchor_of(marker.as_bytes()).is_some(),
+                    "{}: {marker:?} has no byte to stop the scan at",
+                    family.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_opener_belongs_to_two_families() {
+        let mut openers: Vec<&str> = FAMILIES
+            .iter()
+            .flat_map(|family| family.openers.iter().copied())
+            .collect();
+        let count = openers.len();
+        openers.sort_unstable();
+        openers.dedup();
+        assert_eq!(openers.len(), count);
+    }
+
+    #[test]
+    fn thinking_forced_open_starts_in_the_think_family() {
+        assert_eq!(FAMILIES[FORCED_OPEN_FAMILY].openers, ["<think>"]);
+        assert_eq!(FAMILIES[FORCED_OPEN_FAMILY].role, Role::Reasoning);
+    }
+}

@@ -15,7 +15,12 @@ enum FenceLine {
 }
 
 impl ScaffoldingFilter {
-    pub(super) fn inline_code_step(&mut self, ticks: usize, at_end: bool, out: &mut Vec<FilterEvent>) -> (State, Flow) {
+    pub(super) fn inline_code_step(
+        &mut self,
+        ticks: usize,
+        at_end: bool,
+        out: &mut Vec<FilterEvent>,
+    ) -> (State, Flow) {
         let bytes = self.buf.as_bytes();
         let Some(offset) = memchr::memchr2(b'`', b'\n', &bytes[self.pos..]) else {
             self.visible_to(bytes.len(), out);
@@ -32,7 +37,11 @@ impl ScaffoldingFilter {
             return (State::InlineCode { ticks }, Flow::Wait);
         }
         self.visible_to(at + run, out);
-        if run == ticks { (State::Text, Flow::Continue) } else { (State::InlineCode { ticks }, Flow::Continue) }
+        if run == ticks {
+            (State::Text, Flow::Continue)
+        } else {
+            (State::InlineCode { ticks }, Flow::Continue)
+        }
     }
 
     pub(super) fn fence_step(
@@ -46,7 +55,14 @@ impl ScaffoldingFilter {
         loop {
             let bytes = self.buf.as_bytes();
             if self.pos == bytes.len() {
-                return (State::Fence { fence, len, line_start }, Flow::Wait);
+                return (
+                    State::Fence {
+                        fence,
+                        len,
+                        line_start,
+                    },
+                    Flow::Wait,
+                );
             }
             if line_start {
                 match closing_fence(&bytes[self.pos..], fence, len, at_end) {
@@ -54,7 +70,16 @@ impl ScaffoldingFilter {
                         self.visible_to(self.pos + line, out);
                         return (State::Text, Flow::Continue);
                     }
-                    FenceLine::Undecided => return (State::Fence { fence, len, line_start }, Flow::Wait),
+                    FenceLine::Undecided => {
+                        return (
+                            State::Fence {
+                                fence,
+                                len,
+                                line_start,
+                            },
+                            Flow::Wait,
+                        );
+                    }
                     FenceLine::No => line_start = false,
                 }
             }
@@ -65,7 +90,14 @@ impl ScaffoldingFilter {
                 }
                 None => {
                     self.visible_to(bytes.len(), out);
-                    return (State::Fence { fence, len, line_start }, Flow::Wait);
+                    return (
+                        State::Fence {
+                            fence,
+                            len,
+                            line_start,
+                        },
+                        Flow::Wait,
+                    );
                 }
             }
         }
@@ -126,7 +158,13 @@ impl ScaffoldingFilter {
     }
 
     /// Consumes `buf[pos..end]` as span content: tool-call markup, or reasoning.
-    fn span_content_to(&mut self, end: usize, is_tool: bool, markup: &mut String, out: &mut Vec<FilterEvent>) {
+    fn span_content_to(
+        &mut self,
+        end: usize,
+        is_tool: bool,
+        markup: &mut String,
+        out: &mut Vec<FilterEvent>,
+    ) {
         if is_tool {
             markup.push_str(&self.buf[self.pos..end]);
             self.pos = end;
@@ -149,7 +187,14 @@ impl ScaffoldingFilter {
             verdict => verdict,
         };
         match verdict {
-            Verdict::Pending => (State::Candidate { family, opener_len, scan }, Flow::Wait),
+            Verdict::Pending => (
+                State::Candidate {
+                    family,
+                    opener_len,
+                    scan,
+                },
+                Flow::Wait,
+            ),
             Verdict::Call(len) => {
                 self.strip_to(call_start + len, out);
                 (State::Text, Flow::Continue)
@@ -167,8 +212,14 @@ impl ScaffoldingFilter {
 fn closing_fence(line: &[u8], fence: u8, len: usize, at_end: bool) -> FenceLine {
     let is_blank = |byte: &u8| matches!(byte, b' ' | b'\t' | b'\r');
     let indent = line.iter().take_while(|byte| is_blank(byte)).count();
-    let run = line[indent..].iter().take_while(|&&byte| byte == fence).count();
-    let trailing = line[indent + run..].iter().take_while(|byte| is_blank(byte)).count();
+    let run = line[indent..]
+        .iter()
+        .take_while(|&&byte| byte == fence)
+        .count();
+    let trailing = line[indent + run..]
+        .iter()
+        .take_while(|byte| is_blank(byte))
+        .count();
     let end = indent + run + trailing;
     match line.get(end) {
         None if !at_end => FenceLine::Undecided,

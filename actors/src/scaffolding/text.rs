@@ -23,7 +23,11 @@ enum Action {
     /// Enter the family's span; its opener ends here.
     Span { family: usize, end: usize },
     /// Hold the text while the recogniser decides whether it is a call.
-    Candidate { family: usize, opener_len: usize, scan: Box<CallScan> },
+    Candidate {
+        family: usize,
+        opener_len: usize,
+        scan: Box<CallScan>,
+    },
     /// Code markup: visible up to `end`, then `state`.
     Code { end: usize, state: State },
 }
@@ -49,7 +53,10 @@ impl ScaffoldingFilter {
         let mut from = self.scanned.max(self.pos);
         loop {
             let bytes = self.buf.as_bytes();
-            let Some(offset) = bytes[from..].iter().position(|&byte| triggers[usize::from(byte)]) else {
+            let Some(offset) = bytes[from..]
+                .iter()
+                .position(|&byte| triggers[usize::from(byte)])
+            else {
                 break;
             };
             let decision = self.at_trigger(from + offset, at_end);
@@ -58,7 +65,11 @@ impl ScaffoldingFilter {
                 Err(step) => return step,
             }
         }
-        let end = if at_end { self.buf.len() } else { TABLES.held_tail(self.buf.as_bytes(), self.pos) };
+        let end = if at_end {
+            self.buf.len()
+        } else {
+            TABLES.held_tail(self.buf.as_bytes(), self.pos)
+        };
         self.visible_to(end, out);
         self.scanned = end;
         (State::Text, Flow::Wait)
@@ -66,7 +77,11 @@ impl ScaffoldingFilter {
 
     /// Carries out a decision: `Ok` with where scanning goes on, or `Err` with the step's
     /// outcome.
-    fn decide(&mut self, decision: Decision, out: &mut Vec<FilterEvent>) -> Result<usize, (State, Flow)> {
+    fn decide(
+        &mut self,
+        decision: Decision,
+        out: &mut Vec<FilterEvent>,
+    ) -> Result<usize, (State, Flow)> {
         let (start, action) = match decision {
             Decision::Text(next) => return Ok(next),
             Decision::Hold(from) => {
@@ -98,7 +113,15 @@ impl ScaffoldingFilter {
                 self.pos = end;
                 State::Span { family, markup }
             }
-            Action::Candidate { family, opener_len, scan } => State::Candidate { family, opener_len, scan },
+            Action::Candidate {
+                family,
+                opener_len,
+                scan,
+            } => State::Candidate {
+                family,
+                opener_len,
+                scan,
+            },
             Action::Code { end, state } => {
                 self.visible_to(end, out);
                 state
@@ -111,7 +134,10 @@ impl ScaffoldingFilter {
     /// At the first non-whitespace of the message: the markers that only count there.
     fn message_start(&mut self, at_end: bool) -> Option<Decision> {
         let bytes = self.buf.as_bytes();
-        let first = self.pos + bytes[self.pos..].iter().position(|byte| !byte.is_ascii_whitespace())?;
+        let first = self.pos
+            + bytes[self.pos..]
+                .iter()
+                .position(|byte| !byte.is_ascii_whitespace())?;
         let rest = &self.buf[first..];
         for marker in &TABLES.message_start {
             let Position::MessageStart(followed_by) = FAMILIES[marker.family].at else {
@@ -127,8 +153,14 @@ impl ScaffoldingFilter {
             match self.buf[end..].chars().next() {
                 None if !at_end => return Some(Decision::Hold(first)),
                 Some(next) if followed_by(next) => {
-                    let action = Action::Span { family: marker.family, end };
-                    return Some(Decision::Act { start: first, action });
+                    let action = Action::Span {
+                        family: marker.family,
+                        end,
+                    };
+                    return Some(Decision::Act {
+                        start: first,
+                        action,
+                    });
                 }
                 _ => {}
             }
@@ -166,7 +198,11 @@ impl ScaffoldingFilter {
         let text = marker.text;
         let arrived = text.len().min(bytes.len() - start);
         // Byte by byte: markers mostly differ within their first bytes.
-        if !bytes[start..start + arrived].iter().zip(text).all(|(a, b)| a == b) {
+        if !bytes[start..start + arrived]
+            .iter()
+            .zip(text)
+            .all(|(a, b)| a == b)
+        {
             return Match::No;
         }
         if !marker.lone_closer && !self.position_allows(family.at, start) {
@@ -177,7 +213,11 @@ impl ScaffoldingFilter {
         }
         let end = start + text.len();
         if marker.lone_closer {
-            return Match::Yes(if family.role == Role::ToolCall { Action::Strip { end } } else { Action::Drop { end } });
+            return Match::Yes(if family.role == Role::ToolCall {
+                Action::Strip { end }
+            } else {
+                Action::Drop { end }
+            });
         }
         if let Position::MessageEnd = family.at {
             if !bytes[end..].iter().all(u8::is_ascii_whitespace) {
@@ -206,7 +246,10 @@ impl ScaffoldingFilter {
             }
             (Role::ToolCall, End::Token) => Match::Yes(Action::Strip { end }),
             (Role::ToolCall | Role::Reasoning, End::Closers { .. } | End::EndOfMessage) => {
-                Match::Yes(Action::Span { family: marker.family, end })
+                Match::Yes(Action::Span {
+                    family: marker.family,
+                    end,
+                })
             }
             (Role::Reasoning | Role::Answer | Role::Framing, _) => Match::Yes(Action::Drop { end }),
         }
@@ -215,7 +258,9 @@ impl ScaffoldingFilter {
     fn position_allows(&self, position: Position, start: usize) -> bool {
         match position {
             Position::Anywhere | Position::MessageEnd => true,
-            Position::WordStart => !self.byte_before(start).is_some_and(|byte| byte.is_ascii_alphanumeric() || byte == b'_'),
+            Position::WordStart => !self
+                .byte_before(start)
+                .is_some_and(|byte| byte.is_ascii_alphanumeric() || byte == b'_'),
             Position::LineStart => self.at_line_start(start),
             Position::MessageStart(_) => false,
         }
@@ -231,7 +276,10 @@ impl ScaffoldingFilter {
     /// Only spaces or tabs precede `at` on its line.
     fn at_line_start(&self, at: usize) -> bool {
         let before = &self.buf.as_bytes()[..at];
-        match before.iter().rposition(|byte| !matches!(byte, b' ' | b'\t')) {
+        match before
+            .iter()
+            .rposition(|byte| !matches!(byte, b' ' | b'\t'))
+        {
             Some(last) => before[last] == b'\n',
             None => self.before.at_line_start,
         }
@@ -241,7 +289,10 @@ impl ScaffoldingFilter {
     fn code_at(&self, at: usize, at_end: bool) -> Decision {
         let bytes = self.buf.as_bytes();
         let fence = bytes[at];
-        let run = bytes[at..].iter().take_while(|&&byte| byte == fence).count();
+        let run = bytes[at..]
+            .iter()
+            .take_while(|&&byte| byte == fence)
+            .count();
         let after = at + run;
         if after == bytes.len() && !at_end {
             return Decision::Hold(at);
@@ -255,15 +306,28 @@ impl ScaffoldingFilter {
             };
             if fence == b'`' && bytes[after..info_end].contains(&b'`') {
                 let state = State::InlineCode { ticks: run };
-                return Decision::Act { start: at, action: Action::Code { end: after, state } };
+                return Decision::Act {
+                    start: at,
+                    action: Action::Code { end: after, state },
+                };
             }
-            let state = State::Fence { fence, len: run, line_start: line_end.is_some() };
+            let state = State::Fence {
+                fence,
+                len: run,
+                line_start: line_end.is_some(),
+            };
             let end = line_end.map_or(info_end, |newline| newline + 1);
-            return Decision::Act { start: at, action: Action::Code { end, state } };
+            return Decision::Act {
+                start: at,
+                action: Action::Code { end, state },
+            };
         }
         if fence == b'`' {
             let state = State::InlineCode { ticks: run };
-            return Decision::Act { start: at, action: Action::Code { end: after, state } };
+            return Decision::Act {
+                start: at,
+                action: Action::Code { end: after, state },
+            };
         }
         Decision::Text(after)
     }

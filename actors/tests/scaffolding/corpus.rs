@@ -34,10 +34,14 @@ fn with_offsets(text: &str, tools: &[String]) -> (String, Vec<usize>) {
     let mut offsets = Vec::with_capacity(text.len() + 1);
     let mut at = 0;
     while at < text.len() {
-        match tools.iter().find(|tool| text[at..].starts_with(tool.as_str())) {
+        match tools
+            .iter()
+            .find(|tool| text[at..].starts_with(tool.as_str()))
+        {
             Some(tool) => {
                 let start = replaced.len();
-                offsets.extend((0..tool.len()).map(|inside| start + inside.min(BOR_TOOL.len() - 1)));
+                offsets
+                    .extend((0..tool.len()).map(|inside| start + inside.min(BOR_TOOL.len() - 1)));
                 replaced.push_str(BOR_TOOL);
                 at += tool.len();
             }
@@ -79,18 +83,42 @@ fn samples() -> Vec<Sample> {
 }
 
 fn check(sample: &Sample, ways: &[(String, Vec<&str>)], whole: &Filtered) {
-    let expected = normalized(&as_bor_tool(&sample.expected_visible, &sample.registered_tools));
-    assert_eq!(normalized(&whole.visible), expected, "{}: visible text", sample.id);
+    let expected = normalized(&as_bor_tool(
+        &sample.expected_visible,
+        &sample.registered_tools,
+    ));
+    assert_eq!(
+        normalized(&whole.visible),
+        expected,
+        "{}: visible text",
+        sample.id
+    );
     if sample.scaffolding_only {
-        assert!(whole.visible.trim().is_empty(), "{}: something visible", sample.id);
+        assert!(
+            whole.visible.trim().is_empty(),
+            "{}: something visible",
+            sample.id
+        );
         assert!(whole.stripped_chars > 0, "{}: nothing stripped", sample.id);
     }
     let forced_open = starts_in_reasoning(&sample.sample);
     for (way, chunks) in ways {
         let split = filter(chunks.iter().copied(), forced_open);
-        assert_eq!(split.visible, whole.visible, "{}: visible text differs {way}", sample.id);
-        assert_eq!(split.thinking, whole.thinking, "{}: thinking differs {way}", sample.id);
-        assert_eq!(split.stripped, whole.stripped, "{}: stripped spans differ {way}", sample.id);
+        assert_eq!(
+            split.visible, whole.visible,
+            "{}: visible text differs {way}",
+            sample.id
+        );
+        assert_eq!(
+            split.thinking, whole.thinking,
+            "{}: thinking differs {way}",
+            sample.id
+        );
+        assert_eq!(
+            split.stripped, whole.stripped,
+            "{}: stripped spans differ {way}",
+            sample.id
+        );
     }
 }
 
@@ -103,7 +131,12 @@ fn every_sample_gives_its_visible_text_however_it_is_chunked() {
         let whole = filter([text.as_str()], starts_in_reasoning(&sample.sample));
         let mut ways: Vec<(String, Vec<&str>)> = Vec::new();
         if let Some(chunks) = &sample.chunks {
-            assert_eq!(chunks.concat(), sample.sample, "{}: chunks are the sample", sample.id);
+            assert_eq!(
+                chunks.concat(),
+                sample.sample,
+                "{}: chunks are the sample",
+                sample.id
+            );
             let mut cuts = vec![0];
             cuts.extend(chunks.iter().scan(0, |end, chunk| {
                 *end += chunk.len();
@@ -113,7 +146,10 @@ fn every_sample_gives_its_visible_text_however_it_is_chunked() {
             ways.push(("in its own chunks".to_owned(), own_chunks));
         }
         for chunks in splits(&text) {
-            ways.push((format!("split as {chunks:?}").chars().take(120).collect(), chunks));
+            ways.push((
+                format!("split as {chunks:?}").chars().take(120).collect(),
+                chunks,
+            ));
         }
         check(sample, &ways, &whole);
     }
@@ -125,13 +161,30 @@ fn reasoning_goes_to_thinking_without_its_tags() {
         let text = as_bor_tool(&sample.sample, &sample.registered_tools);
         let whole = filter([text.as_str()], starts_in_reasoning(&sample.sample));
         if sample.kind.contains("thinking") {
-            assert!(!whole.thinking.trim().is_empty(), "{}: no thinking", sample.id);
+            assert!(
+                !whole.thinking.trim().is_empty(),
+                "{}: no thinking",
+                sample.id
+            );
         }
         if sample.family.starts_with("ambiguous") {
             assert_eq!(whole.thinking, "", "{}: thinking", sample.id);
         }
-        for tag in ["<think>", "</think>", "[THINK]", "◁think▷", "<|END_THINKING|>", "<channel|>", "<|end|>"] {
-            assert!(!whole.thinking.contains(tag), "{}: {tag} in thinking {:?}", sample.id, whole.thinking);
+        for tag in [
+            "<think>",
+            "</think>",
+            "[THINK]",
+            "◁think▷",
+            "<|END_THINKING|>",
+            "<channel|>",
+            "<|end|>",
+        ] {
+            assert!(
+                !whole.thinking.contains(tag),
+                "{}: {tag} in thinking {:?}",
+                sample.id,
+                whole.thinking
+            );
         }
     }
 }

@@ -27,7 +27,10 @@ pub fn filter<'a>(chunks: impl IntoIterator<Item = &'a str>, forced_open: bool) 
         filter.push(chunk, &mut events);
     }
     filter.finish(&mut events);
-    let mut filtered = Filtered { stripped_chars: filter.stripped_chars(), ..Filtered::default() };
+    let mut filtered = Filtered {
+        stripped_chars: filter.stripped_chars(),
+        ..Filtered::default()
+    };
     for event in events {
         match event {
             FilterEvent::Visible(text) => {
@@ -43,15 +46,34 @@ pub fn filter<'a>(chunks: impl IntoIterator<Item = &'a str>, forced_open: bool) 
             FilterEvent::Stripped(span) => filtered.stripped.push(span),
         }
     }
-    assert_eq!(filtered.stripped.as_slice(), filter.stripped_spans(), "events and kept spans differ");
-    let counted: usize = filtered.stripped.iter().map(|span| span.chars().count()).sum();
-    assert_eq!(counted, filtered.stripped_chars, "stripped_chars is not the size of the spans");
+    assert_eq!(
+        filtered.stripped.as_slice(),
+        filter.stripped_spans(),
+        "events and kept spans differ"
+    );
+    let counted: usize = filtered
+        .stripped
+        .iter()
+        .map(|span| span.chars().count())
+        .sum();
+    assert_eq!(
+        counted, filtered.stripped_chars,
+        "stripped_chars is not the size of the spans"
+    );
     filtered
 }
 
 /// `text` split at every char boundary into two chunks, and char by char.
 pub fn splits(text: &str) -> Vec<Vec<&str>> {
-    let mut splits: Vec<Vec<&str>> = text.char_indices().skip(1).map(|(at, _)| vec![&text[..at], &text[at..]]).collect();
-    splits.push(text.char_indices().map(|(at, c)| &text[at..at + c.len_utf8()]).collect());
+    let mut splits: Vec<Vec<&str>> = text
+        .char_indices()
+        .skip(1)
+        .map(|(at, _)| vec![&text[..at], &text[at..]])
+        .collect();
+    splits.push(
+        text.char_indices()
+            .map(|(at, c)| &text[at..at + c.len_utf8()])
+            .collect(),
+    );
     splits
 }
