@@ -186,7 +186,7 @@ fn span_ends(family: &super::registry::Family) -> SpanEnds {
             ends.extend(markup_openers.map(|text| (text.as_bytes(), SpanEndKind::Nested)));
         }
     }
-    ends.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    ends.sort_by_key(|(text, _)| std::cmp::Reverse(text.len()));
     let mut firsts: Vec<u8> = ends.iter().map(|(text, _)| text[0]).collect();
     firsts.sort_unstable();
     firsts.dedup();

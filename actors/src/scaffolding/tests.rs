@@ -90,7 +90,7 @@ fn text_that_may_start_a_marker_is_held_only_until_decided() {
     let mut events = Vec::new();
     let mut push = |chunk: &str| {
         filter.push(chunk, &mut events);
-        events.drain(..).collect::<Vec<_>>()
+        std::mem::take(&mut events)
     };
     assert_eq!(
         push("Let me ca"),

@@ -44,10 +44,9 @@ impl ScaffoldingFilter {
     pub(super) fn text_step(&mut self, at_end: bool, out: &mut Vec<FilterEvent>) -> (State, Flow) {
         if self.fresh
             && let Some(decision) = self.message_start(at_end)
+            && let Err(step) = self.decide(decision, out)
         {
-            if let Err(step) = self.decide(decision, out) {
-                return step;
-            }
+            return step;
         }
         let triggers = &TABLES.triggers;
         let mut from = self.scanned.max(self.pos);
