@@ -38,8 +38,6 @@ pub struct ScaffoldingFilter {
     /// `pos` is decided and is dropped from the buffer after each call.
     buf: String,
     pos: usize,
-    /// In text: `buf[pos..scanned]` holds nothing that can start markup.
-    scanned: usize,
     state: State,
     tools: Box<[Box<str>]>,
     /// Facts about the content already dropped from `buf`.
@@ -121,7 +119,6 @@ impl ScaffoldingFilter {
         ScaffoldingFilter {
             buf: String::new(),
             pos: 0,
-            scanned: 0,
             state,
             tools: tool_names.iter().map(|name| Box::from(*name)).collect(),
             before: Before {
@@ -204,7 +201,6 @@ impl ScaffoldingFilter {
             }
         }
         self.buf.drain(..self.pos);
-        self.scanned = self.scanned.saturating_sub(self.pos);
         self.not_call_at = self.not_call_at.and_then(|at| at.checked_sub(self.pos));
         self.pos = 0;
     }

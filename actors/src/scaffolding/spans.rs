@@ -201,7 +201,6 @@ impl ScaffoldingFilter {
             }
             Verdict::NotCall => {
                 self.not_call_at = Some(self.pos);
-                self.scanned = self.pos;
                 (State::Text, Flow::Continue)
             }
         }

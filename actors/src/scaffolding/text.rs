@@ -49,7 +49,7 @@ impl ScaffoldingFilter {
             return step;
         }
         let triggers = &TABLES.triggers;
-        let mut from = self.scanned.max(self.pos);
+        let mut from = self.pos;
         loop {
             let bytes = self.buf.as_bytes();
             let Some(offset) = bytes[from..]
@@ -70,7 +70,6 @@ impl ScaffoldingFilter {
             TABLES.held_tail(self.buf.as_bytes(), self.pos)
         };
         self.visible_to(end, out);
-        self.scanned = end;
         (State::Text, Flow::Wait)
     }
 
@@ -85,7 +84,6 @@ impl ScaffoldingFilter {
             Decision::Text(next) => return Ok(next),
             Decision::Hold(from) => {
                 self.visible_to(from, out);
-                self.scanned = from;
                 return Err((State::Text, Flow::Wait));
             }
             Decision::Act { start, action } => (start, action),
@@ -126,7 +124,6 @@ impl ScaffoldingFilter {
                 state
             }
         };
-        self.scanned = self.pos;
         Err((state, Flow::Continue))
     }
 
