@@ -73,6 +73,8 @@ fn main() {
     };
     for chunk in sizes {
         measure("prose", &prose, chunk.min(prose.len()));
-        measure("markup", &markup, chunk.min(markup.len()));
+        if std::env::var_os("PROSE_ONLY").is_none() {
+            measure("markup", &markup, chunk.min(markup.len()));
+        }
     }
 }

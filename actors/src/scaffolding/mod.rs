@@ -4,11 +4,19 @@
 //!
 //! The filter decides text as soon as it can and holds back only what may still become a
 //! marker, so its output does not depend on how the content was cut into chunks. The
-//! markup it knows is listed in [`registry::FAMILIES`].
+//! markup it knows is the table in [`registry::FAMILIES`].
 //!
-//! Besides the markers, it follows markdown code: inside inline code (which ends at its
-//! closing backticks or at the end of the line) and inside fenced code blocks nothing is
-//! markup, except that a fence whose whole body is a call to one of bor's tools is one.
+//! Decisions beyond the table:
+//! - Only tool-call markup counts as stripped (`stripped_chars`, `Stripped`). Reasoning
+//!   tags, answer wrappers and turn framing are dropped silently, so a reply of reasoning
+//!   and an end-of-turn token has nothing stripped.
+//! - Markdown code is not markup: inside inline code (which ends at its closing backticks
+//!   or at the end of the line) and inside fenced blocks nothing is removed, except that a
+//!   ```` ``` ````/```` ```json ```` fence whose whole body is a call to one of bor's tools
+//!   is a call.
+//! - Whitespace right after removed markup is dropped while nothing visible has been sent
+//!   yet, so an answer does not start with the blank lines that followed its reasoning.
+//! - Reasoning runs to its closer: markup inside it stays in the reasoning text.
 
 mod calls;
 mod matcher;

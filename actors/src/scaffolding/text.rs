@@ -281,7 +281,8 @@ impl ScaffoldingFilter {
         }
     }
 
-    /// Backticks or tildes that no marker claimed: inline code, a code fence, or text.
+    /// Backticks or tildes that no marker claimed: inline code, a code fence, or text. At
+    /// the start of a line, three or more open a fence whatever follows on the line.
     fn code_at(&self, at: usize, at_end: bool) -> Decision {
         let bytes = self.buf.as_bytes();
         let fence = bytes[at];
@@ -294,28 +295,15 @@ impl ScaffoldingFilter {
             return Decision::Hold(at);
         }
         if run >= 3 && self.at_line_start(at) {
-            let line_end = memchr::memchr(b'\n', &bytes[after..]).map(|offset| after + offset);
-            let info_end = match line_end {
-                Some(newline) => newline,
-                None if at_end => bytes.len(),
-                None => return Decision::Hold(at),
-            };
-            if fence == b'`' && bytes[after..info_end].contains(&b'`') {
-                let state = State::InlineCode { ticks: run };
-                return Decision::Act {
-                    start: at,
-                    action: Action::Code { end: after, state },
-                };
-            }
+            // The rest of the opening line (the info string) is part of the block.
             let state = State::Fence {
                 fence,
                 len: run,
-                line_start: line_end.is_some(),
+                line_start: false,
             };
-            let end = line_end.map_or(info_end, |newline| newline + 1);
             return Decision::Act {
                 start: at,
-                action: Action::Code { end, state },
+                action: Action::Code { end: after, state },
             };
         }
         if fence == b'`' {
