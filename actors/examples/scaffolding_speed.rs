@@ -73,8 +73,6 @@ fn main() {
     };
     for chunk in sizes {
         measure("prose", &prose, chunk.min(prose.len()));
-        if std::env::var_os("PROSE_ONLY").is_none() {
-            measure("markup", &markup, chunk.min(markup.len()));
-        }
+        measure("markup", &markup, chunk.min(markup.len()));
     }
 }
