@@ -17,6 +17,8 @@
 //! - Whitespace right after removed markup is dropped while nothing visible has been sent
 //!   yet, so an answer does not start with the blank lines that followed its reasoning.
 //! - Reasoning runs to its closer: markup inside it stays in the reasoning text.
+//! - Where a marker may start (line start, word start) is judged on the visible text:
+//!   markup removed just before it does not count.
 
 mod calls;
 mod matcher;
@@ -48,7 +50,7 @@ pub struct ScaffoldingFilter {
     pos: usize,
     state: State,
     tools: Box<[Box<str>]>,
-    /// Facts about the content already dropped from `buf`.
+    /// The visible text sent so far, as far as position rules need it.
     before: Before,
     /// Nothing but whitespace has been read yet (markers that only count at the start of
     /// a message are still possible).
@@ -94,7 +96,8 @@ enum Flow {
     Wait,
 }
 
-/// The raw content dropped from the buffer, as far as later decisions need it.
+/// The end of the visible text sent so far (markup removed from it does not count:
+/// position rules follow what the reader sees).
 #[derive(Debug)]
 struct Before {
     last_byte: Option<u8>,
@@ -196,18 +199,8 @@ impl ScaffoldingFilter {
         }
     }
 
-    /// Drops the decided content from the buffer, keeping what later decisions need.
+    /// Drops the decided content from the buffer.
     fn drop_decided(&mut self) {
-        let decided = &self.buf.as_bytes()[..self.pos];
-        if let Some(&last) = decided.last() {
-            self.before.last_byte = Some(last);
-            if let Some(at) = decided
-                .iter()
-                .rposition(|byte| !matches!(byte, b' ' | b'\t'))
-            {
-                self.before.at_line_start = decided[at] == b'\n';
-            }
-        }
         self.buf.drain(..self.pos);
         self.not_call_at = self.not_call_at.and_then(|at| at.checked_sub(self.pos));
         self.pos = 0;
@@ -217,6 +210,12 @@ impl ScaffoldingFilter {
     fn visible_to(&mut self, end: usize, out: &mut Vec<FilterEvent>) {
         let mut text = &self.buf[self.pos..end];
         self.pos = end;
+        if let Some(&last) = text.as_bytes().last() {
+            self.before.last_byte = Some(last);
+            if let Some(at) = text.bytes().rposition(|byte| !matches!(byte, b' ' | b'\t')) {
+                self.before.at_line_start = text.as_bytes()[at] == b'\n';
+            }
+        }
         if self.visible.trim_leading {
             text = text.trim_start();
         }

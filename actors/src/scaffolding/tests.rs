@@ -248,6 +248,14 @@ fn position_rules() {
         &["functools[{}]\nrest"],
     );
     kept("The ```tool_call``` word mid-line.");
+    // Position rules follow the visible text: removed markup does not end a line.
+    let fence = "```json\n{\"name\": \"list_documents\", \"arguments\": {}}\n```";
+    stripped(&format!("<think>x</think>{fence}"), "", &[fence]);
+    stripped(
+        &format!("Intro\n<tool_call>x</tool_call>{fence}"),
+        "Intro\n",
+        &["<tool_call>x</tool_call>", fence],
+    );
 }
 
 #[test]

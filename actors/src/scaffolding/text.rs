@@ -262,16 +262,18 @@ impl ScaffoldingFilter {
         }
     }
 
+    /// The visible byte before `at` (text from `pos` on is visible up to a marker).
     fn byte_before(&self, at: usize) -> Option<u8> {
-        match at {
-            0 => self.before.last_byte,
-            _ => Some(self.buf.as_bytes()[at - 1]),
+        if at > self.pos {
+            Some(self.buf.as_bytes()[at - 1])
+        } else {
+            self.before.last_byte
         }
     }
 
-    /// Only spaces or tabs precede `at` on its line.
+    /// Only spaces or tabs precede `at` on its visible line.
     fn at_line_start(&self, at: usize) -> bool {
-        let before = &self.buf.as_bytes()[..at];
+        let before = &self.buf.as_bytes()[self.pos..at];
         match before
             .iter()
             .rposition(|byte| !matches!(byte, b' ' | b'\t'))
