@@ -165,7 +165,8 @@ impl ScaffoldingFilter {
         self.drop_decided();
     }
 
-    /// Unicode scalar values of removed markup so far (reasoning is not counted).
+    /// Unicode scalar values of removed markup so far (reasoning is not counted). A span
+    /// still open counts once it closes or the stream ends.
     pub fn stripped_chars(&self) -> usize {
         self.stripped_chars
     }
