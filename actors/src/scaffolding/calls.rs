@@ -160,17 +160,28 @@ enum Offer {
     Failed,
 }
 
+/// How deeply programs may nest (the deepest, `JSON_FENCE`, needs 6).
+const MAX_DEPTH: usize = 8;
+
+const NO_FRAME: Frame = Frame {
+    ops: &[],
+    pc: 0,
+    after_item: false,
+};
+
 /// A recogniser run, resumable across chunks.
 #[derive(Debug)]
 pub(super) struct CallScan {
-    frames: Vec<Frame>,
+    /// The program and the sub-programs it is in, outermost first.
+    frames: [Frame; MAX_DEPTH],
+    open_frames: usize,
     /// Bytes consumed so far.
     consumed: usize,
     confirmed: bool,
     /// Progress inside the current `Lit`/`Opt`.
     literal_at: usize,
-    /// The identifier read so far by the current `ToolName`.
-    name: Vec<u8>,
+    /// Where the identifier of the current `ToolName` starts.
+    name_start: Option<usize>,
     /// The current `Balanced`: bracket depth, open quote, and whether the last byte was a
     /// backslash inside that quote.
     depth: usize,
@@ -181,34 +192,30 @@ pub(super) struct CallScan {
 impl CallScan {
     pub fn new(shape: CallShape) -> Self {
         CallScan {
-            frames: vec![Frame {
+            frames: [Frame {
                 ops: program(shape),
-                pc: 0,
-                after_item: false,
-            }],
+                ..NO_FRAME
+            }; MAX_DEPTH],
+            open_frames: 1,
             consumed: 0,
             confirmed: false,
             literal_at: 0,
-            name: Vec::new(),
+            name_start: None,
             depth: 1,
             quote: None,
             escaped: false,
         }
     }
 
-    /// Bytes consumed so far: the next call to `feed` starts after them.
-    pub fn consumed(&self) -> usize {
-        self.consumed
-    }
-
-    /// Feeds the bytes that follow the ones already consumed.
-    pub fn feed(&mut self, bytes: &[u8], tools: &[Box<str>]) -> Verdict {
-        for &byte in bytes {
+    /// Reads on in `text`, everything after the opener that has arrived so far (it
+    /// starts with the bytes already read).
+    pub fn feed(&mut self, text: &[u8], tools: &[Box<str>]) -> Verdict {
+        while self.consumed < text.len() {
             loop {
                 if self.unwind() {
                     return Verdict::Call(self.consumed);
                 }
-                match self.offer(byte, tools) {
+                match self.offer(text, tools) {
                     Offer::Consumed => break,
                     Offer::Passed => continue,
                     Offer::Failed => return Verdict::NotCall,
@@ -232,44 +239,53 @@ impl CallScan {
         }
     }
 
-    /// Pops finished frames; true when the whole program has finished.
+    fn top(&mut self) -> Option<&mut Frame> {
+        let open = self.open_frames.checked_sub(1)?;
+        self.frames.get_mut(open)
+    }
+
+    /// Closes finished frames; true when the whole program has finished.
     fn unwind(&mut self) -> bool {
-        while let Some(frame) = self.frames.last() {
+        while let Some(frame) = self.top() {
             if frame.pc < frame.ops.len() {
                 return false;
             }
-            self.frames.pop();
+            self.open_frames -= 1;
         }
         true
     }
 
     /// Moves past the current op.
     fn next_op(&mut self) {
-        if let Some(frame) = self.frames.last_mut() {
+        if let Some(frame) = self.top() {
             frame.pc += 1;
             frame.after_item = false;
         }
         self.literal_at = 0;
-        self.name.clear();
+        self.name_start = None;
         self.depth = 1;
         self.quote = None;
         self.escaped = false;
     }
 
-    fn enter(&mut self, ops: &'static [Op]) {
-        self.frames.push(Frame {
-            ops,
-            pc: 0,
-            after_item: false,
-        });
+    /// Runs `ops` as a sub-program; false when programs nest too deeply.
+    fn enter(&mut self, ops: &'static [Op]) -> bool {
+        let Some(frame) = self.frames.get_mut(self.open_frames) else {
+            return false;
+        };
+        *frame = Frame { ops, ..NO_FRAME };
+        self.open_frames += 1;
+        true
     }
 
-    fn offer(&mut self, byte: u8, tools: &[Box<str>]) -> Offer {
-        let Some(&Frame {
+    /// Offers the next byte of `text` to the current op.
+    fn offer(&mut self, text: &[u8], tools: &[Box<str>]) -> Offer {
+        let byte = text[self.consumed];
+        let Some(&mut Frame {
             ops,
             pc,
             after_item,
-        }) = self.frames.last()
+        }) = self.top()
         else {
             return Offer::Failed;
         };
@@ -282,7 +298,7 @@ impl CallScan {
                 Offer::Passed
             }
             Opt(text) => self.literal(text, byte),
-            ToolName => self.tool_name(byte, tools),
+            ToolName => self.tool_name(text, tools),
             Confirm => {
                 self.confirmed = true;
                 self.next_op();
@@ -298,19 +314,16 @@ impl CallScan {
                 otherwise,
             } => {
                 self.next_op();
-                self.enter(if byte == expected { then } else { otherwise });
-                Offer::Passed
+                self.run_sub(if byte == expected { then } else { otherwise })
             }
             Sub(program) => {
                 self.next_op();
-                self.enter(program);
-                Offer::Passed
+                self.run_sub(program)
             }
             List { .. } if byte.is_ascii_whitespace() => Offer::Consumed,
             List { item, .. } if !after_item => {
                 self.set_after_item(true);
-                self.enter(item);
-                Offer::Passed
+                self.run_sub(item)
             }
             List { .. } if byte == b',' => {
                 self.set_after_item(false);
@@ -335,8 +348,16 @@ impl CallScan {
     }
 
     fn set_after_item(&mut self, after_item: bool) {
-        if let Some(frame) = self.frames.last_mut() {
+        if let Some(frame) = self.top() {
             frame.after_item = after_item;
+        }
+    }
+
+    fn run_sub(&mut self, ops: &'static [Op]) -> Offer {
+        if self.enter(ops) {
+            Offer::Passed
+        } else {
+            Offer::Failed
         }
     }
 
@@ -360,22 +381,20 @@ impl CallScan {
         Offer::Consumed
     }
 
-    fn tool_name(&mut self, byte: u8, tools: &[Box<str>]) -> Offer {
+    fn tool_name(&mut self, text: &[u8], tools: &[Box<str>]) -> Offer {
+        let start = *self.name_start.get_or_insert(self.consumed);
+        let byte = text[self.consumed];
         if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.') {
-            self.name.push(byte);
-            let is_prefix = tools
-                .iter()
-                .any(|tool| tool.as_bytes().starts_with(&self.name));
+            let name = &text[start..=self.consumed];
+            let is_prefix = tools.iter().any(|tool| tool.as_bytes().starts_with(name));
             return if is_prefix {
                 Offer::Consumed
             } else {
                 Offer::Failed
             };
         }
-        if tools
-            .iter()
-            .any(|tool| tool.as_bytes() == self.name.as_slice())
-        {
+        let name = &text[start..self.consumed];
+        if tools.iter().any(|tool| tool.as_bytes() == name) {
             self.next_op();
             Offer::Passed
         } else {
@@ -405,5 +424,132 @@ impl CallScan {
             _ if quotes.contains(&byte) => self.quote = Some(byte),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<Box<str>> {
+        ["search_documents", "read_document"]
+            .into_iter()
+            .map(Box::from)
+            .collect()
+    }
+
+    /// The verdict on `text` (after the opener), fed whole and byte by byte.
+    fn verdict(shape: CallShape, text: &str, at_end: bool) -> Verdict {
+        let tools = tools();
+        let decide = |scan: &mut CallScan, verdict: Verdict| match verdict {
+            Verdict::Pending if at_end => scan.finish(),
+            verdict => verdict,
+        };
+        let mut whole = CallScan::new(shape);
+        let whole = {
+            let v = whole.feed(text.as_bytes(), &tools);
+            decide(&mut whole, v)
+        };
+        let mut scan = CallScan::new(shape);
+        let mut by_byte = Verdict::Pending;
+        for end in 1..=text.len() {
+            by_byte = scan.feed(&text.as_bytes()[..end], &tools);
+            if by_byte != Verdict::Pending {
+                break;
+            }
+        }
+        assert_eq!(
+            decide(&mut scan, by_byte),
+            whole,
+            "byte by byte differs for {text:?}"
+        );
+        whole
+    }
+
+    #[test]
+    fn json_calls_end_at_their_closing_brace() {
+        let call = r#" "name" : "read_document", "parameters": {"document_id": 3, "s": "}{"}}"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, &format!("{call} trailing"), false),
+            Verdict::Call(call.len())
+        );
+        assert_eq!(
+            verdict(CallShape::JsonObject, r#""host": "db"}"#, false),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(
+                CallShape::JsonObject,
+                r#""name": "read_documents", "arguments": {}}"#,
+                false
+            ),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(CallShape::JsonObject, r#""name": "read_document", "#, false),
+            Verdict::Pending
+        );
+        assert_eq!(
+            verdict(CallShape::JsonObject, r#""name": "read_document", "#, true),
+            Verdict::NotCall
+        );
+        let cut = r#""name": "read_document", "arguments": {"do"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, cut, true),
+            Verdict::Call(cut.len())
+        );
+    }
+
+    #[test]
+    fn call_lists_are_pythonic_or_json_and_never_links() {
+        let list = r#"search_documents(query="a)b", limit=[1]), {"name": "read_document", "arguments": {}}]"#;
+        assert_eq!(
+            verdict(CallShape::CallList, &format!("{list}."), false),
+            Verdict::Call(list.len())
+        );
+        assert_eq!(
+            verdict(CallShape::CallList, &format!("{list}(url)"), false),
+            Verdict::NotCall
+        );
+        assert_eq!(verdict(CallShape::CallList, list, false), Verdict::Pending);
+        assert_eq!(
+            verdict(CallShape::CallList, list, true),
+            Verdict::Call(list.len())
+        );
+        assert_eq!(
+            verdict(CallShape::CallList, "search_documents(q) usage](u)", false),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(CallShape::CallList, "the refund policy](u)", false),
+            Verdict::NotCall
+        );
+    }
+
+    #[test]
+    fn call_braces_and_fences() {
+        let braces = "read_document{id:{n:1}}";
+        assert_eq!(
+            verdict(CallShape::CallBraces, &format!("{braces} x"), false),
+            Verdict::Call(braces.len())
+        );
+        assert_eq!(
+            verdict(CallShape::CallBraces, "get_weather{city:Paris}", false),
+            Verdict::NotCall
+        );
+        let fence = "json\n[\n {\"name\": \"read_document\", \"arguments\": {}},\n {\"name\": \"search_documents\", \"arguments\": {}}\n]\n```\n";
+        assert_eq!(
+            verdict(CallShape::JsonFence, &format!("{fence}after"), false),
+            Verdict::Call(fence.len())
+        );
+        let bare = "\n{\"name\": \"read_document\", \"arguments\": {}}\n```";
+        assert_eq!(
+            verdict(CallShape::JsonFence, bare, true),
+            Verdict::Call(bare.len())
+        );
+        assert_eq!(
+            verdict(CallShape::JsonFence, "python\nprint(1)\n```\n", false),
+            Verdict::NotCall
+        );
     }
 }

@@ -63,6 +63,8 @@ pub(super) struct Tables {
     pub message_start: Vec<Marker>,
     /// Marker texts by first byte, for holding back a chunk's tail that may start one.
     by_first: Vec<Vec<&'static [u8]>>,
+    /// Length of the longest marker text starting with each byte (0: none).
+    longest_by_first: [usize; 256],
     longest: usize,
     /// Span ends, by family index.
     pub span_ends: Vec<SpanEnds>,
@@ -81,6 +83,7 @@ impl Tables {
             by_anchor: (0..256).map(|_| Vec::new()).collect(),
             message_start: Vec::new(),
             by_first: (0..256).map(|_| Vec::new()).collect(),
+            longest_by_first: [0; 256],
             longest: 1,
             span_ends: FAMILIES.iter().map(span_ends).collect(),
         };
@@ -146,7 +149,9 @@ impl Tables {
         marker.anchor = anchor;
         self.longest = self.longest.max(marker.text.len());
         self.triggers[usize::from(marker.text[anchor])] = true;
-        self.by_first[usize::from(marker.text[0])].push(marker.text);
+        let first = usize::from(marker.text[0]);
+        self.by_first[first].push(marker.text);
+        self.longest_by_first[first] = self.longest_by_first[first].max(marker.text.len());
         self.by_anchor[usize::from(marker.text[anchor])].push(marker);
     }
 
@@ -157,9 +162,11 @@ impl Tables {
         (start..bytes.len())
             .find(|&at| {
                 let tail = &bytes[at..];
-                self.by_first[usize::from(tail[0])]
-                    .iter()
-                    .any(|text| text.len() > tail.len() && text.starts_with(tail))
+                let first = usize::from(tail[0]);
+                self.longest_by_first[first] > tail.len()
+                    && self.by_first[first].iter().any(|text| {
+                        text.len() > tail.len() && tail.iter().zip(*text).all(|(a, b)| a == b)
+                    })
             })
             .unwrap_or(bytes.len())
     }
@@ -186,7 +193,7 @@ fn span_ends(family: &super::registry::Family) -> SpanEnds {
             ends.extend(markup_openers.map(|text| (text.as_bytes(), SpanEndKind::Nested)));
         }
     }
-    ends.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    ends.sort_by_key(|(text, _)| std::cmp::Reverse(text.len()));
     let mut firsts: Vec<u8> = ends.iter().map(|(text, _)| text[0]).collect();
     firsts.sort_unstable();
     firsts.dedup();

@@ -4,16 +4,28 @@
 //!
 //! The filter decides text as soon as it can and holds back only what may still become a
 //! marker, so its output does not depend on how the content was cut into chunks. The
-//! markup it knows is listed in [`registry::FAMILIES`].
+//! markup it knows is the table in [`registry::FAMILIES`].
 //!
-//! Besides the markers, it follows markdown code: inside inline code (which ends at its
-//! closing backticks or at the end of the line) and inside fenced code blocks nothing is
-//! markup, except that a fence whose whole body is a call to one of bor's tools is one.
+//! Decisions beyond the table:
+//! - Only tool-call markup counts as stripped (`stripped_chars`, `Stripped`). Reasoning
+//!   tags, answer wrappers and turn framing are dropped silently, so a reply of reasoning
+//!   and an end-of-turn token has nothing stripped.
+//! - Markdown code is not markup: inside inline code (which ends at its closing backticks
+//!   or at the end of the line) and inside fenced blocks nothing is removed, except that a
+//!   ```` ``` ````/```` ```json ```` fence whose whole body is a call to one of bor's tools
+//!   is a call.
+//! - Whitespace right after removed markup is dropped while nothing visible has been sent
+//!   yet, so an answer does not start with the blank lines that followed its reasoning.
+//! - Reasoning runs to its closer: markup inside it stays in the reasoning text.
+//! - Where a marker may start (line start, word start) is judged on the visible text:
+//!   markup removed just before it does not count.
 
 mod calls;
 mod matcher;
 pub mod registry;
 mod spans;
+#[cfg(test)]
+mod tests;
 mod text;
 
 use calls::CallScan;
@@ -36,11 +48,9 @@ pub struct ScaffoldingFilter {
     /// `pos` is decided and is dropped from the buffer after each call.
     buf: String,
     pos: usize,
-    /// In text: `buf[pos..scanned]` holds nothing that can start markup.
-    scanned: usize,
     state: State,
     tools: Box<[Box<str>]>,
-    /// Facts about the content already dropped from `buf`.
+    /// The visible text sent so far, as far as position rules need it.
     before: Before,
     /// Nothing but whitespace has been read yet (markers that only count at the start of
     /// a message are still possible).
@@ -73,7 +83,7 @@ enum State {
     Candidate {
         family: usize,
         opener_len: usize,
-        scan: CallScan,
+        scan: Box<CallScan>,
     },
 }
 
@@ -86,7 +96,8 @@ enum Flow {
     Wait,
 }
 
-/// The raw content dropped from the buffer, as far as later decisions need it.
+/// The end of the visible text sent so far (markup removed from it does not count:
+/// position rules follow what the reader sees).
 #[derive(Debug)]
 struct Before {
     last_byte: Option<u8>,
@@ -119,7 +130,6 @@ impl ScaffoldingFilter {
         ScaffoldingFilter {
             buf: String::new(),
             pos: 0,
-            scanned: 0,
             state,
             tools: tool_names.iter().map(|name| Box::from(*name)).collect(),
             before: Before {
@@ -155,7 +165,8 @@ impl ScaffoldingFilter {
         self.drop_decided();
     }
 
-    /// Unicode scalar values of removed markup so far (reasoning is not counted).
+    /// Unicode scalar values of removed markup so far (reasoning is not counted). A span
+    /// still open counts once it closes or the stream ends.
     pub fn stripped_chars(&self) -> usize {
         self.stripped_chars
     }
@@ -189,20 +200,9 @@ impl ScaffoldingFilter {
         }
     }
 
-    /// Drops the decided content from the buffer, keeping what later decisions need.
+    /// Drops the decided content from the buffer.
     fn drop_decided(&mut self) {
-        let decided = &self.buf.as_bytes()[..self.pos];
-        if let Some(&last) = decided.last() {
-            self.before.last_byte = Some(last);
-            if let Some(at) = decided
-                .iter()
-                .rposition(|byte| !matches!(byte, b' ' | b'\t'))
-            {
-                self.before.at_line_start = decided[at] == b'\n';
-            }
-        }
         self.buf.drain(..self.pos);
-        self.scanned = self.scanned.saturating_sub(self.pos);
         self.not_call_at = self.not_call_at.and_then(|at| at.checked_sub(self.pos));
         self.pos = 0;
     }
@@ -211,6 +211,12 @@ impl ScaffoldingFilter {
     fn visible_to(&mut self, end: usize, out: &mut Vec<FilterEvent>) {
         let mut text = &self.buf[self.pos..end];
         self.pos = end;
+        if let Some(&last) = text.as_bytes().last() {
+            self.before.last_byte = Some(last);
+            if let Some(at) = text.bytes().rposition(|byte| !matches!(byte, b' ' | b'\t')) {
+                self.before.at_line_start = text.as_bytes()[at] == b'\n';
+            }
+        }
         if self.visible.trim_leading {
             text = text.trim_start();
         }

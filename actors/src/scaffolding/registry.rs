@@ -460,3 +460,6 @@ pub static FAMILIES: &[Family] = &[
         Position::MessageEnd,
     ),
 ];
+
+#[cfg(test)]
+mod tests;

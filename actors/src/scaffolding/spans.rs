@@ -52,54 +52,37 @@ impl ScaffoldingFilter {
         at_end: bool,
         out: &mut Vec<FilterEvent>,
     ) -> (State, Flow) {
+        let wait = |line_start| {
+            (
+                State::Fence {
+                    fence,
+                    len,
+                    line_start,
+                },
+                Flow::Wait,
+            )
+        };
         loop {
-            let bytes = self.buf.as_bytes();
-            if self.pos == bytes.len() {
-                return (
-                    State::Fence {
-                        fence,
-                        len,
-                        line_start,
-                    },
-                    Flow::Wait,
-                );
+            let rest = &self.buf.as_bytes()[self.pos..];
+            if rest.is_empty() {
+                return wait(line_start);
             }
             if line_start {
-                match closing_fence(&bytes[self.pos..], fence, len, at_end) {
+                match closing_fence(rest, fence, len, at_end) {
                     FenceLine::Closes(line) => {
                         self.visible_to(self.pos + line, out);
                         return (State::Text, Flow::Continue);
                     }
-                    FenceLine::Undecided => {
-                        return (
-                            State::Fence {
-                                fence,
-                                len,
-                                line_start,
-                            },
-                            Flow::Wait,
-                        );
-                    }
-                    FenceLine::No => line_start = false,
+                    FenceLine::Undecided => return wait(true),
+                    FenceLine::No => {}
                 }
             }
-            match memchr::memchr(b'\n', &bytes[self.pos..]) {
-                Some(offset) => {
-                    self.visible_to(self.pos + offset + 1, out);
-                    line_start = true;
-                }
-                None => {
-                    self.visible_to(bytes.len(), out);
-                    return (
-                        State::Fence {
-                            fence,
-                            len,
-                            line_start,
-                        },
-                        Flow::Wait,
-                    );
-                }
-            }
+            let Some(offset) = memchr::memchr(b'\n', rest) else {
+                self.visible_to(self.buf.len(), out);
+                return wait(false);
+            };
+            self.visible_to(self.pos + offset + 1, out);
+            line_start = true;
         }
     }
 
@@ -177,15 +160,12 @@ impl ScaffoldingFilter {
         &mut self,
         family: usize,
         opener_len: usize,
-        mut scan: CallScan,
+        mut scan: Box<CallScan>,
         at_end: bool,
         out: &mut Vec<FilterEvent>,
     ) -> (State, Flow) {
         let call_start = self.pos + opener_len;
-        let verdict = match scan.feed(
-            &self.buf.as_bytes()[call_start + scan.consumed()..],
-            &self.tools,
-        ) {
+        let verdict = match scan.feed(&self.buf.as_bytes()[call_start..], &self.tools) {
             Verdict::Pending if at_end => scan.finish(),
             verdict => verdict,
         };
@@ -204,7 +184,6 @@ impl ScaffoldingFilter {
             }
             Verdict::NotCall => {
                 self.not_call_at = Some(self.pos);
-                self.scanned = self.pos;
                 (State::Text, Flow::Continue)
             }
         }

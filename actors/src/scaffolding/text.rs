@@ -26,7 +26,7 @@ enum Action {
     Candidate {
         family: usize,
         opener_len: usize,
-        scan: CallScan,
+        scan: Box<CallScan>,
     },
     /// Code markup: visible up to `end`, then `state`.
     Code { end: usize, state: State },
@@ -44,17 +44,17 @@ impl ScaffoldingFilter {
     pub(super) fn text_step(&mut self, at_end: bool, out: &mut Vec<FilterEvent>) -> (State, Flow) {
         if self.fresh
             && let Some(decision) = self.message_start(at_end)
+            && let Err(step) = self.decide(decision, out)
         {
-            if let Err(step) = self.decide(decision, out) {
-                return step;
-            }
+            return step;
         }
-        let mut from = self.scanned.max(self.pos);
+        let triggers = &TABLES.triggers;
+        let mut from = self.pos;
         loop {
             let bytes = self.buf.as_bytes();
             let Some(offset) = bytes[from..]
                 .iter()
-                .position(|&byte| TABLES.triggers[usize::from(byte)])
+                .position(|&byte| triggers[usize::from(byte)])
             else {
                 break;
             };
@@ -70,7 +70,6 @@ impl ScaffoldingFilter {
             TABLES.held_tail(self.buf.as_bytes(), self.pos)
         };
         self.visible_to(end, out);
-        self.scanned = end;
         (State::Text, Flow::Wait)
     }
 
@@ -85,7 +84,6 @@ impl ScaffoldingFilter {
             Decision::Text(next) => return Ok(next),
             Decision::Hold(from) => {
                 self.visible_to(from, out);
-                self.scanned = from;
                 return Err((State::Text, Flow::Wait));
             }
             Decision::Act { start, action } => (start, action),
@@ -126,7 +124,6 @@ impl ScaffoldingFilter {
                 state
             }
         };
-        self.scanned = self.pos;
         Err((state, Flow::Continue))
     }
 
@@ -196,7 +193,12 @@ impl ScaffoldingFilter {
         let family = &FAMILIES[marker.family];
         let text = marker.text;
         let arrived = text.len().min(bytes.len() - start);
-        if bytes[start..start + arrived] != text[..arrived] {
+        // Byte by byte: markers mostly differ within their first bytes.
+        if !bytes[start..start + arrived]
+            .iter()
+            .zip(text)
+            .all(|(a, b)| a == b)
+        {
             return Match::No;
         }
         if !marker.lone_closer && !self.position_allows(family.at, start) {
@@ -234,7 +236,7 @@ impl ScaffoldingFilter {
                     Verdict::Pending => Match::Yes(Action::Candidate {
                         family: marker.family,
                         opener_len: text.len(),
-                        scan,
+                        scan: Box::new(scan),
                     }),
                 }
             }
@@ -260,16 +262,18 @@ impl ScaffoldingFilter {
         }
     }
 
+    /// The visible byte before `at` (text from `pos` on is visible up to a marker).
     fn byte_before(&self, at: usize) -> Option<u8> {
-        match at {
-            0 => self.before.last_byte,
-            _ => Some(self.buf.as_bytes()[at - 1]),
+        if at > self.pos {
+            Some(self.buf.as_bytes()[at - 1])
+        } else {
+            self.before.last_byte
         }
     }
 
-    /// Only spaces or tabs precede `at` on its line.
+    /// Only spaces or tabs precede `at` on its visible line.
     fn at_line_start(&self, at: usize) -> bool {
-        let before = &self.buf.as_bytes()[..at];
+        let before = &self.buf.as_bytes()[self.pos..at];
         match before
             .iter()
             .rposition(|byte| !matches!(byte, b' ' | b'\t'))
@@ -279,7 +283,8 @@ impl ScaffoldingFilter {
         }
     }
 
-    /// Backticks or tildes that no marker claimed: inline code, a code fence, or text.
+    /// Backticks or tildes that no marker claimed: inline code, a code fence, or text. At
+    /// the start of a line, three or more open a fence whatever follows on the line.
     fn code_at(&self, at: usize, at_end: bool) -> Decision {
         let bytes = self.buf.as_bytes();
         let fence = bytes[at];
@@ -292,28 +297,15 @@ impl ScaffoldingFilter {
             return Decision::Hold(at);
         }
         if run >= 3 && self.at_line_start(at) {
-            let line_end = memchr::memchr(b'\n', &bytes[after..]).map(|offset| after + offset);
-            let info_end = match line_end {
-                Some(newline) => newline,
-                None if at_end => bytes.len(),
-                None => return Decision::Hold(at),
-            };
-            if fence == b'`' && bytes[after..info_end].contains(&b'`') {
-                let state = State::InlineCode { ticks: run };
-                return Decision::Act {
-                    start: at,
-                    action: Action::Code { end: after, state },
-                };
-            }
+            // The rest of the opening line (the info string) is part of the block.
             let state = State::Fence {
                 fence,
                 len: run,
-                line_start: line_end.is_some(),
+                line_start: false,
             };
-            let end = line_end.map_or(info_end, |newline| newline + 1);
             return Decision::Act {
                 start: at,
-                action: Action::Code { end, state },
+                action: Action::Code { end: after, state },
             };
         }
         if fence == b'`' {

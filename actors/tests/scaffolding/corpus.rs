@@ -119,6 +119,11 @@ fn check(sample: &Sample, ways: &[(String, Vec<&str>)], whole: &Filtered) {
             "{}: stripped spans differ {way}",
             sample.id
         );
+        assert_eq!(
+            split.stripped_chars, whole.stripped_chars,
+            "{}: stripped_chars differs {way}",
+            sample.id
+        );
     }
 }
 
