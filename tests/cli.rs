@@ -1,5 +1,10 @@
 //! The `bor` binary's commands, run as a newcomer would run them.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 use std::process::{Command, Output};
 
 use bor::testing::TestDatabase;

@@ -1,6 +1,11 @@
 //! HTTP integration tests: the app on port 0, the mock LLM on port 0, a fresh
 //! PostgreSQL database per test; SSE frames read as a browser would.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 mod chat_turns;
 mod log_actor;
 mod refusals;

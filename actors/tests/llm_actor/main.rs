@@ -1,6 +1,11 @@
 //! The LlmActor against the mock LLM over real HTTP: every rule of SPEC §6, stream
 //! decoding on the wire, and cancellation.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 mod cancellation;
 mod decoding;
 mod retries;

@@ -1,5 +1,10 @@
 //! The scaffolding filter against the guardrail corpus and under property tests.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 mod corpus;
 mod properties;
 
