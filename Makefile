@@ -4,20 +4,23 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick postgres lint fmt
+.PHONY: help run test test-quick test-browser vendor-web postgres lint fmt
 
 help:
-	@echo "make run         start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
-	@echo "make test        provision PostgreSQL, then run every test"
-	@echo "make test-quick  run every test against the PostgreSQL already running"
-	@echo "make lint        rustfmt check and clippy (warnings are errors)"
-	@echo "make fmt         format the code"
+	@echo "make run           start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
+	@echo "make test          provision PostgreSQL, then run every test"
+	@echo "make test-quick    run the Rust tests against the PostgreSQL already running"
+	@echo "make test-browser  run the chat page's tests in headless Chromium"
+	@echo "make vendor-web    copy the page's npm libraries into static/vendor"
+	@echo "make lint          rustfmt check and clippy (warnings are errors)"
+	@echo "make fmt           format the code"
 
 run:
 	@scripts/run.sh
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick
+	@$(MAKE) --no-print-directory test-browser
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
 test-quick:
@@ -26,6 +29,16 @@ test-quick:
 	else \
 		cargo test --workspace; \
 	fi
+
+# Installs what it needs (Node.js, Debian's chromium, the npm packages) when missing.
+test-browser:
+	@scripts/test-browser.sh
+
+# After changing the versions in package.json: refreshes package-lock.json and the
+# committed copies in static/vendor.
+vendor-web:
+	npm install --no-audit --no-fund
+	node scripts/vendor-web-libs.mjs
 
 postgres:
 	@scripts/ensure-postgres.sh

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `make test-browser`: the chat page's tests in headless Chromium, against bor, the mock
+# LLM server and the local PostgreSQL.
+#
+# Installs what is missing: Node.js (Debian's `nodejs` and `npm`), Debian's `chromium`
+# (the tests never download a browser build), and the npm packages of package-lock.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CHROMIUM=/usr/bin/chromium
+LOCK_STAMP=node_modules/.package-lock.sha256
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    else
+        sudo "$@"
+    fi
+}
+
+apt_updated=false
+apt_install() {
+    if [ "$apt_updated" = false ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        apt_updated=true
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+}
+
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+[ -x "$CHROMIUM" ] || apt_install chromium
+command -v psql >/dev/null 2>&1 || apt_install postgresql-client
+
+lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -f "$LOCK_STAMP" ] || [ "$(cat "$LOCK_STAMP")" != "$lock_sha" ]; then
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+    echo "$lock_sha" >"$LOCK_STAMP"
+fi
+
+scripts/ensure-postgres.sh
+cargo build --bin bor --package bor --bin bor-mock-llm --package bor-mock-llm
+
+exec node --test --test-concurrency=1 tests/browser/

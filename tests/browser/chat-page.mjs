@@ -1,0 +1,93 @@
+// Driving the chat page the way a person does: by role and accessible name (SPEC §9).
+
+import { join } from "node:path";
+import { ARTIFACTS } from "./harness.mjs";
+
+/** SPEC §4 error details, exact. */
+export const DETAIL = {
+  llm_unavailable: "The language model is not responding — please try again in a moment.",
+  malformed_reply: "The model returned a malformed reply — please try again.",
+};
+
+export const retryStatus = (attempt, max) =>
+  `Communication interrupted — retrying (${attempt} of ${max})…`;
+
+/** A question carrying a mock LLM directive on its last line. */
+export function withDirective(question, directive) {
+  return `${question}\nMOCK ${JSON.stringify(directive)}`;
+}
+
+/**
+ * Records every text the status line shows, in order, as `window.statusLog`: each
+ * `textContent` write adds a text node, and mutation records are never coalesced, so
+ * short-lived states are kept too.
+ */
+function recordStatusLine() {
+  window.statusLog = [];
+  document.addEventListener("DOMContentLoaded", () => {
+    const status = document.getElementById("send-status");
+    new MutationObserver((records) => {
+      for (const record of records) {
+        for (const node of record.addedNodes) window.statusLog.push(node.textContent);
+      }
+    }).observe(status, { childList: true });
+  });
+}
+
+/**
+ * A fresh browser context (own storage) with the chat page open; `prepare(context)`
+ * runs before the page loads.
+ */
+export async function openChat(suite, contextOptions = {}, prepare = async () => {}) {
+  const context = await suite.browser.newContext(contextOptions);
+  context.setDefaultTimeout(15_000);
+  await context.addInitScript(recordStatusLine);
+  await prepare(context);
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+  });
+  await page.goto(suite.bor.url);
+  await page.getByRole("textbox", { name: "Message" }).waitFor();
+  return { context, page, problems };
+}
+
+/** Types `text` into the message box and presses Send. */
+export async function ask(page, text) {
+  await page.getByRole("textbox", { name: "Message" }).fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+}
+
+/** The `n`th answer (0-based; -1 = the last). */
+export function answer(page, n = -1) {
+  const articles = page.getByRole("article");
+  return n === -1 ? articles.last() : articles.nth(n);
+}
+
+/** The visible text of the rendered answer body of `article`. */
+export async function answerText(article) {
+  return (await article.locator(".answer-body").innerText()).trim();
+}
+
+/** Waits until the status line reads exactly `text`. */
+export async function waitForStatus(page, text) {
+  await page.waitForFunction(
+    (expected) => document.getElementById("send-status")?.textContent === expected,
+    text,
+  );
+}
+
+/** Waits until the turn in flight has ended (Send is enabled again). */
+export async function waitForIdle(page) {
+  await page.waitForFunction(() => !document.getElementById("send")?.disabled);
+}
+
+export async function statusLog(page) {
+  return page.evaluate(() => window.statusLog);
+}
+
+export async function screenshot(page, name) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: false });
+}

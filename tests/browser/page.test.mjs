@@ -1,0 +1,240 @@
+// The page itself: history across reloads, the keyboard, phone width and dark mode,
+// the silent-stream watchdog and New chat.
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { startSuite } from "./harness.mjs";
+import {
+  answer,
+  answerText,
+  ask,
+  openChat,
+  screenshot,
+  statusLog,
+  waitForIdle,
+  waitForStatus,
+  withDirective,
+} from "./chat-page.mjs";
+import { insertDocument } from "./knowledge.mjs";
+
+let suite;
+
+before(async () => {
+  suite = await startSuite();
+});
+
+after(async () => {
+  await suite?.stop();
+});
+
+async function withChat(t, run, contextOptions) {
+  const chat = await openChat(suite, contextOptions);
+  t.after(() => chat.context.close());
+  await run(chat);
+  assert.deepEqual(chat.problems, [], "the page logged no errors");
+}
+
+/** Asks `question` and waits for the answer; resolves with the body the page sent. */
+async function askAndWait(page, question) {
+  const request = page.waitForRequest((r) => r.url().endsWith("/api/chat"));
+  await ask(page, question);
+  const body = (await request).postDataJSON();
+  await waitForStatus(page, "Answer ready.");
+  await waitForIdle(page);
+  return body;
+}
+
+test("the conversation survives a reload and goes with the next turn as history", async (t) => {
+  await withChat(t, async ({ page }) => {
+    const first = await askAndWait(page, "Where do otters sleep?");
+    assert.deepEqual(first, { message: "Where do otters sleep?", history: [] });
+    await askAndWait(page, "And beavers?");
+    const answers = await page.getByRole("article").evaluateAll((articles) =>
+      articles.map((article) => article.querySelector(".answer-body").textContent.trim()),
+    );
+    assert.deepEqual(answers, ["Mock answer: Where do otters sleep?", "Mock answer: And beavers?"]);
+
+    await page.reload();
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    assert.deepEqual(await page.locator(".question-text").allInnerTexts(), [
+      "Where do otters sleep?",
+      "And beavers?",
+    ]);
+    assert.equal(await answerText(answer(page, 0)), answers[0]);
+    assert.equal(await answerText(answer(page, 1)), answers[1]);
+    await screenshot(page, "09-after-reload");
+
+    const next = await askAndWait(page, "Which one swims faster?");
+    assert.deepEqual(next.history, [
+      { role: "user", content: "Where do otters sleep?" },
+      { role: "assistant", content: answers[0] },
+      { role: "user", content: "And beavers?" },
+      { role: "assistant", content: answers[1] },
+    ]);
+
+    await page.getByRole("button", { name: "New chat" }).click();
+    assert.equal(await page.getByRole("article").count(), 0);
+    await page.reload();
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    assert.equal(await page.getByRole("article").count(), 0, "New chat forgot the conversation");
+    const fresh = await askAndWait(page, "Start over?");
+    assert.deepEqual(fresh.history, []);
+  });
+});
+
+test("a turn carries at most 20 history entries, the oldest dropped", async (t) => {
+  await withChat(t, async ({ page }) => {
+    for (let n = 1; n <= 11; n += 1) await askAndWait(page, `Question number ${n}`);
+    const body = await askAndWait(page, "Question number 12");
+    assert.equal(body.history.length, 20);
+    assert.deepEqual(body.history[0], { role: "user", content: "Question number 2" });
+    assert.deepEqual(body.history.at(-1), {
+      role: "assistant",
+      content: "Mock answer: Question number 11",
+    });
+    assert.deepEqual(
+      body.history.map((entry) => entry.role),
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? "user" : "assistant")),
+    );
+  });
+});
+
+test("Enter sends, Shift+Enter adds a line, and focus stays visible", async (t) => {
+  await withChat(t, async ({ page }) => {
+    const box = page.getByRole("textbox", { name: "Message" });
+    assert.ok(await box.evaluate((element) => element === document.activeElement), "the box has focus");
+    let requests = 0;
+    page.on("request", (request) => {
+      if (request.url().endsWith("/api/chat")) requests += 1;
+    });
+    await page.keyboard.type("first line");
+    await page.keyboard.press("Shift+Enter");
+    await page.keyboard.type("second line");
+    assert.equal(await box.inputValue(), "first line\nsecond line");
+    assert.equal(requests, 0, "Shift+Enter sent nothing");
+
+    const request = page.waitForRequest((r) => r.url().endsWith("/api/chat"));
+    await page.keyboard.press("Enter");
+    assert.equal((await request).postDataJSON().message, "first line\nsecond line");
+    await waitForStatus(page, "Answer ready.");
+    await waitForIdle(page);
+    assert.equal(await box.inputValue(), "");
+    assert.equal(await page.locator(".question-text").innerText(), "first line\nsecond line");
+
+    // Tab reaches the enabled buttons, each with a visible focus ring.
+    await box.focus();
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => ({
+      name: document.activeElement.textContent,
+      outline: getComputedStyle(document.activeElement).outlineStyle,
+    }));
+    assert.deepEqual(focused, { name: "Retry", outline: "solid" });
+    await screenshot(page, "10-keyboard");
+
+    // Escape stops a turn in flight.
+    const slow = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");
+    await box.focus();
+    await page.keyboard.type("Slowly");
+    await page.keyboard.press("Shift+Enter");
+    await page.keyboard.type(`MOCK ${JSON.stringify({ reply: slow, token_delay_ms: 150 })}`);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll("article .answer-body")].at(-1)?.textContent.includes("w2"),
+    );
+    await page.keyboard.press("Escape");
+    await waitForStatus(page, "Stopped.");
+  });
+});
+
+const LOOKS = [
+  { name: "desktop-light", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
+  { name: "desktop-dark", viewport: { width: 1280, height: 800 }, colorScheme: "dark" },
+  { name: "phone-light", viewport: { width: 360, height: 740 }, colorScheme: "light" },
+  { name: "phone-dark", viewport: { width: 360, height: 740 }, colorScheme: "dark" },
+];
+
+const RICH_REPLY = [
+  "Otters keep their **fur** dry with oils. In short:",
+  "",
+  "- they groom often",
+  "- they sleep *floating*",
+  "",
+  "```",
+  "const otters = ['sea otter', 'river otter', 'giant otter'].map((name) => name.toUpperCase());",
+  "```",
+  "",
+  "Source: https://example.com/a/very/long/address/that/goes/on/and/on/without/any/break/at/all",
+].join("\n");
+
+test("the page fits phone width and follows dark mode", async (t) => {
+  await insertDocument(suite, t, {
+    title: "Otter care handbook",
+    text: "Otters groom their fur often and sleep floating on their backs.",
+  });
+  for (const look of LOOKS) {
+    await withChat(
+      t,
+      async ({ page }) => {
+        await ask(
+          page,
+          withDirective("How do otters groom their fur and sleep?", {
+            reasoning: "The handbook covers grooming.",
+            reply: RICH_REPLY,
+          }),
+        );
+        await waitForStatus(page, "Answer ready.");
+        await page.getByRole("list", { name: "Sources" }).waitFor();
+        const layout = await page.evaluate(() => ({
+          pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          conversationOverflow:
+            document.getElementById("conversation").scrollWidth -
+            document.getElementById("conversation").clientWidth,
+          background: getComputedStyle(document.body).backgroundColor,
+        }));
+        assert.equal(layout.pageOverflow, 0, `${look.name}: no horizontal page overflow`);
+        assert.equal(layout.conversationOverflow, 0, `${look.name}: the conversation does not overflow`);
+        const lightness = luminance(layout.background);
+        if (look.colorScheme === "dark") assert.ok(lightness < 0.2, `${look.name}: dark background`);
+        else assert.ok(lightness > 0.8, `${look.name}: light background`);
+        await screenshot(page, `11-${look.name}`);
+      },
+      { viewport: look.viewport, colorScheme: look.colorScheme },
+    );
+  }
+});
+
+test("a stream gone silent is reported on the status line, and clears when it resumes", async (t) => {
+  const chat = await openChat(suite, {}, async (context) => {
+    await context.clock.install();
+  });
+  t.after(() => chat.context.close());
+  const { page } = chat;
+  const words = Array.from({ length: 30 }, (_, i) => `tick${i}`).join(" ");
+  await ask(page, withDirective("Keep talking.", { reply: words, token_delay_ms: 100 }));
+  await page.waitForFunction(() => document.querySelector("article .answer-body")?.textContent.includes("tick2"));
+
+  const pid = suite.bor.process.pid;
+  process.kill(pid, "SIGSTOP");
+  t.after(() => process.kill(pid, "SIGCONT"));
+  // Let bytes already on their way arrive, then let fifteen silent seconds pass.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await page.clock.fastForward(16_000);
+  const silent = "No word from the service for 15 seconds — the connection may be lost. Press Stop, then Retry, if this lasts.";
+  await waitForStatus(page, silent);
+  await screenshot(page, "12-silent-stream");
+
+  process.kill(pid, "SIGCONT");
+  await waitForStatus(page, "Answer ready.");
+  assert.match(await answerText(answer(page)), /tick29$/);
+  const log = await statusLog(page);
+  const silentAt = log.indexOf(silent);
+  assert.ok(silentAt >= 0 && log.slice(silentAt + 1).includes("Writing the answer…"), log.join(" | "));
+  assert.deepEqual(chat.problems, []);
+});
+
+/** Relative luminance (0 black … 1 white) of a CSS `rgb(…)` colour. */
+function luminance(rgb) {
+  const [r, g, b] = rgb.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+}
