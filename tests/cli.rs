@@ -30,8 +30,8 @@ fn text(output: &Output) -> String {
 }
 
 fn unused_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("an address").port()
 }
 
 #[test]

@@ -1,8 +1,13 @@
 //! HTTP integration tests: the app on port 0, the mock LLM on port 0, a fresh
 //! PostgreSQL database per test; SSE frames read as a browser would.
 
+mod admin_health;
 mod chat_turns;
 mod log_actor;
+mod metrics;
+mod openapi;
 mod refusals;
+mod request_ids;
 mod service;
+mod shutdown;
 mod support;
