@@ -110,7 +110,7 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until the server stops, then writes the LogActor's queue.
+    /// Serves until the server stops, then writes what is left in the LogActor's queue.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
         flush_log(&self.log).await;
@@ -134,6 +134,8 @@ impl Application {
                     state.config.shutdown_grace,
                 )
                 .await;
+            // Written while the workers (and the pool connections they opened) live.
+            flush_log(&state.log).await;
             handle.stop(true).await;
         });
         self.run_until_stopped().await
