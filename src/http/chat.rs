@@ -79,6 +79,11 @@ pub async fn chat(
     let slot = Arc::clone(&state.turn_slots)
         .try_acquire_owned()
         .map_err(|_| ApiError::Busy)?;
+    // Checked again with the slot held: a stop that began meanwhile either waits for
+    // this turn or is seen here.
+    if !state.lifecycle.is_accepting() {
+        return Err(ApiError::ShuttingDown);
+    }
 
     let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
     let llm_settings = Arc::clone(&state.llm);

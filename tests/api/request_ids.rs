@@ -61,3 +61,25 @@ async fn a_turn_logs_with_its_request_id_and_turn_id() {
         .any(|line| line.contains("request answered") && line.contains(&id));
     assert!(answered, "the request's own line has its id");
 }
+
+#[actix_web::test]
+async fn the_llm_actor_of_a_turn_logs_inside_the_turn() {
+    let app = TestApp::spawn().await;
+    let response = app
+        .chat(&directed(
+            "Hello?",
+            serde_json::json!({"status": 503, "times": 1}),
+        ))
+        .await;
+    assert_eq!(response.last().data["retries"], 1);
+    let turn_id = response.turn_id();
+    let retry_line = all_logs()
+        .lines()
+        .find(|line| line.contains("retrying") && line.contains(&turn_id))
+        .map(str::to_owned);
+    let line = retry_line.expect("the retry warning names the turn");
+    assert!(
+        line.contains(&format!("turn{{turn_id={turn_id}}}:llm:")),
+        "{line}"
+    );
+}

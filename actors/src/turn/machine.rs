@@ -83,6 +83,11 @@ impl TurnActor {
         let _entered = span.enter();
         let phase = std::mem::replace(&mut self.phase, Phase::Ended);
         self.phase = match (phase, input) {
+            // Its record is written; frames still waiting for a slow client are dropped.
+            (Phase::Ended, ServiceStopping) => {
+                self.close_stream(ctx);
+                Phase::Ended
+            }
             (Phase::Ended, _) => Phase::Ended,
             (_, ClientGone) => self.stop_turn(ctx),
             (_, ServiceStopping) => {

@@ -232,6 +232,60 @@ async fn a_dropped_stop_signal_does_not_end_the_turn() {
     assert_eq!(turn.record().await.outcome, TurnOutcome::Stopped);
 }
 
+#[actix::test]
+async fn the_stop_signal_closes_a_finished_turn_whose_client_reads_slowly() {
+    let records = Arc::new(Mutex::new(Vec::new()));
+    let log = LogCatcher {
+        records: Arc::clone(&records),
+    }
+    .start();
+    let pieces: Vec<String> = (0..40).map(|n| format!("piece{n} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut script = VecDeque::from(vec![embedded(), reply(&pieces)]);
+    let (stop, stop_signal) = watch::channel(false);
+    // Room for one frame: the rest wait in the turn's backlog while nobody reads.
+    let (sender, mut frames) = mpsc::channel(1);
+    let turn = TurnActor::new(
+        TurnSpec {
+            turn_id: Uuid::new_v4(),
+            question: "Q?".into(),
+            history: Vec::new(),
+        },
+        Arc::new(settings()),
+        TurnDeps {
+            knowledge: Arc::new(empty()),
+            log: log.recipient(),
+            connect_llm: Box::new(move |requester| {
+                ScriptedLlm {
+                    requester,
+                    script: std::mem::take(&mut script),
+                    asked: Arc::new(Mutex::new(Vec::new())),
+                }
+                .start()
+                .recipient()
+            }),
+            slot: None,
+            stop: Some(stop_signal),
+        },
+        sender,
+    )
+    .start();
+    assert!(wait_until(|| !records.lock().unwrap().is_empty()).await);
+    assert_eq!(records.lock().unwrap()[0].outcome, TurnOutcome::Done);
+    assert!(turn.connected(), "the done frame waits for the client");
+
+    stop.send_replace(true);
+    assert!(wait_until(|| !turn.connected()).await, "the turn stopped");
+    let mut received = 0;
+    while frames.recv().await.is_some() {
+        received += 1;
+    }
+    assert!(
+        received < pieces.len(),
+        "the backlog was dropped: {received}"
+    );
+}
+
 /// Polls `condition` for up to five seconds.
 async fn wait_until(condition: impl Fn() -> bool) -> bool {
     for _ in 0..500 {
