@@ -1,6 +1,7 @@
 //! Building and running the service: migrations, the pool, the LogActor (started
-//! before the HTTP server, once per process), the HTTP server on its listener, and a
-//! graceful stop on SIGTERM/SIGINT that flushes the LogActor.
+//! before the HTTP server, once per process), the HTTP server on its listener (every
+//! request under its request-id span), and a graceful stop on SIGTERM/SIGINT: turns
+//! first (see [`crate::lifecycle`]), then the LogActor's queue, then the server.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use actix::{Actor, Addr};
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{App, HttpServer, middleware, web};
 use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, LogActor};
+use utoipa_actix_web::AppExt;
 
 use crate::config::Config;
 use crate::db::{self, DbError, DbPool};
@@ -17,7 +19,6 @@ use crate::http;
 use crate::knowledge::PgKnowledge;
 use crate::query_log_store::PgQueryLogStore;
 use crate::state::AppState;
-use utoipa_actix_web::AppExt;
 
 /// How long a stopping service waits for the LogActor to write its queue.
 const LOG_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);

@@ -53,15 +53,15 @@ pub struct ModelListing {
     pub listed: Option<bool>,
 }
 
-/// What the knowledge base holds.
+/// What the knowledge base holds, as the database says. (The place for what the
+/// in-memory vector index knows, such as chunks skipped for a dimension other than the
+/// embedding model's, is beside `embedding_dimension`.)
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct KnowledgeHealth {
     pub documents: Option<i64>,
     pub chunks: Option<i64>,
     /// The dimension most stored embeddings have.
     pub embedding_dimension: Option<i32>,
-    // The in-memory vector index reports here how many chunks it skipped for a
-    // dimension other than the embedding model's.
     pub error: Option<String>,
 }
 
