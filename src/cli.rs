@@ -2,12 +2,14 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bor_actors::llm::LlmClient;
 use clap::{Parser, Subcommand};
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
+use crate::health::{ConfigView, DatabaseHealth, Dependencies, KnowledgeHealth, error_chain};
 use crate::startup::Application;
 use crate::state::llm_settings;
 use crate::telemetry;
@@ -25,7 +27,7 @@ enum Command {
     Serve,
     /// Apply pending database migrations, then exit.
     Migrate,
-    /// Probe the database and the LLM server and say what is missing.
+    /// Probe the database, the LLM server and the knowledge base, and say what is missing.
     Check,
 }
 
@@ -38,7 +40,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(&config.log);
+    telemetry::init(&config.log, config.log_format);
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,
@@ -88,7 +90,11 @@ async fn migrate(config: Config) -> ExitCode {
     }
 }
 
-/// One line per dependency: what was found, and what to do when something is missing.
+/// How long each probe of `bor check` may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The readiness report of `GET /api/admin/health`, one line per item: what was found,
+/// and what to do when something is missing; then the configuration and the status.
 async fn check(config: Config) -> ExitCode {
     let mut healthy = true;
     let mut report = |name: &str, outcome: Result<String, String>| match outcome {
@@ -99,52 +105,87 @@ async fn check(config: Config) -> ExitCode {
         }
     };
 
-    report("database", check_database(&config).await);
     let llm = LlmClient::new(Arc::new(llm_settings(&config)));
-    match llm.list_models().await {
-        Ok(models) => {
-            report("LLM server", Ok(format!("{} answers", config.llm_base_url)));
-            for (what, model) in [
-                ("chat model", &config.llm_chat_model),
-                ("embed model", &config.llm_embed_model),
-            ] {
-                let listed = models.iter().any(|m| m == model);
-                report(
-                    what,
-                    if listed {
-                        Ok(format!("{model} is listed"))
-                    } else {
-                        Err(format!(
-                            "{model} is not among the server's models ({}); set BOR_LLM_{}_MODEL",
-                            models.join(", "),
-                            if what == "chat model" {
-                                "CHAT"
-                            } else {
-                                "EMBED"
-                            }
-                        ))
-                    },
-                );
-            }
+    let pool = match DbPool::new(&config.database_url, CHECK_POOL_SIZE) {
+        Ok(pool) => pool,
+        Err(error) => {
             report(
-                "embeddings",
-                llm.embed(vec!["bor check".to_owned()], |_, _| {})
-                    .await
-                    .map(|vectors| {
-                        let dimension = vectors.first().map_or(0, Vec::len);
-                        format!("{dimension} dimensions")
-                    })
-                    .map_err(|error| format!("the server cannot embed: {error}")),
+                "database",
+                Err(format!(
+                    "{}: {}",
+                    config.database_url_redacted(),
+                    error_chain(&error)
+                )),
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let dependencies = Dependencies::probe(&config, &pool, &llm, CHECK_TIMEOUT).await;
+    let Dependencies {
+        database,
+        llm: server,
+        knowledge,
+    } = &dependencies;
+
+    report("database", database_line(database));
+    if server.reachable {
+        report(
+            "LLM server",
+            Ok(format!(
+                "{} answers in {} ms",
+                server.url,
+                server.latency_ms.unwrap_or_default()
+            )),
+        );
+        for (what, variable, model) in [
+            ("chat model", "BOR_LLM_CHAT_MODEL", &server.chat_model),
+            ("embed model", "BOR_LLM_EMBED_MODEL", &server.embed_model),
+        ] {
+            report(
+                what,
+                if model.listed == Some(true) {
+                    Ok(format!("{} is listed", model.name))
+                } else {
+                    Err(format!(
+                        "{} is not among the server's models ({}); set {variable}",
+                        model.name,
+                        server.models.join(", "),
+                    ))
+                },
             );
         }
-        Err(error) => report(
+        report(
+            "embeddings",
+            llm.embed(vec!["bor check".to_owned()], |_, _| {})
+                .await
+                .map(|vectors| {
+                    let dimension = vectors.first().map_or(0, Vec::len);
+                    format!("{dimension} dimensions")
+                })
+                .map_err(|error| format!("the server cannot embed: {error}")),
+        );
+    } else {
+        report(
             "LLM server",
             Err(format!(
-                "{} does not answer ({error}). Start an OpenAI-compatible server there (`make run` starts one) or set BOR_LLM_BASE_URL.",
-                config.llm_base_url
+                "{} does not answer ({}). Start an OpenAI-compatible server there (`make run` starts one) or set BOR_LLM_BASE_URL.",
+                server.url,
+                server.error.as_deref().unwrap_or("no answer"),
             )),
-        ),
+        );
     }
+    report("knowledge base", knowledge_line(knowledge));
+
+    println!("{:<8} {:<14} {}", "", "version", env!("CARGO_PKG_VERSION"));
+    for (variable, value) in ConfigView::from(&config).variables() {
+        println!("{:<8} {:<14} {variable}={value}", "", "config");
+    }
+    let assessment = dependencies.assess();
+    let mut status = assessment.status.as_str().to_owned();
+    if !assessment.problems.is_empty() {
+        status = format!("{status}: {}", assessment.problems.join("; "));
+    }
+    println!("{:<8} {status}", "status");
     if healthy {
         ExitCode::SUCCESS
     } else {
@@ -152,40 +193,43 @@ async fn check(config: Config) -> ExitCode {
     }
 }
 
-async fn check_database(config: &Config) -> Result<String, String> {
-    let url = config.database_url_redacted();
-    let missing = |error: &db::DbError| {
-        format!(
+/// Connections `bor check` needs: its probes run at once.
+const CHECK_POOL_SIZE: usize = 2;
+
+fn database_line(database: &DatabaseHealth) -> Result<String, String> {
+    let url = &database.url;
+    let Some(migrations) = &database.migrations else {
+        return Err(format!(
             "{url} is not reachable ({}). Start PostgreSQL (`make run` does) or set BOR_DATABASE_URL.",
-            error_chain(error)
-        )
+            database.error.as_deref().unwrap_or("no answer")
+        ));
     };
-    let pool = DbPool::new(&config.database_url, 1).map_err(|error| missing(&error))?;
-    let mut conn = pool.get().await.map_err(|error| missing(&error))?;
-    let status = db::migration_status(&mut conn)
-        .await
-        .map_err(|error| format!("{url}: cannot read migrations ({})", error_chain(&error)))?;
-    if status.pending.is_empty() {
+    if migrations.pending.is_empty() {
         Ok(format!(
-            "{url} (migrations: {} applied)",
-            status.applied.len()
+            "{url} answers in {} ms (migrations: {} applied)",
+            database.latency_ms.unwrap_or_default(),
+            migrations.applied
         ))
     } else {
         Err(format!(
             "{url} has {} pending migration(s); run `bor migrate` (or start `bor serve`)",
-            status.pending.len()
+            migrations.pending.len()
         ))
     }
 }
 
-/// An error with its sources, for one line of output.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
+fn knowledge_line(knowledge: &KnowledgeHealth) -> Result<String, String> {
+    match (knowledge.documents, knowledge.chunks) {
+        (Some(documents), Some(chunks)) => {
+            let mut line = format!("{documents} documents, {chunks} chunks");
+            if let Some(dimension) = knowledge.embedding_dimension {
+                line.push_str(&format!(", embeddings of {dimension} dimensions"));
+            }
+            Ok(line)
+        }
+        _ => Err(format!(
+            "cannot be read ({})",
+            knowledge.error.as_deref().unwrap_or("no answer")
+        )),
     }
-    text
 }

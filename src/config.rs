@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub use validate::redact_url_password;
 use validate::{
-    Validator, boolean, http_url, integer, log_filter, number, postgres_url, seconds, socket_addr,
-    text,
+    Validator, boolean, http_url, integer, log_filter, log_format, number, postgres_url, seconds,
+    socket_addr, text,
 };
+pub use validate::{redact_url_credentials, redact_url_password};
 
 /// The prefix shared by every variable.
 const PREFIX: &str = "BOR_";
@@ -54,6 +54,17 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// A tracing filter (`RUST_LOG` syntax).
     pub log: String,
+    pub log_format: LogFormat,
+}
+
+/// How log lines are written (`BOR_LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One readable line per event.
+    Text,
+    /// One JSON object per line, with the spans (request id, turn id) of the event.
+    Json,
 }
 
 /// The variables as envy reads them: present or not, not yet parsed.
@@ -81,6 +92,7 @@ struct RawVars {
     sse_keepalive: Option<String>,
     shutdown_grace: Option<String>,
     log: Option<String>,
+    log_format: Option<String>,
 }
 
 impl Config {
@@ -260,6 +272,12 @@ impl Config {
                 seconds(0.0..=600.0),
             ),
             log: check.value("BOR_LOG", raw.log, "info".to_owned(), log_filter),
+            log_format: check.value(
+                "BOR_LOG_FORMAT",
+                raw.log_format,
+                LogFormat::Text,
+                log_format,
+            ),
         }
     }
 }
@@ -298,6 +316,7 @@ impl fmt::Debug for Config {
             sse_keepalive,
             shutdown_grace,
             log,
+            log_format,
         } = self;
         f.debug_struct("Config")
             .field("bind", bind)
@@ -322,6 +341,7 @@ impl fmt::Debug for Config {
             .field("sse_keepalive", sse_keepalive)
             .field("shutdown_grace", shutdown_grace)
             .field("log", log)
+            .field("log_format", log_format)
             .finish()
     }
 }

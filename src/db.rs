@@ -11,6 +11,7 @@ mod migrations;
 mod pool;
 pub mod query_log;
 pub mod schema;
+pub mod stats;
 
 pub use error::DbError;
 pub use migrations::{

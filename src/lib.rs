@@ -3,8 +3,10 @@
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod health;
 pub mod http;
 pub mod knowledge;
+pub mod lifecycle;
 pub mod query_log_store;
 pub mod startup;
 pub mod state;

@@ -1,6 +1,7 @@
 //! Building and running the service: migrations, the pool, the LogActor (started
-//! before the HTTP server, once per process), the HTTP server on its listener, and a
-//! graceful stop on SIGTERM/SIGINT that flushes the LogActor.
+//! before the HTTP server, once per process), the HTTP server on its listener (every
+//! request under its request-id span), and a graceful stop on SIGTERM/SIGINT: turns
+//! first (see [`crate::lifecycle`]), then the LogActor's queue, then the server.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -8,8 +9,9 @@ use std::time::Duration;
 
 use actix::{Actor, Addr};
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, HttpServer, middleware, web};
 use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, LogActor};
+use utoipa_actix_web::AppExt;
 
 use crate::config::Config;
 use crate::db::{self, DbError, DbPool};
@@ -20,6 +22,9 @@ use crate::state::AppState;
 
 /// How long a stopping service waits for the LogActor to write its queue.
 const LOG_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the HTTP server waits for open connections once it stops; turns have had
+/// their grace before (see [`crate::lifecycle`]).
+const SERVER_STOP_TIMEOUT_SECS: u64 = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -71,13 +76,18 @@ impl Application {
         let listener = TcpListener::bind(config.bind).map_err(bind_error)?;
         let port = listener.local_addr().map_err(bind_error)?.port();
         let app_state = state.clone();
+        let description = web::Data::new(http::ApiDescription::new());
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(app_state.clone())
+                .app_data(description.clone())
+                .wrap(middleware::from_fn(http::request_id))
+                .into_utoipa_app()
                 .configure(http::routes)
+                .into_app()
         })
         .disable_signals()
-        .shutdown_timeout(config.shutdown_grace.as_secs().max(1))
+        .shutdown_timeout(SERVER_STOP_TIMEOUT_SECS)
         .listen(listener)
         .map_err(bind_error)?
         .run();
@@ -101,19 +111,32 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until the server stops, then writes the LogActor's queue.
+    /// Serves until the server stops, then writes what is left in the LogActor's queue.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
         flush_log(&self.log).await;
         result
     }
 
-    /// Serves until SIGTERM or SIGINT, then stops gracefully.
+    /// Serves until SIGTERM or SIGINT, then stops gracefully: no new turns, the turns
+    /// in flight finish within `BOR_SHUTDOWN_GRACE` (the rest are stopped and recorded),
+    /// then the HTTP server stops and the LogActor's queue is written.
     pub async fn run_until_signalled(self) -> std::io::Result<()> {
         let handle = self.server.handle();
+        let state = self.state.clone();
         actix_web::rt::spawn(async move {
             wait_for_stop_signal().await;
-            tracing::info!("stop signal received; finishing turns in flight");
+            tracing::info!("stop signal received; refusing new turns");
+            state
+                .lifecycle
+                .stop(
+                    &state.turn_slots,
+                    state.config.max_concurrent_turns,
+                    state.config.shutdown_grace,
+                )
+                .await;
+            // Written while the workers (and the pool connections they opened) live.
+            flush_log(&state.log).await;
             handle.stop(true).await;
         });
         self.run_until_stopped().await

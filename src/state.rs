@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::lifecycle::Lifecycle;
 
 pub struct AppState {
     pub config: Arc<Config>,
@@ -21,6 +22,8 @@ pub struct AppState {
     pub log: Addr<LogActor>,
     /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
     pub turn_slots: Arc<Semaphore>,
+    /// Uptime, and the stop sequence: refusing turns, then stopping those left.
+    pub lifecycle: Lifecycle,
 }
 
 impl AppState {
@@ -34,6 +37,7 @@ impl AppState {
             llm: Arc::new(llm_settings(&config)),
             turn: Arc::new(turn_settings(&config)),
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
+            lifecycle: Lifecycle::new(),
             config,
             pool,
             knowledge,

@@ -11,6 +11,7 @@ use bor::testing::TestDatabase;
 use bor_mock_llm::MockLlm;
 
 const SECRET_KEY: &str = "sk-cli-secret-7731";
+const ADMIN_TOKEN: &str = "admin-cli-secret-2209";
 
 /// Runs `bor ARGS` with only the given `BOR_*` variables (and no `.env`).
 fn bor(args: &[&str], vars: &[(&str, &str)]) -> Output {
@@ -35,8 +36,8 @@ fn text(output: &Output) -> String {
 }
 
 fn unused_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("an address").port()
 }
 
 #[test]
@@ -52,11 +53,25 @@ fn check_names_what_is_missing() {
             ("BOR_DATABASE_URL", &dead_db),
             ("BOR_LLM_BASE_URL", &dead_llm),
             ("BOR_LLM_API_KEY", SECRET_KEY),
+            ("BOR_ADMIN_TOKEN", ADMIN_TOKEN),
         ],
     );
     let shown = text(&output);
     assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(shown.contains("MISSING  database"), "{shown}");
+    assert!(shown.contains("MISSING  knowledge base"), "{shown}");
+    assert!(
+        shown.contains("status   down: the database is unreachable; the LLM server is unreachable"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("config         BOR_LLM_API_KEY=(set)"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(ADMIN_TOKEN),
+        "the admin token is never shown: {shown}"
+    );
     assert!(shown.contains("Start PostgreSQL"), "{shown}");
     assert!(shown.contains("MISSING  LLM server"), "{shown}");
     assert!(shown.contains(&dead_llm), "{shown}");
@@ -90,10 +105,16 @@ async fn check_passes_when_everything_is_there() {
         "ok       chat model",
         "ok       embed model",
         "ok       embeddings",
+        "ok       knowledge base 0 documents, 0 chunks",
+        "config         BOR_LLM_CHAT_MODEL=smollm2",
+        "config         BOR_SHUTDOWN_GRACE=30",
+        concat!("version        ", env!("CARGO_PKG_VERSION")),
     ] {
         assert!(shown.contains(line), "{line}: {shown}");
     }
     assert!(shown.contains("64 dimensions"), "{shown}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.trim_end().ends_with("status   ok"), "{shown}");
 }
 
 #[tokio::test]
@@ -112,6 +133,12 @@ async fn check_names_a_model_the_server_does_not_list() {
     assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(shown.contains("MISSING  chat model"), "{shown}");
     assert!(shown.contains("BOR_LLM_CHAT_MODEL"), "{shown}");
+    assert!(
+        shown.contains(
+            "status   degraded: the chat model no-such-model is not listed by the LLM server"
+        ),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 pub mod knowledge;
 pub mod llm;
 pub mod log;
+pub mod metrics;
 pub mod record;
 pub mod scaffolding;
 pub mod turn;

@@ -5,10 +5,11 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// Which way a turn went at retrieval (SPEC §5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnPath {
     Grounded,
@@ -34,7 +35,7 @@ impl fmt::Display for TurnPath {
 }
 
 /// The failure codes of `error` frames, with their exact copy (SPEC §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     LlmUnavailable,
@@ -98,7 +99,7 @@ impl TurnOutcome {
 }
 
 /// A chunk given to the model, as listed in `done.sources` and `query_log.sources`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Source {
     pub document_id: i64,
     pub title: String,

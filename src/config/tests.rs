@@ -265,6 +265,41 @@ fn log_must_be_a_tracing_filter() {
 }
 
 #[test]
+fn log_format_is_text_or_json() {
+    assert_eq!(config(&[]).unwrap().log_format, LogFormat::Text);
+    assert_eq!(
+        accepted("BOR_LOG_FORMAT", "JSON").log_format,
+        LogFormat::Json
+    );
+    assert_eq!(
+        accepted("BOR_LOG_FORMAT", "text").log_format,
+        LogFormat::Text
+    );
+    let line = problem("BOR_LOG_FORMAT", "yaml");
+    assert_eq!(
+        line,
+        r#"BOR_LOG_FORMAT="yaml" is invalid: expected text or json"#
+    );
+}
+
+#[test]
+fn llm_urls_are_shown_without_credentials() {
+    for (url, shown) in [
+        (
+            "https://sk-token@models.example.org/v1",
+            "https://***@models.example.org/v1",
+        ),
+        (
+            "http://user:secret@127.0.0.1:8080/v1",
+            "http://***@127.0.0.1:8080/v1",
+        ),
+        ("http://127.0.0.1:18089/v1", "http://127.0.0.1:18089/v1"),
+    ] {
+        assert_eq!(redact_url_credentials(url), shown, "{url}");
+    }
+}
+
+#[test]
 fn every_bad_variable_is_reported_together_one_per_line() {
     let error = config(&[
         ("BOR_BIND", "nowhere"),

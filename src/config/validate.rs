@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::ConfigError;
+use super::{ConfigError, LogFormat};
 
 /// Collects one line per bad variable while the configuration is being built.
 pub(super) struct Validator {
@@ -145,6 +145,29 @@ pub(super) fn log_filter(raw: &str) -> Result<String, String> {
     tracing_subscriber::EnvFilter::try_new(raw)
         .map(|_| raw.to_owned())
         .map_err(|_| "a tracing filter such as info or bor=debug,warn".to_owned())
+}
+
+pub(super) fn log_format(raw: &str) -> Result<LogFormat, String> {
+    match raw.to_ascii_lowercase().as_str() {
+        "text" => Ok(LogFormat::Text),
+        "json" => Ok(LogFormat::Json),
+        _ => Err("text or json".to_owned()),
+    }
+}
+
+/// `url` with its user-info (user name and password, which may both be credentials)
+/// replaced by `***`, for showing an LLM server's URL.
+pub fn redact_url_credentials(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            // Cannot fail on a URL that already has user-info.
+            let _ = parsed.set_password(None);
+            let _ = parsed.set_username("***");
+            parsed.into()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => redact_url_password(url),
+    }
 }
 
 /// `url` with any password replaced by `***`: the one in the user-info part and a

@@ -67,6 +67,11 @@ impl DbPool {
         Ok(DbPool { pool })
     }
 
+    /// Its size limit, open connections, idle ones and requests waiting, right now.
+    pub fn status(&self) -> deadpool::Status {
+        self.pool.status()
+    }
+
     /// A connection from the pool, or a typed error once a timeout has passed.
     pub async fn get(&self) -> Result<DbConnection, DbError> {
         self.pool.get().await.map_err(|error| match error {

@@ -5,17 +5,18 @@ use std::sync::Arc;
 
 use actix::Actor;
 use actix_web::http::header;
-use actix_web::{HttpRequest, Responder, web};
+use actix_web::{HttpRequest, Responder, post, web};
 use actix_web_lab::sse;
 use bor_actors::llm::{ChatMessage, LlmActor};
 use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
 use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::body::read_json_body;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 
 /// Largest accepted request body.
@@ -32,16 +33,57 @@ pub struct ChatInput {
     pub history: Vec<ChatMessage>,
 }
 
+/// The body of `POST /api/chat`.
+#[derive(ToSchema)]
+pub struct ChatRequestBody {
+    /// The question; not empty after trimming, at most `BOR_MAX_MESSAGE_CHARS` characters.
+    pub message: String,
+    /// Earlier messages, oldest first, at most 20.
+    pub history: Option<Vec<HistoryEntry>>,
+}
+
+#[derive(ToSchema)]
+pub struct HistoryEntry {
+    #[schema(pattern = "^(user|assistant)$", example = "user")]
+    pub role: String,
+    pub content: String,
+}
+
+/// One chat turn, answered as a stream of Server-Sent Events.
+///
+/// Each frame is `event: NAME` and `data: JSON` (the `Frame` schema lists the data of
+/// each event), with comment keep-alives between them. The last frame is `done` or
+/// `error`. Every refusal comes before the stream opens, as a JSON error.
+#[utoipa::path(
+    tag = "chat",
+    request_body(content = ChatRequestBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "the turn's frames: `retry`, `thinking`, `tool`, `delta`, then `done` or `error`", content_type = "text/event-stream", body = Frame),
+        (status = 400, description = "`invalid_json`, `invalid_history`, `empty_message` or `message_too_long`", body = ErrorBody),
+        (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 503, description = "`busy` (with `Retry-After`): every turn slot is taken; `unavailable`: the service is shutting down", body = ErrorBody),
+    )
+)]
+#[post("/api/chat")]
 pub async fn chat(
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<impl Responder, ApiError> {
+    if !state.lifecycle.is_accepting() {
+        return Err(ApiError::ShuttingDown);
+    }
     let body = read_json_body(&request, payload, MAX_BODY_BYTES).await?;
     let input = parse_chat_input(&body, state.config.max_message_chars)?;
     let slot = Arc::clone(&state.turn_slots)
         .try_acquire_owned()
         .map_err(|_| ApiError::Busy)?;
+    // Checked again with the slot held: a stop that began meanwhile either waits for
+    // this turn or is seen here.
+    if !state.lifecycle.is_accepting() {
+        return Err(ApiError::ShuttingDown);
+    }
 
     let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
     let llm_settings = Arc::clone(&state.llm);
@@ -59,6 +101,7 @@ pub async fn chat(
                 LlmActor::new(llm_settings, requester).start().recipient()
             }),
             slot: Some(slot),
+            stop: Some(state.lifecycle.stop_signal()),
         },
         sender,
     )

@@ -6,6 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 /// Seconds a client is asked to wait when all turn slots are taken.
 pub const BUSY_RETRY_AFTER_SECS: u32 = 1;
@@ -34,6 +35,9 @@ pub enum ApiError {
     Busy,
     #[error("a dependency is unavailable: {0}")]
     Unavailable(String),
+    /// The service is stopping and takes no new turns.
+    #[error("bor is shutting down and takes no new chat turns — please try again in a moment.")]
+    ShuttingDown,
     /// The cause is logged, never shown.
     #[error("internal error: {0}")]
     Internal(String),
@@ -53,7 +57,7 @@ impl ApiError {
             Self::AdminDisabled => "admin_disabled",
             Self::NotFound(_) => "not_found",
             Self::Busy => "busy",
-            Self::Unavailable(_) => "unavailable",
+            Self::Unavailable(_) | Self::ShuttingDown => "unavailable",
             Self::Internal(_) => "internal",
         }
     }
@@ -71,14 +75,20 @@ impl ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: ErrorDetail<'a>,
+/// The body of every refusal and error.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    error: ErrorDetail,
 }
 
-#[derive(Serialize)]
-struct ErrorDetail<'a> {
-    code: &'a str,
+#[derive(Serialize, ToSchema)]
+struct ErrorDetail {
+    /// Stable: `invalid_json`, `invalid_history`, `empty_message`, `message_too_long`,
+    /// `unsupported_media_type`, `body_too_large`, `unauthorized`, `admin_disabled`,
+    /// `not_found`, `busy`, `unavailable` or `internal`.
+    #[schema(value_type = String, example = "busy")]
+    code: &'static str,
+    /// For people; may change.
     message: String,
 }
 
@@ -94,7 +104,9 @@ impl ResponseError for ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::AdminDisabled => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::Busy | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Busy | Self::Unavailable(_) | Self::ShuttingDown => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -159,6 +171,7 @@ mod tests {
             (ApiError::NotFound("x".into()), 404, "not_found"),
             (ApiError::Busy, 503, "busy"),
             (ApiError::Unavailable("db".into()), 503, "unavailable"),
+            (ApiError::ShuttingDown, 503, "unavailable"),
             (ApiError::Internal("x".into()), 500, "internal"),
         ];
         for (error, status, code) in cases {

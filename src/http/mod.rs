@@ -1,25 +1,36 @@
-//! The HTTP API: one route table, handlers one per module.
+//! The HTTP API: one route table, handlers one per module. Every route is registered
+//! through `utoipa_actix_web`, so the OpenAPI description lists it.
 
 mod admin;
+mod admin_health;
 mod body;
 pub mod chat;
 pub mod error;
 mod health;
+mod metrics;
+mod openapi;
+mod request_id;
 mod static_files;
 
 use actix_web::{HttpResponse, ResponseError, web};
+use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use admin::Admin;
 pub use error::ApiError;
+pub use openapi::{ApiDescription, api_description};
+pub use request_id::{REQUEST_ID, request_id};
 
 /// Every route of the service.
-pub fn routes(config: &mut web::ServiceConfig) {
+pub fn routes(config: &mut ServiceConfig) {
     config
-        .route("/", web::get().to(static_files::index))
-        .route("/admin", web::get().to(static_files::admin))
-        .route("/static/{path:.*}", web::get().to(static_files::asset))
-        .route("/api/health", web::get().to(health::health))
-        .route("/api/chat", web::post().to(chat::chat))
+        .service(static_files::index)
+        .service(static_files::admin)
+        .service(static_files::asset)
+        .service(health::health)
+        .service(admin_health::admin_health)
+        .service(chat::chat)
+        .service(metrics::scrape)
+        .service(openapi::describe)
         .default_service(web::to(not_found));
 }
 

@@ -2,24 +2,43 @@
 //! (read from disk in debug builds, so page edits show without a rebuild).
 
 use actix_web::http::header;
-use actix_web::{HttpResponse, ResponseError, web};
+use actix_web::{HttpResponse, ResponseError, get, web};
 use rust_embed::RustEmbed;
 
 #[derive(RustEmbed)]
 #[folder = "static/"]
 struct StaticFiles;
 
-/// `GET /`: the chat page.
+/// The chat page.
+#[utoipa::path(
+    tag = "pages",
+    responses((status = 200, description = "HTML", content_type = "text/html", body = String))
+)]
+#[get("/")]
 pub async fn index() -> HttpResponse {
     serve("index.html")
 }
 
-/// `GET /admin`: the admin page.
+/// The admin page.
+#[utoipa::path(
+    tag = "pages",
+    responses((status = 200, description = "HTML", content_type = "text/html", body = String))
+)]
+#[get("/admin")]
 pub async fn admin() -> HttpResponse {
     serve("admin.html")
 }
 
-/// `GET /static/{path}`: an asset beside the pages.
+/// An asset beside the pages (scripts, style sheets).
+#[utoipa::path(
+    tag = "pages",
+    params(("path" = String, Path, description = "file name under static/, e.g. `chat.js`")),
+    responses(
+        (status = 200, description = "the file, with its content type"),
+        (status = 404, description = "no such file", body = super::error::ErrorBody),
+    )
+)]
+#[get("/static/{path:.*}")]
 pub async fn asset(path: web::Path<String>) -> HttpResponse {
     serve(&path)
 }

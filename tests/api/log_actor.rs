@@ -50,7 +50,7 @@ fn pool_through(db: &TestDatabase, proxy: &TcpProxy) -> DbPool {
         create: Duration::from_millis(500),
         recycle: Duration::from_millis(500),
     };
-    DbPool::with_timeouts(&url, 2, quick).unwrap()
+    DbPool::with_timeouts(&url, 2, quick).expect("a pool")
 }
 
 #[actix_web::test]
@@ -71,7 +71,7 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
     };
 
     let before = record(TurnOutcome::Done);
-    log.send(TurnFinished(before.clone())).await.unwrap();
+    log.send(TurnFinished::new(before.clone())).await.unwrap();
     assert!(
         eventually(async || count().await == 1).await,
         "written while up"
@@ -84,7 +84,7 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
         record(TurnOutcome::Error(ErrorCode::LlmUnavailable)),
     ];
     for r in &during {
-        log.send(TurnFinished(r.clone())).await.unwrap();
+        log.send(TurnFinished::new(r.clone())).await.unwrap();
     }
     assert!(
         eventually(async || log.send(GetLogStats).await.unwrap().failed_writes > 0).await,

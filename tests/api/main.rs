@@ -6,8 +6,13 @@
     reason = "a test stops at the first unexpected value"
 )]
 
+mod admin_health;
 mod chat_turns;
 mod log_actor;
+mod metrics;
+mod openapi;
 mod refusals;
+mod request_ids;
 mod service;
+mod shutdown;
 mod support;

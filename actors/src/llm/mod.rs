@@ -12,7 +12,7 @@ mod transport;
 mod types;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use bytes::Bytes;
@@ -27,6 +27,7 @@ pub use messages::{ChatRequest, LlmCommand, LlmEvent};
 pub use settings::LlmSettings;
 pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
 
+use crate::metrics::{self, LlmEndpoint, metrics};
 use transport::{Call, ChatStreamItem};
 
 /// How often the actor checks that its requester still exists.
@@ -36,6 +37,8 @@ pub struct LlmActor {
     settings: Arc<LlmSettings>,
     requester: Recipient<LlmEvent>,
     job: Option<Job>,
+    /// A child of the span current at creation (a turn's), entered while it works.
+    span: tracing::Span,
 }
 
 /// The request in flight, across its attempts.
@@ -48,6 +51,10 @@ struct Job {
     forwarded: bool,
     /// The running attempt or the pending retry timer.
     handle: Option<SpawnHandle>,
+    /// When the running attempt started; `None` while a retry waits.
+    attempt_started: Option<Instant>,
+    /// The HTTP status of the running attempt's response, once its head arrived.
+    http_status: Option<u16>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,12 +67,35 @@ enum JobKind {
     ListModels,
 }
 
+impl JobKind {
+    fn endpoint(self) -> LlmEndpoint {
+        match self {
+            Self::Chat => LlmEndpoint::Chat,
+            Self::Embed { .. } => LlmEndpoint::Embeddings,
+            Self::ListModels => LlmEndpoint::Models,
+        }
+    }
+}
+
+impl Job {
+    /// Records the end of the running attempt (if one runs) in the metrics.
+    fn end_attempt(&mut self, status: &str) {
+        if let Some(started) = self.attempt_started.take() {
+            metrics().observe_llm_attempt(self.kind.endpoint(), status, started.elapsed());
+        }
+        self.http_status = None;
+    }
+}
+
 impl LlmActor {
+    /// Its log span is a child of the current span: a turn starts its LLM actor inside
+    /// its own, so the turn's id is on the LLM actor's lines too.
     pub fn new(settings: Arc<LlmSettings>, requester: Recipient<LlmEvent>) -> Self {
         Self {
             settings,
             requester,
             job: None,
+            span: tracing::info_span!("llm"),
         }
     }
 
@@ -78,7 +108,11 @@ impl LlmActor {
     }
 
     fn cancel_job(&mut self, ctx: &mut Context<Self>) {
-        if let Some(handle) = self.job.take().and_then(|job| job.handle) {
+        let Some(mut job) = self.job.take() else {
+            return;
+        };
+        job.end_attempt(metrics::CANCELLED);
+        if let Some(handle) = job.handle {
             ctx.cancel_future(handle);
         }
     }
@@ -87,6 +121,7 @@ impl LlmActor {
         let Some(job) = self.job.as_mut() else {
             return;
         };
+        job.attempt_started = Some(Instant::now());
         let settings = Arc::clone(&self.settings);
         let call = job.call.clone();
         let kind = job.kind;
@@ -110,6 +145,9 @@ impl LlmActor {
     ) where
         S: Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin + 'static,
     {
+        if let Some(job) = self.job.as_mut() {
+            job.http_status = Some(response.status().as_u16());
+        }
         let handle = match kind {
             JobKind::Chat => ctx.spawn(
                 transport::chat_stream(response, &self.settings)
@@ -171,16 +209,22 @@ impl LlmActor {
     }
 
     fn succeed(&mut self, event: LlmEvent, ctx: &mut Context<Self>) {
-        self.job = None;
+        if let Some(mut job) = self.job.take() {
+            let status = metrics::attempt_status(Ok(job.http_status.unwrap_or(200)));
+            job.end_attempt(&status);
+        }
         self.report(event, ctx);
     }
 
     /// The retry policy (SPEC §6): retry only while nothing was forwarded, only
     /// retryable failures, at most `retries` times, a flat delay apart.
     fn attempt_failed(&mut self, err: AttemptError, ctx: &mut Context<Self>) {
+        let span = self.span.clone();
+        let _entered = span.enter();
         let Some(job) = self.job.as_mut() else {
             return;
         };
+        job.end_attempt(&metrics::attempt_status(Err(&err)));
         let max = self.settings.retries;
         let attempts = job.retries_done + 1;
         let failure = if job.forwarded {
@@ -219,6 +263,8 @@ impl LlmActor {
             retries_done: 0,
             forwarded: false,
             handle: None,
+            attempt_started: None,
+            http_status: None,
         });
         self.start_attempt(ctx);
     }
@@ -240,6 +286,8 @@ impl Handler<LlmCommand> for LlmActor {
     type Result = ();
 
     fn handle(&mut self, command: LlmCommand, ctx: &mut Self::Context) {
+        let span = self.span.clone();
+        let _entered = span.enter();
         self.cancel_job(ctx);
         let settings = &self.settings;
         let (kind, body) = match command {

@@ -1,13 +1,28 @@
 //! Messages to the LogActor.
 
 use actix::Message;
+use serde::Serialize;
 
-use crate::record::TurnRecord;
+use crate::record::{TurnOutcome, TurnPath, TurnRecord};
 
 /// A turn ended: write its log line, and its row when it has one.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct TurnFinished(pub TurnRecord);
+pub struct TurnFinished {
+    pub record: TurnRecord,
+    /// The turn's span: its log line is written inside it, with the turn's context.
+    pub span: tracing::Span,
+}
+
+impl TurnFinished {
+    /// The record, with the current span as the turn's.
+    pub fn new(record: TurnRecord) -> Self {
+        Self {
+            record,
+            span: tracing::Span::current(),
+        }
+    }
+}
 
 /// Resolves once every queued row is written (callers bound the wait); answers the
 /// number of rows still queued.
@@ -21,7 +36,7 @@ pub struct Flush;
 pub struct GetLogStats;
 
 /// The LogActor's counters since start.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LogStats {
     /// Rows waiting to be written.
     pub queued: usize,
@@ -30,4 +45,39 @@ pub struct LogStats {
     pub failed_writes: u64,
     /// Rows given up because the queue was full.
     pub dropped: u64,
+    /// Every turn that ended, rows or not.
+    pub turns: TurnCounts,
+}
+
+/// Turns ended since start, by how they ended and by the way they went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TurnCounts {
+    pub done: u64,
+    pub error: u64,
+    pub stopped: u64,
+    pub by_path: PathCounts,
+}
+
+/// Turns by path (`undecided` = ended before retrieval decided).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct PathCounts {
+    pub grounded: u64,
+    pub deflected: u64,
+    pub undecided: u64,
+}
+
+impl TurnCounts {
+    pub fn count(&mut self, record: &TurnRecord) {
+        match record.outcome {
+            TurnOutcome::Done => self.done += 1,
+            TurnOutcome::Stopped => self.stopped += 1,
+            TurnOutcome::Error(_) => self.error += 1,
+        }
+        let paths = &mut self.by_path;
+        match record.path {
+            TurnPath::Grounded => paths.grounded += 1,
+            TurnPath::Deflected => paths.deflected += 1,
+            TurnPath::Undecided => paths.undecided += 1,
+        }
+    }
 }

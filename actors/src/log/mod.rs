@@ -12,8 +12,9 @@ use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
-pub use messages::{Flush, GetLogStats, LogStats, TurnFinished};
+pub use messages::{Flush, GetLogStats, LogStats, PathCounts, TurnCounts, TurnFinished};
 
+use crate::metrics::metrics;
 use crate::record::{TurnOutcome, TurnRecord};
 
 /// How long the actor waits before writing again after a failed write.
@@ -111,8 +112,10 @@ impl Actor for LogActor {
 impl Handler<TurnFinished> for LogActor {
     type Result = ();
 
-    fn handle(&mut self, TurnFinished(record): TurnFinished, ctx: &mut Self::Context) {
-        log_turn_line(&record);
+    fn handle(&mut self, TurnFinished { record, span }: TurnFinished, ctx: &mut Self::Context) {
+        span.in_scope(|| log_turn_line(&record));
+        self.stats.turns.count(&record);
+        metrics().observe_turn(&record);
         if record.outcome.row_status().is_none() {
             return;
         }

@@ -27,27 +27,40 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
     }
 }
 
+/// Log output kept in memory.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    /// A text-format subscriber writing here.
+    fn subscriber(&self) -> impl tracing::Subscriber + Send + Sync + use<> {
+        let writer = self.clone();
+        tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish()
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
 /// Captures what `log_turn_line` writes, in the text format.
 fn logged_line(record: &TurnRecord) -> String {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::with_default(subscriber, || log_turn_line(record));
-    String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+    tracing::subscriber::with_default(buffer.subscriber(), || log_turn_line(record));
+    buffer.text()
 }
 
 #[test]
@@ -99,9 +112,9 @@ async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
     let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
     let records: Vec<TurnRecord> = (0..5).map(|_| record(TurnOutcome::Done)).collect();
     for r in &records {
-        log.send(TurnFinished(r.clone())).await.unwrap();
+        log.send(TurnFinished::new(r.clone())).await.unwrap();
     }
-    log.send(TurnFinished(record(TurnOutcome::Error(
+    log.send(TurnFinished::new(record(TurnOutcome::Error(
         ErrorCode::Internal,
     ))))
     .await
@@ -128,7 +141,17 @@ async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
             queued: 0,
             written: 5,
             failed_writes: 3,
-            dropped: 0
+            dropped: 0,
+            turns: TurnCounts {
+                done: 5,
+                error: 1,
+                stopped: 0,
+                by_path: PathCounts {
+                    grounded: 6,
+                    deflected: 0,
+                    undecided: 0,
+                },
+            },
         }
     );
 }
@@ -141,11 +164,73 @@ async fn a_full_queue_drops_the_oldest_row_and_counts_it() {
     });
     let log = LogActor::new(store, 2).start();
     for _ in 0..4 {
-        log.send(TurnFinished(record(TurnOutcome::Stopped)))
+        log.send(TurnFinished::new(record(TurnOutcome::Stopped)))
             .await
             .unwrap();
     }
     let stats = log.send(GetLogStats).await.unwrap();
     assert_eq!(stats.queued, 2);
     assert!(stats.dropped >= 1, "{stats:?}");
+}
+
+#[actix::test]
+async fn the_turn_line_is_written_in_the_turn_span() {
+    let buffer = Buffer::default();
+    let _default = tracing::subscriber::set_default(buffer.subscriber());
+    let store = Arc::new(FlakyStore {
+        failures: Mutex::new(0),
+        rows: Mutex::new(Vec::new()),
+    });
+    let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
+    let span = tracing::info_span!("request", request_id = "req-42");
+    let finished = span.in_scope(|| TurnFinished::new(record(TurnOutcome::Done)));
+    log.send(finished).await.unwrap();
+    let text = buffer.text();
+    let line = text
+        .lines()
+        .find(|line| line.contains("chat turn"))
+        .unwrap_or_else(|| panic!("no turn line in {text}"));
+    assert!(line.contains("request{request_id=\"req-42\"}"), "{line}");
+}
+
+#[actix::test]
+async fn every_turn_is_counted_by_outcome_and_path() {
+    let store = Arc::new(FlakyStore {
+        failures: Mutex::new(0),
+        rows: Mutex::new(Vec::new()),
+    });
+    let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
+    let turns = [
+        (TurnOutcome::Done, TurnPath::Deflected),
+        (TurnOutcome::Stopped, TurnPath::Grounded),
+        (
+            TurnOutcome::Error(ErrorCode::LlmUnavailable),
+            TurnPath::Undecided,
+        ),
+        (
+            TurnOutcome::Error(ErrorCode::MalformedReply),
+            TurnPath::Grounded,
+        ),
+    ];
+    for (outcome, path) in turns {
+        let finished = TurnRecord {
+            path,
+            ..record(outcome)
+        };
+        log.send(TurnFinished::new(finished)).await.unwrap();
+    }
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(
+        stats.turns,
+        TurnCounts {
+            done: 1,
+            error: 2,
+            stopped: 1,
+            by_path: PathCounts {
+                grounded: 2,
+                deflected: 1,
+                undecided: 1,
+            },
+        }
+    );
 }

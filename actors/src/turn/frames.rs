@@ -2,45 +2,57 @@
 
 use actix_web_lab::sse;
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::record::{ErrorCode, Source, TurnPath};
 
-/// One frame of a turn's event stream.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One frame of a turn's event stream: `event: NAME` and `data:` this JSON. Exactly
+/// one terminal frame (`done` or `error`) ends every stream.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Frame {
-    Retry {
-        attempt: u32,
-        max: u32,
-    },
-    Thinking {
-        text: String,
-    },
+    /// `event: retry` — before waiting to retry a failed LLM request (attempt 1..=max).
+    #[schema(title = "retry")]
+    Retry { attempt: u32, max: u32 },
+    /// `event: thinking` — reasoning text.
+    #[schema(title = "thinking")]
+    Thinking { text: String },
+    /// `event: tool` — a tool call starts (`phase` is `start`).
+    #[schema(title = "tool (start)")]
     ToolStart {
         call_id: String,
         name: String,
+        #[schema(value_type = String, example = "start")]
         phase: &'static str,
     },
+    /// `event: tool` — a tool call ended (`phase` is `end`; `ok` = it ran without error).
+    #[schema(title = "tool (end)")]
     ToolEnd {
         call_id: String,
         name: String,
+        #[schema(value_type = String, example = "end")]
         phase: &'static str,
         ok: bool,
     },
-    Delta {
-        text: String,
-    },
+    /// `event: delta` — visible answer text, scaffolding removed.
+    #[schema(title = "delta")]
+    Delta { text: String },
+    /// `event: done` — terminal, success.
+    #[schema(title = "done")]
     Done(DoneFrame),
+    /// `event: error` — terminal, failure; `detail` is the text a user reads.
+    #[schema(title = "error")]
     Error {
         turn_id: Uuid,
         code: ErrorCode,
+        #[schema(value_type = String)]
         detail: &'static str,
     },
 }
 
 /// The terminal frame of a successful turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct DoneFrame {
     pub turn_id: Uuid,
     pub path: TurnPath,

@@ -6,6 +6,7 @@
 //!                                                     ▲                   ├──▶ RunningTools ──▶ Chatting
 //!                                                     └──── recovery ◀────┘
 //! any phase ──Failed──▶ Ended (error)        any phase ──ClientGone──▶ Ended (stopped)
+//!                                             any phase ──ServiceStopping──▶ Ended (stopped)
 //! ```
 
 use std::collections::VecDeque;
@@ -38,6 +39,8 @@ pub(super) enum Input {
     Retrieved(Result<Retrieval, KnowledgeError>),
     ToolDone(ToolOutcome),
     ClientGone,
+    /// The service is shutting down and the turn's grace is over.
+    ServiceStopping,
 }
 
 /// One chat request of the turn.
@@ -76,10 +79,21 @@ impl TurnActor {
     pub(super) fn advance(&mut self, input: Input, ctx: &mut Context<Self>) {
         use Input::*;
         use LlmEvent::*;
+        let span = self.span.clone();
+        let _entered = span.enter();
         let phase = std::mem::replace(&mut self.phase, Phase::Ended);
         self.phase = match (phase, input) {
+            // Its record is written; frames still waiting for a slow client are dropped.
+            (Phase::Ended, ServiceStopping) => {
+                self.close_stream(ctx);
+                Phase::Ended
+            }
             (Phase::Ended, _) => Phase::Ended,
             (_, ClientGone) => self.stop_turn(ctx),
+            (_, ServiceStopping) => {
+                tracing::info!("the service is stopping; ending the turn");
+                self.stop_turn(ctx)
+            }
             (phase, Llm(Retrying { attempt, max })) => {
                 self.on_retry(attempt, max, ctx);
                 phase

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 
 pub use frames::{DoneFrame, Frame};
 pub use messages::{ClientGone, LlmConnector, TurnSettings, TurnSpec};
@@ -37,6 +37,9 @@ pub struct TurnDeps {
     pub connect_llm: LlmConnector,
     /// The turn's place under the concurrency limit, freed when the actor stops.
     pub slot: Option<OwnedSemaphorePermit>,
+    /// The service's stop signal: once it is `true` the turn ends as if its client had
+    /// left (a `stopped` record with the partial answer).
+    pub stop: Option<watch::Receiver<bool>>,
 }
 
 pub struct TurnActor {
@@ -59,6 +62,9 @@ pub struct TurnActor {
     created_at: DateTime<Utc>,
     started: Instant,
     first_delta_ms: Option<u64>,
+    /// Entered while the actor works, so that every log line of the turn carries its id.
+    span: tracing::Span,
+    stop: Option<watch::Receiver<bool>>,
     _slot: Option<OwnedSemaphorePermit>,
 }
 
@@ -82,7 +88,6 @@ impl TurnActor {
         frames: mpsc::Sender<Frame>,
     ) -> Self {
         Self {
-            spec,
             settings,
             knowledge: deps.knowledge,
             log: deps.log,
@@ -98,7 +103,10 @@ impl TurnActor {
             created_at: Utc::now(),
             started: Instant::now(),
             first_delta_ms: None,
+            span: tracing::info_span!("turn", turn_id = %spec.turn_id),
+            stop: deps.stop,
             _slot: deps.slot,
+            spec,
         }
     }
 
@@ -106,6 +114,22 @@ impl TurnActor {
         if let Some(llm) = &self.llm {
             llm.do_send(command);
         }
+    }
+
+    /// Ends the turn when the service stops (a dropped sender is no stop).
+    fn watch_stop_signal(&mut self, ctx: &mut Context<Self>) {
+        let Some(mut stop) = self.stop.take() else {
+            return;
+        };
+        ctx.spawn(
+            async move { stop.wait_for(|stopping| *stopping).await.is_ok() }
+                .into_actor(self)
+                .map(|stopping, act, ctx| {
+                    if stopping {
+                        act.advance(Input::ServiceStopping, ctx);
+                    }
+                }),
+        );
     }
 
     fn elapsed_ms(&self) -> u64 {
@@ -117,7 +141,11 @@ impl Actor for TurnActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        let span = self.span.clone();
+        let _entered = span.enter();
         self.watch_client(ctx);
+        self.watch_stop_signal(ctx);
+        // Started inside the turn's span, the LLM actor takes it as its parent.
         if let Some(connect) = self.connect_llm.take() {
             self.llm = Some(connect(ctx.address().recipient()));
         }
@@ -125,6 +153,7 @@ impl Actor for TurnActor {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
+        let _entered = self.span.enter();
         self.llm_send(LlmCommand::Cancel);
     }
 }

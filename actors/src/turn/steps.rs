@@ -12,6 +12,7 @@ use super::tools::{self, ToolInvocation};
 use crate::knowledge::{ChunkHit, Retrieval};
 use crate::llm::{ChatCompletion, ChatMessage, ChatRequest, LlmCommand};
 use crate::log::TurnFinished;
+use crate::metrics::metrics;
 use crate::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord};
 use crate::scaffolding::{FilterEvent, ScaffoldingFilter};
 
@@ -187,6 +188,7 @@ impl TurnActor {
             return self.start_request(tools_offered, false);
         };
         self.counters.tool_calls += 1;
+        metrics().observe_tool_call(&call.function.name);
         self.send_frame(Frame::tool_start(&call.id, &call.function.name), ctx);
         let invocation = tools::parse_call(&call.function.name, &call.function.arguments);
         let knowledge = &self.knowledge;
@@ -307,7 +309,7 @@ impl TurnActor {
             }),
             ctx,
         );
-        self.log.do_send(TurnFinished(record));
+        self.log.do_send(TurnFinished::new(record));
         self.finish_stream(ctx);
         Phase::Ended
     }
@@ -315,7 +317,7 @@ impl TurnActor {
     pub(super) fn fail(&mut self, code: ErrorCode, ctx: &mut Context<Self>) -> Phase {
         self.send_frame(Frame::error(self.spec.turn_id, code), ctx);
         self.log
-            .do_send(TurnFinished(self.record(TurnOutcome::Error(code))));
+            .do_send(TurnFinished::new(self.record(TurnOutcome::Error(code))));
         self.finish_stream(ctx);
         Phase::Ended
     }
@@ -323,7 +325,7 @@ impl TurnActor {
     /// The client went away: keep the partial answer as a `stopped` row.
     pub(super) fn stop_turn(&mut self, ctx: &mut Context<Self>) -> Phase {
         self.log
-            .do_send(TurnFinished(self.record(TurnOutcome::Stopped)));
+            .do_send(TurnFinished::new(self.record(TurnOutcome::Stopped)));
         self.close_stream(ctx);
         Phase::Ended
     }

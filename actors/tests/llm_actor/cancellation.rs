@@ -86,7 +86,7 @@ async fn cancel_during_a_retry_wait_prevents_the_next_attempt() {
     );
 }
 
-async fn wait_for_requests(mock: &bor_mock_llm::MockLlm, n: usize) {
+pub(super) async fn wait_for_requests(mock: &bor_mock_llm::MockLlm, n: usize) {
     assert!(
         wait_for(|| mock.requests().len() >= n).await,
         "requests arrive"

@@ -8,6 +8,7 @@
 
 mod cancellation;
 mod decoding;
+mod metrics;
 mod retries;
 
 use std::sync::Arc;

@@ -4,8 +4,10 @@
 mod logs;
 mod proxy;
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
+use actix_web::web;
 use awc::http::header::HeaderMap;
 use bor::config::Config;
 use bor::db::DbPool;
@@ -13,6 +15,7 @@ use bor::db::documents::NewDocument;
 use bor::db::query_log::QueryLogEntry;
 use bor::db::schema::{chunks, documents, query_log};
 use bor::startup::Application;
+use bor::state::AppState;
 use bor::testing::TestDatabase;
 use bor_mock_llm::MockLlm;
 use diesel::prelude::*;
@@ -30,7 +33,12 @@ const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct TestApp {
     pub address: String,
     pub mock: MockLlm,
+    /// A pool on the app's database (direct, even when the app goes through a proxy).
     pub pool: DbPool,
+    /// The running app's shared state.
+    pub state: web::Data<AppState>,
+    /// Between the app and PostgreSQL, when spawned with [`TestApp::spawn_with_db_proxy`].
+    pub db_proxy: Option<TcpProxy>,
     /// The app's database, dropped with the app.
     _db: TestDatabase,
 }
@@ -49,6 +57,24 @@ pub struct ChatResponse {
     pub headers: HeaderMap,
     pub frames: Vec<Frame>,
     pub json: Option<Value>,
+}
+
+/// A plain (non-streamed) response.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("the body is JSON")
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
 }
 
 impl ChatResponse {
@@ -102,12 +128,35 @@ impl TestApp {
 
     /// Spawns with extra `BOR_*` variables (they override the test defaults).
     pub async fn spawn_with(vars: &[(&str, &str)]) -> TestApp {
-        logs::capture();
+        Self::spawn_on(TestDatabase::migrated().await, None, vars).await
+    }
+
+    /// Spawns with the app's database connections going through a [`TcpProxy`] that
+    /// the test can cut or make hang.
+    pub async fn spawn_with_db_proxy(vars: &[(&str, &str)]) -> TestApp {
         let db = TestDatabase::migrated().await;
+        let postgres: SocketAddr = "127.0.0.1:5432".parse().expect("an address");
+        let proxy = TcpProxy::start(postgres);
+        Self::spawn_on(db, Some(proxy), vars).await
+    }
+
+    async fn spawn_on(
+        db: TestDatabase,
+        db_proxy: Option<TcpProxy>,
+        vars: &[(&str, &str)],
+    ) -> TestApp {
+        logs::capture();
         let mock = MockLlm::start().expect("the mock LLM starts");
+        let database_url = match &db_proxy {
+            Some(proxy) => {
+                db.url()
+                    .replacen("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port()), 1)
+            }
+            None => db.url().to_owned(),
+        };
         let mut all: Vec<(String, String)> = [
             ("BOR_BIND", "127.0.0.1:0"),
-            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_DATABASE_URL", database_url.as_str()),
             ("BOR_LLM_BASE_URL", &mock.base_url()),
             ("BOR_LLM_RETRY_DELAY", "0"),
             ("BOR_LLM_READ_TIMEOUT", "5"),
@@ -121,18 +170,40 @@ impl TestApp {
         let config = Config::from_vars(all).expect("the test configuration is valid");
         let application = Application::build(config).await.expect("the app builds");
         let address = format!("http://127.0.0.1:{}", application.port());
+        let state = application.state();
         actix_web::rt::spawn(application.run_until_stopped());
         let pool = db.pool();
         TestApp {
             address,
             mock,
             pool,
+            state,
+            db_proxy,
             _db: db,
         }
     }
 
     pub fn client() -> awc::Client {
         awc::Client::builder().timeout(STREAM_TIMEOUT).finish()
+    }
+
+    /// `GET path`, with the admin token when given: status, headers and body.
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
+        let mut request = Self::client().get(format!("{}{path}", self.address));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let mut response = request.send().await.expect("the request is sent");
+        let body = response
+            .body()
+            .limit(16 * 1024 * 1024)
+            .await
+            .expect("the body is read");
+        Reply {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: body.to_vec(),
+        }
     }
 
     /// Asks `message` and reads the whole stream.

@@ -11,6 +11,8 @@ use tokio::sync::watch;
 pub struct TcpProxy {
     address: SocketAddr,
     up: Arc<AtomicBool>,
+    /// New connections are accepted and then left without an answer.
+    hanging: Arc<AtomicBool>,
     /// Bumped on every cut: open connections close when they see it change.
     cuts: watch::Sender<u64>,
     _thread: std::thread::JoinHandle<()>,
@@ -23,8 +25,10 @@ impl TcpProxy {
         std_listener.set_nonblocking(true).expect("nonblocking");
         let address = std_listener.local_addr().expect("an address");
         let up = Arc::new(AtomicBool::new(true));
+        let hanging = Arc::new(AtomicBool::new(false));
         let (cuts, _) = watch::channel(0u64);
         let accepting_up = Arc::clone(&up);
+        let accepting_hanging = Arc::clone(&hanging);
         let cut_signal = cuts.clone();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -42,6 +46,13 @@ impl TcpProxy {
                         continue;
                     }
                     let mut cut = cut_signal.subscribe();
+                    if accepting_hanging.load(Ordering::SeqCst) {
+                        tokio::spawn(async move {
+                            let _ = cut.changed().await;
+                            drop(client);
+                        });
+                        continue;
+                    }
                     tokio::spawn(async move {
                         let Ok(mut server) = TcpStream::connect(target).await else {
                             return;
@@ -57,6 +68,7 @@ impl TcpProxy {
         TcpProxy {
             address,
             up,
+            hanging,
             cuts,
             _thread: thread,
         }
@@ -72,7 +84,16 @@ impl TcpProxy {
         self.cuts.send_modify(|n| *n += 1);
     }
 
+    /// Cuts every open connection; new ones are accepted and never answered.
+    pub fn hang(&self) {
+        self.hanging.store(true, Ordering::SeqCst);
+        self.cuts.send_modify(|n| *n += 1);
+    }
+
+    /// Forwards again (connections left hanging are closed).
     pub fn restore(&self) {
+        self.hanging.store(false, Ordering::SeqCst);
         self.up.store(true, Ordering::SeqCst);
+        self.cuts.send_modify(|n| *n += 1);
     }
 }

@@ -1,5 +1,7 @@
 //! Retries, failures and a client that goes away.
 
+use tokio::sync::watch;
+
 use super::*;
 use crate::llm::{AttemptError, LlmError};
 use crate::record::{ErrorCode, TurnOutcome, TurnPath};
@@ -106,22 +108,144 @@ async fn a_failed_search_embedding_is_a_tool_error_not_the_end() {
     );
 }
 
+/// A turn whose reply streams "Partial answer" and never ends.
+struct UnfinishedTurn {
+    frames: mpsc::Receiver<Frame>,
+    records: Arc<Mutex<Vec<TurnRecord>>>,
+    asked: Arc<Mutex<Vec<Asked>>>,
+}
+
+impl UnfinishedTurn {
+    fn start(stop: Option<watch::Receiver<bool>>) -> Self {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let records = Arc::new(Mutex::new(Vec::new()));
+        let log = LogCatcher {
+            records: Arc::clone(&records),
+        }
+        .start();
+        let (sender, frames) = mpsc::channel(16);
+        let asked_by_llm = Arc::clone(&asked);
+        let script = VecDeque::from(vec![
+            embedded(),
+            vec![LlmEvent::Content("Partial answer".into())],
+        ]);
+        TurnActor::new(
+            TurnSpec {
+                turn_id: Uuid::new_v4(),
+                question: "Q?".into(),
+                history: Vec::new(),
+            },
+            Arc::new(settings()),
+            TurnDeps {
+                knowledge: Arc::new(empty()),
+                log: log.recipient(),
+                connect_llm: Box::new(move |requester| {
+                    ScriptedLlm {
+                        requester,
+                        script,
+                        asked: asked_by_llm,
+                    }
+                    .start()
+                    .recipient()
+                }),
+                slot: None,
+                stop,
+            },
+            sender,
+        )
+        .start();
+        Self {
+            frames,
+            records,
+            asked,
+        }
+    }
+
+    async fn first_frame_is_the_partial_answer(&mut self) {
+        let first = self.frames.recv().await.unwrap();
+        assert_eq!(
+            first,
+            Frame::Delta {
+                text: "Partial answer".into()
+            }
+        );
+    }
+
+    /// The one record, once the turn has ended.
+    async fn record(&self) -> TurnRecord {
+        let ended = wait_until(|| !self.records.lock().unwrap().is_empty()).await;
+        assert!(ended, "the turn ended");
+        let records = self.records.lock().unwrap();
+        assert_eq!(records.len(), 1);
+        records[0].clone()
+    }
+
+    async fn assert_llm_cancelled(&self) {
+        let cancelled =
+            wait_until(|| self.asked.lock().unwrap().last() == Some(&Asked::Cancel)).await;
+        assert!(cancelled, "the LLM request was cancelled");
+    }
+}
+
 #[actix::test]
 async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
-    let asked = Arc::new(Mutex::new(Vec::new()));
+    let mut turn = UnfinishedTurn::start(None);
+    turn.first_frame_is_the_partial_answer().await;
+    turn.frames.close();
+
+    let record = turn.record().await;
+    assert_eq!(record.outcome, TurnOutcome::Stopped);
+    assert_eq!(record.answer, "Partial answer");
+    assert_eq!(record.outcome.row_status(), Some("stopped"));
+    turn.assert_llm_cancelled().await;
+}
+
+#[actix::test]
+async fn the_stop_signal_ends_the_turn_like_a_client_that_left() {
+    let (stop, stop_signal) = watch::channel(false);
+    let mut turn = UnfinishedTurn::start(Some(stop_signal));
+    turn.first_frame_is_the_partial_answer().await;
+    assert!(turn.records.lock().unwrap().is_empty(), "still running");
+
+    stop.send_replace(true);
+    assert_eq!(
+        turn.frames.recv().await,
+        None,
+        "the stream ends without a terminal frame"
+    );
+    let record = turn.record().await;
+    assert_eq!(record.outcome, TurnOutcome::Stopped);
+    assert_eq!(record.answer, "Partial answer");
+    turn.assert_llm_cancelled().await;
+}
+
+#[actix::test]
+async fn a_dropped_stop_signal_does_not_end_the_turn() {
+    let (stop, stop_signal) = watch::channel(false);
+    let mut turn = UnfinishedTurn::start(Some(stop_signal));
+    turn.first_frame_is_the_partial_answer().await;
+    drop(stop);
+    // Nothing asked the turn to stop: it goes on until its client leaves.
+    actix::clock::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(turn.records.lock().unwrap().is_empty(), "still running");
+    turn.frames.close();
+    assert_eq!(turn.record().await.outcome, TurnOutcome::Stopped);
+}
+
+#[actix::test]
+async fn the_stop_signal_closes_a_finished_turn_whose_client_reads_slowly() {
     let records = Arc::new(Mutex::new(Vec::new()));
     let log = LogCatcher {
         records: Arc::clone(&records),
     }
     .start();
-    let (sender, mut receiver) = mpsc::channel(16);
-    let asked_by_llm = Arc::clone(&asked);
-    let script = VecDeque::from(vec![
-        embedded(),
-        // The reply never ends: the client leaves in the middle.
-        vec![LlmEvent::Content("Partial answer".into())],
-    ]);
-    TurnActor::new(
+    let pieces: Vec<String> = (0..40).map(|n| format!("piece{n} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut script = VecDeque::from(vec![embedded(), reply(&pieces)]);
+    let (stop, stop_signal) = watch::channel(false);
+    // Room for one frame: the rest wait in the turn's backlog while nobody reads.
+    let (sender, mut frames) = mpsc::channel(1);
+    let turn = TurnActor::new(
         TurnSpec {
             turn_id: Uuid::new_v4(),
             question: "Q?".into(),
@@ -130,38 +254,36 @@ async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
         Arc::new(settings()),
         TurnDeps {
             knowledge: Arc::new(empty()),
-            log: log.clone().recipient(),
+            log: log.recipient(),
             connect_llm: Box::new(move |requester| {
                 ScriptedLlm {
                     requester,
-                    script,
-                    asked: asked_by_llm,
+                    script: std::mem::take(&mut script),
+                    asked: Arc::new(Mutex::new(Vec::new())),
                 }
                 .start()
                 .recipient()
             }),
             slot: None,
+            stop: Some(stop_signal),
         },
         sender,
     )
     .start();
-    let first = receiver.recv().await.unwrap();
-    assert_eq!(
-        first,
-        Frame::Delta {
-            text: "Partial answer".into()
-        }
-    );
-    drop(receiver);
+    assert!(wait_until(|| !records.lock().unwrap().is_empty()).await);
+    assert_eq!(records.lock().unwrap()[0].outcome, TurnOutcome::Done);
+    assert!(turn.connected(), "the done frame waits for the client");
 
-    let stopped = wait_until(|| !records.lock().unwrap().is_empty()).await;
-    assert!(stopped, "the turn noticed the client left");
-    let record = records.lock().unwrap()[0].clone();
-    assert_eq!(record.outcome, TurnOutcome::Stopped);
-    assert_eq!(record.answer, "Partial answer");
-    assert_eq!(record.outcome.row_status(), Some("stopped"));
-    let cancelled = wait_until(|| asked.lock().unwrap().last() == Some(&Asked::Cancel)).await;
-    assert!(cancelled, "the LLM request was cancelled");
+    stop.send_replace(true);
+    assert!(wait_until(|| !turn.connected()).await, "the turn stopped");
+    let mut received = 0;
+    while frames.recv().await.is_some() {
+        received += 1;
+    }
+    assert!(
+        received < pieces.len(),
+        "the backlog was dropped: {received}"
+    );
 }
 
 /// Polls `condition` for up to five seconds.

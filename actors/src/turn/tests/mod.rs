@@ -74,7 +74,7 @@ impl Actor for LogCatcher {
 impl Handler<TurnFinished> for LogCatcher {
     type Result = ();
 
-    fn handle(&mut self, TurnFinished(record): TurnFinished, _: &mut Self::Context) {
+    fn handle(&mut self, TurnFinished { record, .. }: TurnFinished, _: &mut Self::Context) {
         self.records.lock().unwrap().push(record);
     }
 }
@@ -309,6 +309,7 @@ pub async fn run_turn(
                 .recipient()
             }),
             slot: None,
+            stop: None,
         },
         sender,
     )

@@ -1,0 +1,429 @@
+//! The process's Prometheus metrics: one registry, the instruments the actors update as
+//! things happen, and the gauges the service sets when it is scraped.
+//!
+//! Every label takes values from a small fixed set (outcomes, paths, tool names or
+//! `unknown`, endpoints, HTTP statuses or a failure kind), so series stay bounded.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+use crate::llm::AttemptError;
+use crate::record::{ErrorCode, TurnOutcome, TurnRecord};
+use crate::turn::TOOL_NAMES;
+
+/// Buckets (seconds) of the time to a turn's first `delta`.
+const FIRST_DELTA_BUCKETS: &[f64] = &[0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+/// Buckets (seconds) of a whole turn.
+const TURN_BUCKETS: &[f64] = &[
+    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+/// Buckets (seconds) of one attempt of an LLM request, to its last byte.
+const LLM_BUCKETS: &[f64] = &[
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+];
+
+/// The requests bor makes to the LLM server, as the `endpoint` label names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmEndpoint {
+    Chat,
+    Embeddings,
+    Models,
+}
+
+impl LlmEndpoint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Embeddings => "embeddings",
+            Self::Models => "models",
+        }
+    }
+}
+
+/// How one attempt of an LLM request ended, as the `status` label names it: the HTTP
+/// status when the server answered, else the kind of failure.
+pub fn attempt_status(result: Result<u16, &AttemptError>) -> String {
+    match result {
+        Ok(status) => status.to_string(),
+        Err(AttemptError::Status { status, .. }) => status.to_string(),
+        Err(AttemptError::Connect(_)) => "connect_error".to_owned(),
+        Err(AttemptError::ConnectTimeout(_)) => "connect_timeout".to_owned(),
+        Err(AttemptError::ReadTimeout(_)) => "timeout".to_owned(),
+        Err(AttemptError::Broken(_)) => "broken".to_owned(),
+        Err(AttemptError::InStream(_)) => "stream_error".to_owned(),
+        Err(AttemptError::Invalid(_)) => "invalid".to_owned(),
+    }
+}
+
+/// The `status` label of an attempt dropped before it ended (its turn went away).
+pub const CANCELLED: &str = "cancelled";
+
+pub struct Metrics {
+    registry: Registry,
+    turns: IntCounterVec,
+    turn_errors: IntCounterVec,
+    turn_retries: IntCounter,
+    recoveries: IntCounterVec,
+    scaffold_stripped: IntCounter,
+    tool_calls: IntCounterVec,
+    first_delta: Histogram,
+    turn_duration: HistogramVec,
+    turns_in_flight: IntGauge,
+    llm_requests: HistogramVec,
+    log_queue: IntGauge,
+    db_pool: IntGaugeVec,
+}
+
+/// The process's metrics.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
+        // The definitions are constants; a unit test builds them.
+        #[allow(clippy::expect_used)]
+        Metrics::new().expect("the metric definitions are valid")
+    });
+    &METRICS
+}
+
+impl Metrics {
+    fn new() -> prometheus::Result<Metrics> {
+        let registry = Registry::new();
+        let turns = IntCounterVec::new(
+            Opts::new("bor_turns_total", "Chat turns ended, by outcome and path."),
+            &["outcome", "path"],
+        )?;
+        let turn_errors = IntCounterVec::new(
+            Opts::new(
+                "bor_turn_errors_total",
+                "Chat turns that ended with an error frame, by code.",
+            ),
+            &["code"],
+        )?;
+        let turn_retries = IntCounter::new(
+            "bor_turn_retries_total",
+            "Retries of LLM requests made by chat turns.",
+        )?;
+        let recoveries = IntCounterVec::new(
+            Opts::new(
+                "bor_turn_recoveries_total",
+                "Recovery requests after a reply of only scaffolding, by result (recovered or malformed).",
+            ),
+            &["result"],
+        )?;
+        let scaffold_stripped = IntCounter::new(
+            "bor_scaffold_stripped_chars_total",
+            "Characters of model scaffolding removed from answers.",
+        )?;
+        let tool_calls = IntCounterVec::new(
+            Opts::new(
+                "bor_tool_calls_total",
+                "Tool calls made by the model, by tool (unknown for names bor does not offer).",
+            ),
+            &["tool"],
+        )?;
+        let first_delta = Histogram::with_opts(
+            HistogramOpts::new(
+                "bor_turn_first_delta_seconds",
+                "Time from the start of a turn to its first delta frame.",
+            )
+            .buckets(FIRST_DELTA_BUCKETS.to_vec()),
+        )?;
+        let turn_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "bor_turn_duration_seconds",
+                "Duration of chat turns, by outcome.",
+            )
+            .buckets(TURN_BUCKETS.to_vec()),
+            &["outcome"],
+        )?;
+        let turns_in_flight = IntGauge::new("bor_turns_in_flight", "Chat turns running now.")?;
+        let llm_requests = HistogramVec::new(
+            HistogramOpts::new(
+                "bor_llm_request_duration_seconds",
+                "Attempts of requests to the LLM server, to their last byte, by endpoint and status.",
+            )
+            .buckets(LLM_BUCKETS.to_vec()),
+            &["endpoint", "status"],
+        )?;
+        let log_queue = IntGauge::new(
+            "bor_log_queue_depth",
+            "query_log rows waiting to be written.",
+        )?;
+        let db_pool = IntGaugeVec::new(
+            Opts::new(
+                "bor_db_pool_connections",
+                "Database pool: max (size limit), open, idle (available) and waiting (requests waiting for a connection).",
+            ),
+            &["state"],
+        )?;
+        registry.register(Box::new(turns.clone()))?;
+        registry.register(Box::new(turn_errors.clone()))?;
+        registry.register(Box::new(turn_retries.clone()))?;
+        registry.register(Box::new(recoveries.clone()))?;
+        registry.register(Box::new(scaffold_stripped.clone()))?;
+        registry.register(Box::new(tool_calls.clone()))?;
+        registry.register(Box::new(first_delta.clone()))?;
+        registry.register(Box::new(turn_duration.clone()))?;
+        registry.register(Box::new(turns_in_flight.clone()))?;
+        registry.register(Box::new(llm_requests.clone()))?;
+        registry.register(Box::new(log_queue.clone()))?;
+        registry.register(Box::new(db_pool.clone()))?;
+        Ok(Metrics {
+            registry,
+            turns,
+            turn_errors,
+            turn_retries,
+            recoveries,
+            scaffold_stripped,
+            tool_calls,
+            first_delta,
+            turn_duration,
+            turns_in_flight,
+            llm_requests,
+            log_queue,
+            db_pool,
+        })
+    }
+
+    /// Counts a finished turn.
+    pub fn observe_turn(&self, record: &TurnRecord) {
+        let outcome = match record.outcome {
+            TurnOutcome::Done => "done",
+            TurnOutcome::Stopped => "stopped",
+            TurnOutcome::Error(code) => {
+                self.turn_errors.with_label_values(&[code.as_str()]).inc();
+                "error"
+            }
+        };
+        self.turns
+            .with_label_values(&[outcome, record.path.as_str()])
+            .inc();
+        self.turn_retries.inc_by(u64::from(record.retries));
+        self.scaffold_stripped.inc_by(record.scaffold_stripped);
+        if record.recovered {
+            self.recoveries.with_label_values(&["recovered"]).inc();
+        }
+        if record.outcome == TurnOutcome::Error(ErrorCode::MalformedReply) {
+            self.recoveries.with_label_values(&["malformed"]).inc();
+        }
+        if let Some(ms) = record.first_token_ms {
+            self.first_delta.observe(ms as f64 / 1000.0);
+        }
+        self.turn_duration
+            .with_label_values(&[outcome])
+            .observe(record.elapsed_ms as f64 / 1000.0);
+    }
+
+    /// Counts a tool call the model made.
+    pub fn observe_tool_call(&self, name: &str) {
+        let tool = TOOL_NAMES
+            .iter()
+            .find(|known| **known == name)
+            .copied()
+            .unwrap_or("unknown");
+        self.tool_calls.with_label_values(&[tool]).inc();
+    }
+
+    /// Records one attempt of an LLM request.
+    pub fn observe_llm_attempt(&self, endpoint: LlmEndpoint, status: &str, elapsed: Duration) {
+        self.llm_requests
+            .with_label_values(&[endpoint.as_str(), status])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn set_turns_in_flight(&self, turns: usize) {
+        self.turns_in_flight.set(gauge_value(turns));
+    }
+
+    pub fn set_log_queue_depth(&self, rows: usize) {
+        self.log_queue.set(gauge_value(rows));
+    }
+
+    /// The pool's state at scrape time.
+    pub fn set_db_pool(&self, max: usize, open: usize, idle: usize, waiting: usize) {
+        for (state, value) in [
+            ("max", max),
+            ("open", open),
+            ("idle", idle),
+            ("waiting", waiting),
+        ] {
+            self.db_pool
+                .with_label_values(&[state])
+                .set(gauge_value(value));
+        }
+    }
+
+    /// Every metric in the Prometheus text format.
+    pub fn encode(&self) -> Result<String, prometheus::Error> {
+        let mut buffer = Vec::new();
+        TextEncoder::new().encode(&self.registry.gather(), &mut buffer)?;
+        String::from_utf8(buffer).map_err(|err| prometheus::Error::Msg(err.to_string()))
+    }
+}
+
+/// The content type of [`Metrics::encode`]'s output.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+fn gauge_value(count: usize) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::record::TurnPath;
+
+    fn record(outcome: TurnOutcome, path: TurnPath) -> TurnRecord {
+        TurnRecord {
+            turn_id: Uuid::new_v4(),
+            created_at: Utc::now(),
+            question: "q".into(),
+            answer: "a".into(),
+            path,
+            outcome,
+            chat_model: "m".into(),
+            rounds: 1,
+            tool_calls: 0,
+            retries: 2,
+            scaffold_stripped: 5,
+            recovered: false,
+            sources: Vec::new(),
+            first_token_ms: Some(120),
+            elapsed_ms: 800,
+        }
+    }
+
+    /// The value of the sample line that starts with `series` (name and labels).
+    fn sample(text: &str, series: &str) -> f64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .map_or(0.0, |value| value.parse().unwrap())
+    }
+
+    #[test]
+    fn turns_are_counted_by_outcome_path_and_code() {
+        // A registry of its own: the process-wide one is shared by parallel tests.
+        let metrics = Metrics::new().unwrap();
+        metrics.observe_turn(&record(TurnOutcome::Done, TurnPath::Grounded));
+        metrics.observe_turn(&record(
+            TurnOutcome::Error(ErrorCode::MalformedReply),
+            TurnPath::Deflected,
+        ));
+        let recovered = TurnRecord {
+            recovered: true,
+            ..record(TurnOutcome::Done, TurnPath::Grounded)
+        };
+        metrics.observe_turn(&recovered);
+        let text = metrics.encode().unwrap();
+        assert_eq!(
+            sample(&text, r#"bor_turns_total{outcome="done",path="grounded"}"#),
+            2.0
+        );
+        assert_eq!(
+            sample(
+                &text,
+                r#"bor_turns_total{outcome="error",path="deflected"}"#
+            ),
+            1.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_turn_errors_total{code="malformed_reply"}"#),
+            1.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_turn_recoveries_total{result="recovered"}"#),
+            1.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_turn_recoveries_total{result="malformed"}"#),
+            1.0
+        );
+        assert_eq!(sample(&text, "bor_turn_retries_total"), 6.0);
+        assert_eq!(sample(&text, "bor_scaffold_stripped_chars_total"), 15.0);
+        assert_eq!(sample(&text, "bor_turn_first_delta_seconds_count"), 3.0);
+        assert_eq!(
+            sample(&text, r#"bor_turn_first_delta_seconds_bucket{le="0.25"}"#),
+            3.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_turn_duration_seconds_count{outcome="done"}"#),
+            2.0
+        );
+    }
+
+    #[test]
+    fn tool_labels_are_bounded() {
+        let metrics = Metrics::new().unwrap();
+        metrics.observe_tool_call("search_documents");
+        metrics.observe_tool_call("rm_rf");
+        metrics.observe_tool_call("another_invented_tool");
+        let text = metrics.encode().unwrap();
+        assert_eq!(
+            sample(&text, r#"bor_tool_calls_total{tool="search_documents"}"#),
+            1.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_tool_calls_total{tool="unknown"}"#),
+            2.0
+        );
+        assert!(!text.contains("rm_rf"));
+    }
+
+    #[test]
+    fn llm_attempts_are_labelled_by_endpoint_and_status() {
+        let metrics = Metrics::new().unwrap();
+        let refused = AttemptError::Connect("refused".into());
+        let overloaded = AttemptError::Status {
+            status: 503,
+            body: "busy".into(),
+        };
+        for (endpoint, status) in [
+            (LlmEndpoint::Chat, attempt_status(Ok(200))),
+            (LlmEndpoint::Embeddings, attempt_status(Err(&refused))),
+            (LlmEndpoint::Models, attempt_status(Err(&overloaded))),
+            (LlmEndpoint::Chat, CANCELLED.to_owned()),
+        ] {
+            metrics.observe_llm_attempt(endpoint, &status, Duration::from_millis(30));
+        }
+        let text = metrics.encode().unwrap();
+        for series in [
+            r#"bor_llm_request_duration_seconds_count{endpoint="chat",status="200"}"#,
+            r#"bor_llm_request_duration_seconds_count{endpoint="embeddings",status="connect_error"}"#,
+            r#"bor_llm_request_duration_seconds_count{endpoint="models",status="503"}"#,
+            r#"bor_llm_request_duration_seconds_count{endpoint="chat",status="cancelled"}"#,
+        ] {
+            assert_eq!(sample(&text, series), 1.0, "{series}\n{text}");
+        }
+    }
+
+    #[test]
+    fn gauges_are_set_at_scrape_time() {
+        let metrics = Metrics::new().unwrap();
+        metrics.set_turns_in_flight(3);
+        metrics.set_log_queue_depth(7);
+        metrics.set_db_pool(8, 2, 1, 0);
+        let text = metrics.encode().unwrap();
+        assert_eq!(sample(&text, "bor_turns_in_flight"), 3.0);
+        assert_eq!(sample(&text, "bor_log_queue_depth"), 7.0);
+        assert_eq!(
+            sample(&text, r#"bor_db_pool_connections{state="max"}"#),
+            8.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_db_pool_connections{state="idle"}"#),
+            1.0
+        );
+    }
+
+    #[test]
+    fn the_process_registry_builds() {
+        assert!(metrics().encode().unwrap().contains("bor_turns_in_flight"));
+    }
+}

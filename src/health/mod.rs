@@ -1,0 +1,321 @@
+//! Readiness: probes of the service's dependencies, run at once and each under its own
+//! timeout, and the report built from them. `GET /api/admin/health` serves it as JSON;
+//! `bor check` prints it.
+//!
+//! Status rules: `down` when the database is unreachable; `degraded` when the LLM
+//! server is unreachable, a configured model is not listed by it, or `query_log` rows
+//! wait in the LogActor's queue (or the LogActor does not answer); else `ok`.
+
+mod config_view;
+mod probes;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bor_actors::llm::LlmClient;
+use bor_actors::log::{GetLogStats, LogStats, TurnCounts};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::config::{Config, redact_url_credentials};
+use crate::db::DbPool;
+use crate::lifecycle;
+use crate::state::AppState;
+
+pub use config_view::ConfigView;
+pub use probes::{
+    DatabaseHealth, KnowledgeHealth, LlmHealth, Migrations, ModelListing, error_chain,
+};
+
+/// How long each probe of `GET /api/admin/health` may take: the endpoint answers within
+/// about a second even when a dependency hangs.
+pub const ENDPOINT_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Degraded,
+    Down,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Degraded => "degraded",
+            Self::Down => "down",
+        }
+    }
+}
+
+/// The service's dependencies, probed at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dependencies {
+    pub database: DatabaseHealth,
+    pub llm: LlmHealth,
+    pub knowledge: KnowledgeHealth,
+}
+
+impl Dependencies {
+    pub async fn probe(
+        config: &Config,
+        pool: &DbPool,
+        llm: &LlmClient,
+        timeout: Duration,
+    ) -> Dependencies {
+        let (database, llm, knowledge) = futures_util::join!(
+            probes::database(pool, config.database_url_redacted(), timeout),
+            probes::llm(llm, redact_url_credentials(&config.llm_base_url), timeout),
+            probes::knowledge(pool, timeout),
+        );
+        Dependencies {
+            database,
+            llm,
+            knowledge,
+        }
+    }
+
+    /// The status these dependencies allow, and why it is not `ok`.
+    pub fn assess(&self) -> Assessment {
+        let mut assessment = Assessment {
+            status: Status::Ok,
+            problems: Vec::new(),
+        };
+        if !self.database.reachable {
+            assessment.status = Status::Down;
+            assessment
+                .problems
+                .push("the database is unreachable".to_owned());
+        }
+        if !self.llm.reachable {
+            assessment.degrade("the LLM server is unreachable".to_owned());
+        }
+        for (role, model) in [
+            ("chat", &self.llm.chat_model),
+            ("embedding", &self.llm.embed_model),
+        ] {
+            if model.listed == Some(false) {
+                assessment.degrade(format!(
+                    "the {role} model {} is not listed by the LLM server",
+                    model.name
+                ));
+            }
+        }
+        assessment
+    }
+}
+
+/// An overall status with its reasons.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assessment {
+    pub status: Status,
+    pub problems: Vec<String>,
+}
+
+impl Assessment {
+    /// Rows waiting in the LogActor's queue, or a LogActor that did not answer, degrade.
+    fn consider_log(&mut self, stats: Option<&LogStats>) {
+        match stats {
+            None => self.degrade("the log actor does not answer".to_owned()),
+            Some(stats) if stats.queued > 0 => self.degrade(format!(
+                "{} query_log row(s) wait to be written",
+                stats.queued
+            )),
+            Some(_) => {}
+        }
+    }
+
+    /// Adds a problem that makes the service `degraded` (unless it is already `down`).
+    fn degrade(&mut self, problem: String) {
+        if self.status == Status::Ok {
+            self.status = Status::Degraded;
+        }
+        self.problems.push(problem);
+    }
+}
+
+/// The readiness report of a running service.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct HealthReport {
+    pub status: Status,
+    /// Why the status is not `ok`, one sentence each.
+    pub problems: Vec<String>,
+    pub version: String,
+    pub uptime_seconds: u64,
+    pub database: DatabaseHealth,
+    pub llm: LlmHealth,
+    pub knowledge: KnowledgeHealth,
+    pub turns: TurnsHealth,
+    /// `null` when the LogActor did not answer in time.
+    pub log: Option<LogHealth>,
+    pub config: ConfigView,
+}
+
+/// Chat turns now and since start.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct TurnsHealth {
+    pub in_flight: usize,
+    /// `BOR_MAX_CONCURRENT_TURNS`.
+    pub max: usize,
+    /// `false` once the service is stopping.
+    pub accepting: bool,
+    /// Turns ended since start, as the LogActor counted them; `null` when it did not
+    /// answer in time.
+    pub ended: Option<TurnCounts>,
+}
+
+/// The LogActor's queue and writes since start.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct LogHealth {
+    /// Rows waiting to be written.
+    pub queued: usize,
+    pub written: u64,
+    /// Write attempts that failed (each is retried).
+    pub failed_writes: u64,
+    /// Rows given up because the queue was full.
+    pub dropped: u64,
+}
+
+/// Turns holding a slot now.
+pub fn turns_in_flight(state: &AppState) -> usize {
+    lifecycle::in_flight(&state.turn_slots, state.config.max_concurrent_turns)
+}
+
+/// Probes everything the running service depends on and reports.
+pub async fn report(state: &AppState) -> HealthReport {
+    let llm = LlmClient::new(Arc::clone(&state.llm));
+    let (dependencies, stats) = futures_util::join!(
+        Dependencies::probe(&state.config, &state.pool, &llm, ENDPOINT_PROBE_TIMEOUT),
+        tokio::time::timeout(ENDPOINT_PROBE_TIMEOUT, state.log.send(GetLogStats)),
+    );
+    let stats = stats.ok().and_then(Result::ok);
+    let mut assessment = dependencies.assess();
+    assessment.consider_log(stats.as_ref());
+    let Dependencies {
+        database,
+        llm,
+        knowledge,
+    } = dependencies;
+    HealthReport {
+        status: assessment.status,
+        problems: assessment.problems,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        uptime_seconds: state.lifecycle.uptime().as_secs(),
+        database,
+        llm,
+        knowledge,
+        turns: TurnsHealth {
+            in_flight: turns_in_flight(state),
+            max: state.config.max_concurrent_turns,
+            accepting: state.lifecycle.is_accepting(),
+            ended: stats.map(|stats| stats.turns),
+        },
+        log: stats.map(|stats| LogHealth {
+            queued: stats.queued,
+            written: stats.written,
+            failed_writes: stats.failed_writes,
+            dropped: stats.dropped,
+        }),
+        config: ConfigView::from(state.config.as_ref()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dependencies() -> Dependencies {
+        let listed = |name: &str| ModelListing {
+            name: name.to_owned(),
+            listed: Some(true),
+        };
+        Dependencies {
+            database: DatabaseHealth {
+                url: "postgres://postgres@127.0.0.1:5432/bor".into(),
+                reachable: true,
+                latency_ms: Some(1.0),
+                migrations: Some(Migrations {
+                    applied: 3,
+                    pending: Vec::new(),
+                }),
+                error: None,
+            },
+            llm: LlmHealth {
+                url: "http://127.0.0.1:18089/v1".into(),
+                reachable: true,
+                latency_ms: Some(1.0),
+                chat_model: listed("chat"),
+                embed_model: listed("embed"),
+                models: vec!["chat".into(), "embed".into()],
+                error: None,
+            },
+            knowledge: KnowledgeHealth {
+                documents: Some(0),
+                chunks: Some(0),
+                embedding_dimension: None,
+                error: None,
+            },
+        }
+    }
+
+    #[test]
+    fn everything_up_is_ok() {
+        let assessment = dependencies().assess();
+        assert_eq!(assessment.status, Status::Ok);
+        assert!(assessment.problems.is_empty());
+    }
+
+    #[test]
+    fn an_unreachable_llm_or_an_unlisted_model_degrades() {
+        let mut unreachable = dependencies();
+        unreachable.llm.reachable = false;
+        unreachable.llm.chat_model.listed = None;
+        unreachable.llm.embed_model.listed = None;
+        let assessment = unreachable.assess();
+        assert_eq!(assessment.status, Status::Degraded);
+        assert_eq!(assessment.problems, ["the LLM server is unreachable"]);
+
+        let mut unlisted = dependencies();
+        unlisted.llm.embed_model.listed = Some(false);
+        let assessment = unlisted.assess();
+        assert_eq!(assessment.status, Status::Degraded);
+        assert_eq!(
+            assessment.problems,
+            ["the embedding model embed is not listed by the LLM server"]
+        );
+    }
+
+    #[test]
+    fn an_unreachable_database_is_down_whatever_else() {
+        let mut down = dependencies();
+        down.database.reachable = false;
+        down.llm.reachable = false;
+        let assessment = down.assess();
+        assert_eq!(assessment.status, Status::Down);
+        assert_eq!(assessment.problems.len(), 2);
+        let mut assessment = assessment;
+        assessment.consider_log(None);
+        assert_eq!(assessment.status, Status::Down);
+        assert_eq!(assessment.problems.len(), 3);
+    }
+
+    #[test]
+    fn rows_waiting_in_the_log_queue_or_a_silent_log_actor_degrade() {
+        let mut idle = dependencies().assess();
+        idle.consider_log(Some(&LogStats::default()));
+        assert_eq!(idle.status, Status::Ok);
+
+        let mut waiting = dependencies().assess();
+        waiting.consider_log(Some(&LogStats {
+            queued: 2,
+            ..LogStats::default()
+        }));
+        assert_eq!(waiting.status, Status::Degraded);
+        assert_eq!(waiting.problems, ["2 query_log row(s) wait to be written"]);
+
+        let mut silent = dependencies().assess();
+        silent.consider_log(None);
+        assert_eq!(silent.status, Status::Degraded);
+    }
+}

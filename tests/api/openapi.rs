@@ -1,0 +1,143 @@
+//! `GET /api/openapi.json` describes every route the service answers, and only those.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Every route of the service: method, path as described, and a path to request it.
+const ROUTES: &[(&str, &str, &str)] = &[
+    ("get", "/", "/"),
+    ("get", "/admin", "/admin"),
+    ("get", "/static/{path}", "/static/index.html"),
+    ("get", "/api/health", "/api/health"),
+    ("get", "/api/admin/health", "/api/admin/health"),
+    ("post", "/api/chat", "/api/chat"),
+    ("get", "/metrics", "/metrics"),
+    ("get", "/api/openapi.json", "/api/openapi.json"),
+];
+
+async fn description(app: &TestApp) -> Value {
+    let reply = app.get("/api/openapi.json", None).await;
+    assert_eq!(reply.status, 200);
+    reply.json()
+}
+
+/// Whether a route (not the fallback for unknown paths) answered.
+async fn is_routed(app: &TestApp, method: &str, path: &str) -> bool {
+    let client = TestApp::client();
+    let url = format!("{}{path}", app.address);
+    let mut response = match method {
+        "post" => client
+            .post(url)
+            .insert_header(("Content-Type", "application/json"))
+            .send_body("{}"),
+        _ => client.get(url).send(),
+    }
+    .await
+    .expect("the request is sent");
+    let body = response.body().limit(1 << 24).await.unwrap_or_default();
+    let status = response.status().as_u16();
+    let fallback = status == 404 && String::from_utf8_lossy(&body).contains("no such route");
+    status != 405 && !fallback
+}
+
+#[actix_web::test]
+async fn the_description_lists_exactly_the_routes_the_service_answers() {
+    let app = TestApp::spawn().await;
+    let description = description(&app).await;
+    assert!(description["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(description["info"]["version"], env!("CARGO_PKG_VERSION"));
+
+    let described: BTreeSet<(String, String)> = description["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .filter(|key| ["get", "post", "put", "patch", "delete"].contains(&key.as_str()))
+                .map(move |method| (method.clone(), path.clone()))
+        })
+        .collect();
+    let expected: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(method, path, _)| ((*method).to_owned(), (*path).to_owned()))
+        .collect();
+    assert_eq!(described, expected);
+
+    for (method, _, path) in ROUTES {
+        assert!(is_routed(&app, method, path).await, "{method} {path}");
+    }
+    assert!(
+        !is_routed(&app, "get", "/api/no-such-route").await,
+        "unknown paths fall through"
+    );
+}
+
+#[actix_web::test]
+async fn the_chat_stream_and_its_frames_are_described() {
+    let app = TestApp::spawn().await;
+    let description = description(&app).await;
+    let chat = &description["paths"]["/api/chat"]["post"];
+    assert_eq!(
+        chat["responses"]["200"]["content"]["text/event-stream"]["schema"]["$ref"],
+        "#/components/schemas/Frame"
+    );
+    for status in ["400", "413", "415", "503"] {
+        assert_eq!(
+            chat["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ErrorBody",
+            "{status}"
+        );
+    }
+    let schemas = &description["components"]["schemas"];
+    let titles: Vec<&str> = schemas["Frame"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|variant| variant["title"].as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "retry",
+            "thinking",
+            "tool (start)",
+            "tool (end)",
+            "delta",
+            "done",
+            "error"
+        ]
+    );
+    assert_eq!(
+        schemas["DoneFrame"]["required"],
+        json!([
+            "turn_id",
+            "path",
+            "rounds",
+            "retries",
+            "scaffold_stripped",
+            "recovered",
+            "sources"
+        ])
+    );
+    assert_eq!(
+        schemas["ErrorCode"]["enum"],
+        json!([
+            "llm_unavailable",
+            "llm_interrupted",
+            "llm_rejected",
+            "malformed_reply",
+            "internal"
+        ])
+    );
+    let admin = &description["paths"]["/api/admin/health"]["get"];
+    assert_eq!(admin["security"], json!([{"admin_token": []}]));
+    assert_eq!(
+        description["components"]["securitySchemes"]["admin_token"]["scheme"],
+        "bearer"
+    );
+}

@@ -1,0 +1,81 @@
+//! The stop sequence in process: no new turns, turns in flight finish within the grace,
+//! the rest end `stopped` with their partial answer.
+
+use std::time::Duration;
+
+use bor::db::query_log::TurnStatus;
+use bor::health::turns_in_flight;
+use serde_json::json;
+
+use crate::support::*;
+
+/// Stops the app's turns with `grace` once one turn runs.
+async fn stop_once_running(app: &TestApp, grace: Duration) {
+    assert!(eventually(async || turns_in_flight(&app.state) == 1).await);
+    let state = &app.state;
+    state
+        .lifecycle
+        .stop(&state.turn_slots, state.config.max_concurrent_turns, grace)
+        .await;
+}
+
+#[actix_web::test]
+async fn turns_in_flight_finish_within_the_grace_and_new_ones_are_refused() {
+    let app = TestApp::spawn().await;
+    let question = directed(
+        "Tell me slowly",
+        json!({"reply": "one two three four five six", "token_delay_ms": 200}),
+    );
+    let refused = async {
+        stop_once_running(&app, Duration::from_secs(30)).await;
+        app.chat("Anyone there?").await
+    };
+    let during = async {
+        assert!(eventually(async || !app.state.lifecycle.is_accepting()).await);
+        app.chat("Anyone there?").await
+    };
+    let (turn, refused_after, refused_during) =
+        futures_util::join!(app.chat(&question), refused, during);
+    assert_eq!(turn.last().event, "done");
+    assert_eq!(turn.deltas(), "one two three four five six");
+    for refusal in [refused_after, refused_during] {
+        assert_eq!(refusal.status, 503);
+        assert_eq!(refusal.error_code(), "unavailable");
+        let message = refusal.json.as_ref().unwrap()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(message.contains("shutting down"), "{message}");
+    }
+    let rows = app.wait_for_rows(1).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, TurnStatus::Done);
+}
+
+#[actix_web::test]
+async fn turns_still_running_after_the_grace_end_stopped_with_their_partial_answer() {
+    let app = TestApp::spawn().await;
+    let words: Vec<String> = (1..=40).map(|n| format!("word{n}")).collect();
+    let full = words.join(" ");
+    let question = directed(
+        "Tell me everything",
+        json!({"reply": full, "token_delay_ms": 200}),
+    );
+    let (turn, ()) = futures_util::join!(
+        app.chat(&question),
+        stop_once_running(&app, Duration::from_millis(500))
+    );
+    assert!(
+        turn.frames.iter().all(|f| f.event == "delta"),
+        "the stream ends without a terminal frame: {:?}",
+        turn.events()
+    );
+    assert_eq!(turns_in_flight(&app.state), 0);
+    let rows = app.wait_for_rows(1).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, TurnStatus::Stopped);
+    assert!(!rows[0].answer.is_empty());
+    assert!(full.starts_with(&rows[0].answer), "{}", rows[0].answer);
+    assert!(rows[0].answer.len() < full.len());
+    assert_eq!(rows[0].answer, turn.deltas());
+}
