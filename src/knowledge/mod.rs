@@ -4,6 +4,7 @@
 //! (computed here, the embeddings being `real[]`) fused with full-text rank
 //! (`websearch_to_tsquery` over the generated `tsv` column) by reciprocal rank fusion.
 
+mod chunking;
 mod fusion;
 
 use std::collections::HashMap;
