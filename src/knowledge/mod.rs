@@ -6,6 +6,7 @@
 
 mod chunking;
 mod fusion;
+pub mod index;
 
 use std::collections::HashMap;
 
