@@ -4,6 +4,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod http;
+pub mod import;
 pub mod knowledge;
 pub mod query_log_store;
 pub mod startup;

@@ -11,13 +11,18 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::knowledge::KnowledgeService;
+use crate::knowledge::chunking::ChunkingSettings;
 
 pub struct AppState {
     pub config: Arc<Config>,
     pub pool: DbPool,
     pub llm: Arc<LlmSettings>,
     pub turn: Arc<TurnSettings>,
+    /// The knowledge base as the turns see it (the same service as `library`).
     pub knowledge: Arc<dyn KnowledgeBase>,
+    /// The knowledge base with its admin operations (documents API, reindex).
+    pub library: KnowledgeService,
     pub log: Addr<LogActor>,
     /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
     pub turn_slots: Arc<Semaphore>,
@@ -27,16 +32,17 @@ impl AppState {
     pub fn new(
         config: Arc<Config>,
         pool: DbPool,
-        knowledge: Arc<dyn KnowledgeBase>,
+        library: KnowledgeService,
         log: Addr<LogActor>,
     ) -> Self {
         Self {
+            knowledge: Arc::new(library.clone()),
+            library,
             llm: Arc::new(llm_settings(&config)),
             turn: Arc::new(turn_settings(&config)),
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
             config,
             pool,
-            knowledge,
             log,
         }
     }
@@ -56,6 +62,14 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
         retry_delay: config.llm_retry_delay,
         connect_timeout: config.llm_connect_timeout,
         read_timeout: config.llm_read_timeout,
+    }
+}
+
+/// Chunk size and overlap for imports.
+pub fn chunking_settings(config: &Config) -> ChunkingSettings {
+    ChunkingSettings {
+        max_chars: config.chunk_chars,
+        overlap: config.chunk_overlap,
     }
 }
 

@@ -3,6 +3,7 @@
 mod admin;
 mod body;
 pub mod chat;
+pub mod documents;
 pub mod error;
 mod health;
 mod static_files;
@@ -20,6 +21,13 @@ pub fn routes(config: &mut web::ServiceConfig) {
         .route("/static/{path:.*}", web::get().to(static_files::asset))
         .route("/api/health", web::get().to(health::health))
         .route("/api/chat", web::post().to(chat::chat))
+        .route("/api/documents", web::get().to(documents::list))
+        .route("/api/admin/documents", web::post().to(documents::add))
+        .route(
+            "/api/admin/documents/{id}",
+            web::delete().to(documents::delete),
+        )
+        .route("/api/admin/reindex", web::post().to(documents::reindex))
         .default_service(web::to(not_found));
 }
 

@@ -82,19 +82,28 @@ impl VectorIndex {
         }
     }
 
+    /// An empty index with room for `rows` vectors of `dimension`, to be filled with
+    /// [`VectorIndex::push`].
+    pub fn with_capacity(dimension: usize, rows: usize) -> VectorIndex {
+        let mut index = VectorIndex::new(Some(dimension));
+        index.vectors.reserve_exact(rows * dimension);
+        index.rows.reserve_exact(rows);
+        index
+    }
+
     /// An index of `chunks`. Its dimension is `dimension` when given (the embedding
     /// model's), else the most common one among the chunks.
     pub fn build(chunks: Vec<ChunkVector>, dimension: Option<usize>) -> VectorIndex {
-        let dimension = dimension.or_else(|| most_common_dimension(&chunks));
-        let mut index = VectorIndex::new(dimension);
+        let Some(dimension) = dimension.or_else(|| most_common_dimension(&chunks)) else {
+            return VectorIndex::new(None);
+        };
         let wanted = chunks
             .iter()
-            .filter(|chunk| Some(chunk.embedding.len()) == dimension)
+            .filter(|chunk| chunk.embedding.len() == dimension)
             .count();
-        index.vectors.reserve_exact(wanted * dimension.unwrap_or(0));
-        index.rows.reserve_exact(wanted);
+        let mut index = VectorIndex::with_capacity(dimension, wanted);
         for chunk in chunks {
-            index.insert(chunk);
+            index.push(chunk);
         }
         index
     }
@@ -117,8 +126,7 @@ impl VectorIndex {
             .count();
         self.reserve_rows(wanted);
         for chunk in chunks {
-            debug_assert_eq!(chunk.document_id, document_id);
-            self.insert(chunk);
+            self.push(chunk);
         }
         Refused {
             mismatched: self.mismatched.get(&document_id).copied(),
@@ -216,13 +224,17 @@ impl VectorIndex {
         }
     }
 
-    fn insert(&mut self, chunk: ChunkVector) {
+    /// Adds one chunk (its document's other chunks stay). Refused, and counted, when
+    /// its dimension is not the index's (the first chunk sets it when unknown) or its
+    /// vector is zero or not finite.
+    pub fn push(&mut self, chunk: ChunkVector) {
         let ChunkVector {
             chunk_id,
             document_id,
             embedding,
         } = chunk;
-        if Some(embedding.len()) != self.dimension {
+        let dimension = *self.dimension.get_or_insert(embedding.len());
+        if embedding.len() != dimension {
             let entry = self
                 .mismatched
                 .entry(document_id)
