@@ -2,6 +2,8 @@
 //! PostgreSQL database per test; SSE frames read as a browser would.
 
 mod chat_turns;
+mod documents;
+mod instances;
 mod log_actor;
 mod refusals;
 mod service;

@@ -32,6 +32,16 @@ pub fn capture() {
     });
 }
 
+/// Every captured line that contains `text`.
+pub fn log_lines_containing(text: &str) -> Vec<String> {
+    let captured = CAPTURED.lock().map(|c| c.clone()).unwrap_or_default();
+    String::from_utf8_lossy(&captured)
+        .lines()
+        .filter(|line| line.contains(text))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The `chat turn` lines of one turn.
 pub fn turn_log_lines(turn_id: &str) -> Vec<String> {
     let captured = CAPTURED.lock().map(|c| c.clone()).unwrap_or_default();

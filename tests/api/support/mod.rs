@@ -1,9 +1,11 @@
 //! `TestApp`: a running bor with its own database and mock LLM, and typed helpers to
 //! talk to it.
 
+mod admin;
 mod logs;
 mod proxy;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use awc::http::header::HeaderMap;
@@ -13,6 +15,7 @@ use bor::db::documents::NewDocument;
 use bor::db::query_log::QueryLogEntry;
 use bor::db::schema::{chunks, documents, query_log};
 use bor::startup::Application;
+use bor::state::AppState;
 use bor::testing::TestDatabase;
 use bor_mock_llm::MockLlm;
 use diesel::prelude::*;
@@ -21,7 +24,8 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-pub use logs::turn_log_lines;
+pub use admin::JsonResponse;
+pub use logs::{log_lines_containing, turn_log_lines};
 pub use proxy::TcpProxy;
 
 /// The longest a test waits for a turn's stream to end.
@@ -31,8 +35,10 @@ pub struct TestApp {
     pub address: String,
     pub mock: MockLlm,
     pub pool: DbPool,
-    /// The app's database, dropped with the app.
-    _db: TestDatabase,
+    /// The running app's state (its knowledge service and vector index).
+    pub state: actix_web::web::Data<AppState>,
+    /// The app's database, dropped with the last app that uses it.
+    db: Arc<TestDatabase>,
 }
 
 /// One SSE frame.
@@ -102,8 +108,16 @@ impl TestApp {
 
     /// Spawns with extra `BOR_*` variables (they override the test defaults).
     pub async fn spawn_with(vars: &[(&str, &str)]) -> TestApp {
+        Self::spawn_on(Arc::new(TestDatabase::migrated().await), vars).await
+    }
+
+    /// Another instance (its own mock LLM) on this app's database.
+    pub async fn spawn_sharing(&self, vars: &[(&str, &str)]) -> TestApp {
+        Self::spawn_on(Arc::clone(&self.db), vars).await
+    }
+
+    async fn spawn_on(db: Arc<TestDatabase>, vars: &[(&str, &str)]) -> TestApp {
         logs::capture();
-        let db = TestDatabase::migrated().await;
         let mock = MockLlm::start().expect("the mock LLM starts");
         let mut all: Vec<(String, String)> = [
             ("BOR_BIND", "127.0.0.1:0"),
@@ -121,14 +135,25 @@ impl TestApp {
         let config = Config::from_vars(all).expect("the test configuration is valid");
         let application = Application::build(config).await.expect("the app builds");
         let address = format!("http://127.0.0.1:{}", application.port());
+        let state = application.state();
         actix_web::rt::spawn(application.run_until_stopped());
         let pool = db.pool();
         TestApp {
             address,
             mock,
             pool,
-            _db: db,
+            state,
+            db,
         }
+    }
+
+    pub fn database(&self) -> &TestDatabase {
+        &self.db
+    }
+
+    /// How many chunks of `document_id` this app's vector index holds.
+    pub fn indexed_chunks(&self, document_id: i64) -> usize {
+        self.state.library.index().chunk_count(document_id)
     }
 
     pub fn client() -> awc::Client {
@@ -178,9 +203,26 @@ impl TestApp {
     }
 
     /// Stores a document of one chunk whose embedding is the mock's embedding of its
-    /// text; returns (document id, chunk id).
+    /// text, straight into the database, and waits until the app's index has it (it
+    /// hears of it through `NOTIFY`); returns (document id, chunk id).
     pub async fn insert_document(&self, title: &str, text: &str) -> (i64, i64) {
         let embedding = self.mock_embedding(text).await;
+        let ids = self.insert_document_with(title, text, embedding).await;
+        assert!(
+            eventually(async || self.indexed_chunks(ids.0) == 1).await,
+            "the app's index picked up document {}",
+            ids.0
+        );
+        ids
+    }
+
+    /// Stores a document of one chunk with this embedding, straight into the database.
+    pub async fn insert_document_with(
+        &self,
+        title: &str,
+        text: &str,
+        embedding: Vec<f32>,
+    ) -> (i64, i64) {
         let mut conn = self.pool.get().await.expect("a connection");
         let document_id: i64 = diesel::insert_into(documents::table)
             .values(NewDocument::new(title, None, text))
@@ -202,7 +244,7 @@ impl TestApp {
         (document_id, chunk_id)
     }
 
-    async fn mock_embedding(&self, text: &str) -> Vec<f32> {
+    pub async fn mock_embedding(&self, text: &str) -> Vec<f32> {
         let mut response = Self::client()
             .post(format!("{}/embeddings", self.mock.base_url()))
             .send_json(&json!({"model": "smollm2", "input": text}))
