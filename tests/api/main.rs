@@ -3,6 +3,7 @@
 
 mod chat_turns;
 mod documents;
+mod import;
 mod instances;
 mod log_actor;
 mod refusals;
