@@ -4,12 +4,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick postgres lint fmt
+.PHONY: help run test test-quick bench postgres lint fmt
 
 help:
 	@echo "make run         start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
 	@echo "make test        provision PostgreSQL, then run every test"
 	@echo "make test-quick  run every test against the PostgreSQL already running"
+	@echo "make bench       knowledge-base benchmarks, written to bench/RESULTS.md"
 	@echo "make lint        rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt         format the code"
 
@@ -26,6 +27,11 @@ test-quick:
 	else \
 		cargo test --workspace; \
 	fi
+
+# Retrieval over 10k, 100k and 1M synthetic chunks and import throughput (a few
+# minutes); the figures replace the knowledge section of bench/RESULTS.md.
+bench: postgres
+	cargo bench --bench knowledge
 
 postgres:
 	@scripts/ensure-postgres.sh

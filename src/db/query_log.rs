@@ -188,13 +188,13 @@ mod tests {
             ..entry(Uuid::nil())
         };
         assert_eq!(
-            insert_query_logs(&mut conn, &[written.clone()])
+            insert_query_logs(&mut conn, std::slice::from_ref(&written))
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
-            insert_query_logs(&mut conn, &[stopped.clone()])
+            insert_query_logs(&mut conn, std::slice::from_ref(&stopped))
                 .await
                 .unwrap(),
             1
@@ -243,13 +243,13 @@ mod tests {
             ..entry(turn_id)
         };
         assert_eq!(
-            insert_query_logs(&mut conn, &[first.clone()])
+            insert_query_logs(&mut conn, std::slice::from_ref(&first))
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
-            insert_query_logs(&mut conn, &[retried.clone()])
+            insert_query_logs(&mut conn, std::slice::from_ref(&retried))
                 .await
                 .unwrap(),
             0

@@ -1,17 +1,30 @@
 //! The in-memory vector index: exact top-k cosine search over every chunk embedding.
 //!
 //! PostgreSQL stays the source of truth; this is a copy made for speed. Vectors are
-//! normalised when they enter, so cosine similarity is a dot product, and stored one
-//! after another in a single `Vec<f32>` (row `r` is `vectors[r * dim..(r + 1) * dim]`),
-//! which a search reads front to back keeping the best `k` in a bounded heap. The
-//! result is exact: the same as scoring every row and sorting.
+//! normalised when they enter, so cosine similarity is a dot product, and stored row
+//! after row, split bit for bit into an upper and a lower 16-bit plane (`planes.rs`):
+//! exactly the f32 bytes, no more.
+//!
+//! A search reads the upper plane front to back (half the bytes of an f32 scan; a scan
+//! is bound by memory bandwidth), scoring every row approximately, within
+//! [`APPROXIMATION_ERROR`] of its exact score. A row whose approximate score is more
+//! than twice that below the k-th best approximate score cannot be in the top `k`
+//! (at least `k` rows score exactly above it); every other row is a candidate and is
+//! scored exactly from both planes, keeping the best `k` in a bounded heap. The result
+//! is therefore exact: the same rows, scores and order as scoring every f32 row and
+//! sorting (ties: lower chunk id first).
 //!
 //! All rows have one dimension, the embedding model's. Rows of another dimension (from
 //! an earlier model) cannot be compared with a query; they are refused and counted per
 //! document ([`IndexStats::dimension_mismatch`]) until the document is re-imported.
 
+mod planes;
+
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
+
+pub use planes::{APPROXIMATION_ERROR, dot};
+use planes::{Planes, dot_high};
 
 /// A chunk's embedding as stored in the database.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,8 +75,8 @@ struct RowKey {
 #[derive(Debug, Default)]
 pub struct VectorIndex {
     dimension: Option<usize>,
-    /// Unit vectors, `dimension` floats per row.
-    vectors: Vec<f32>,
+    /// Unit vectors, `dimension` values per row.
+    vectors: Planes,
     /// Which chunk each row is.
     rows: Vec<RowKey>,
     /// The rows of each document, to replace or remove a document's chunks.
@@ -161,29 +174,40 @@ impl VectorIndex {
         if k == 0 {
             return Vec::new();
         }
-        let mut best: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
-        let mut threshold = f32::NEG_INFINITY;
-        for (row, vector) in self.vectors.chunks_exact(dimension).enumerate() {
-            let score = dot(&query, vector);
-            // Ties at the threshold are decided by chunk id, below.
-            if score < threshold {
+        let margin = 2.0 * APPROXIMATION_ERROR;
+        // First pass: approximate scores; the k best of them bound the rest.
+        let mut approximate_best: BinaryHeap<Reverse<Score>> = BinaryHeap::with_capacity(k + 1);
+        let mut kth_best = f32::NEG_INFINITY;
+        let mut candidates: Vec<(usize, f32)> = Vec::new();
+        for (row, high) in self.vectors.high().chunks_exact(dimension).enumerate() {
+            let approximate = dot_high(&query, high);
+            if approximate < kth_best - margin {
                 continue;
             }
-            let candidate = Candidate {
-                score,
+            candidates.push((row, approximate));
+            approximate_best.push(Reverse(Score(approximate)));
+            if approximate_best.len() > k {
+                approximate_best.pop();
+            }
+            if approximate_best.len() == k {
+                kth_best = approximate_best.peek().map_or(kth_best, |worst| worst.0.0);
+            }
+        }
+        // Second pass: exact scores of the candidates still within reach.
+        let mut best: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
+        let mut vector = vec![0.0f32; dimension];
+        for (row, approximate) in candidates {
+            if approximate < kth_best - margin {
+                continue;
+            }
+            self.vectors.read_row(row, &mut vector);
+            best.push(Reverse(Candidate {
+                score: dot(&query, &vector),
                 chunk_id: self.rows[row].chunk_id,
                 row,
-            };
-            if best.len() < k {
-                best.push(Reverse(candidate));
-            } else if best.peek().is_some_and(|worst| candidate > worst.0) {
+            }));
+            if best.len() > k {
                 best.pop();
-                best.push(Reverse(candidate));
-            } else {
-                continue;
-            }
-            if best.len() == k {
-                threshold = best.peek().map_or(f32::NEG_INFINITY, |worst| worst.0.score);
             }
         }
         let mut found: Vec<Candidate> = best.into_iter().map(|Reverse(c)| c).collect();
@@ -205,7 +229,7 @@ impl VectorIndex {
 
     pub fn stats(&self) -> IndexStats {
         let map_entry = size_of::<(i64, Vec<u32>)>() + 1;
-        let memory_bytes = self.vectors.capacity() * size_of::<f32>()
+        let memory_bytes = self.vectors.capacity_bytes()
             + self.rows.capacity() * size_of::<RowKey>()
             + self.rows_of_document.capacity() * map_entry
             + self
@@ -247,7 +271,7 @@ impl VectorIndex {
             return;
         };
         let row = self.rows.len() as u32;
-        self.vectors.extend_from_slice(&unit);
+        self.vectors.push_row(&unit);
         self.rows.push(RowKey {
             chunk_id,
             document_id,
@@ -286,8 +310,7 @@ impl VectorIndex {
         let dimension = self.dimension.unwrap_or(0);
         let last = self.rows.len() - 1;
         if row != last {
-            self.vectors
-                .copy_within(last * dimension..(last + 1) * dimension, row * dimension);
+            self.vectors.copy_row(last, row, dimension);
             let moved = self.rows[last];
             self.rows[row] = moved;
             if let Some(slot) = self
@@ -299,9 +322,33 @@ impl VectorIndex {
             }
         }
         self.rows.pop();
-        self.vectors.truncate(last * dimension);
+        self.vectors.truncate(last, dimension);
     }
 }
+
+/// An approximate score, ordered by `total_cmp`.
+#[derive(Debug, Clone, Copy)]
+struct Score(f32);
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Score {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Score {}
 
 /// A scored row, ordered by score, then by lower chunk id first.
 #[derive(Debug, Clone, Copy)]
@@ -349,23 +396,6 @@ fn most_common_dimension(chunks: &[ChunkVector]) -> Option<usize> {
 pub fn normalised(vector: &[f32]) -> Option<Vec<f32>> {
     let norm = dot(vector, vector).sqrt();
     (norm.is_finite() && norm > 0.0).then(|| vector.iter().map(|x| x / norm).collect())
-}
-
-/// Lanes of the dot product: independent sums the compiler keeps in vector registers.
-const LANES: usize = 16;
-
-/// The dot product of two vectors of one length.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let (a_lanes, a_rest) = a.as_chunks::<LANES>();
-    let (b_lanes, b_rest) = b.as_chunks::<LANES>();
-    let mut sums = [0.0f32; LANES];
-    for (x, y) in a_lanes.iter().zip(b_lanes) {
-        for lane in 0..LANES {
-            sums[lane] += x[lane] * y[lane];
-        }
-    }
-    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
-    sums.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]

@@ -259,7 +259,7 @@ pub async fn insert_one_chunk(
     use bor::db::documents::{NewDocument, insert_document};
     let document_id = insert_document(conn, &NewDocument::new(title, None, text))
         .await
-        .unwrap();
+        .expect("the document is stored");
     insert_chunks(
         conn,
         &[NewChunk {
@@ -270,6 +270,6 @@ pub async fn insert_one_chunk(
         }],
     )
     .await
-    .unwrap();
+    .expect("the chunk is stored");
     document_id
 }

@@ -27,14 +27,15 @@ impl TempDir {
     fn new() -> TempDir {
         let path =
             std::env::temp_dir().join(format!("bor-import-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&path).unwrap();
+        std::fs::create_dir_all(&path).expect("a temporary folder");
         TempDir(path)
     }
 
     fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
         let path = self.0.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, contents).unwrap();
+        let folder = path.parent().expect("a file in a folder");
+        std::fs::create_dir_all(folder).expect("the folder is made");
+        std::fs::write(&path, contents).expect("the file is written");
         path
     }
 }
@@ -67,7 +68,7 @@ fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
         ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
         ("BOR_LLM_RETRY_DELAY".to_owned(), "0".to_owned()),
     ])
-    .unwrap();
+    .expect("a valid configuration");
     Ingestor::new(
         db.pool(),
         LlmClient::new(Arc::new(llm_settings(&config))),
@@ -83,11 +84,12 @@ async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
         .order(documents::id)
         .load(&mut conn)
         .await
-        .unwrap()
+        .expect("documents are readable")
 }
 
 fn source(path: &Path) -> Option<String> {
-    Some(std::fs::canonicalize(path).unwrap().display().to_string())
+    let absolute = std::fs::canonicalize(path).expect("the file exists");
+    Some(absolute.display().to_string())
 }
 
 #[actix_web::test]
@@ -167,7 +169,7 @@ async fn a_new_embedding_model_re_embeds_unchanged_files() {
     let dir = TempDir::new();
     let file = dir.write("owls.md", b"# Owls\n\nOwls hunt at night.");
     let old_model = MockLlm::builder().embedding_dim(32).start().unwrap();
-    let first = import_paths(&ingestor(&db, &old_model), &[file.clone()])
+    let first = import_paths(&ingestor(&db, &old_model), std::slice::from_ref(&file))
         .await
         .unwrap();
     assert_eq!(first.imported, 1);

@@ -50,7 +50,7 @@ fn pool_through(db: &TestDatabase, proxy: &TcpProxy) -> DbPool {
         create: Duration::from_millis(500),
         recycle: Duration::from_millis(500),
     };
-    DbPool::with_timeouts(&url, 2, quick).unwrap()
+    DbPool::with_timeouts(&url, 2, quick).expect("a pool")
 }
 
 #[actix_web::test]

@@ -57,6 +57,36 @@ fn finds_the_most_similar_chunks_best_first() {
 }
 
 #[test]
+fn near_ties_that_the_first_pass_cannot_tell_apart_are_ranked_exactly() {
+    // Vectors that differ far below the first pass's precision: its order among them
+    // is noise, and only the exact second pass can rank them.
+    let dimension = 96;
+    let base: Vec<f32> = (0..dimension)
+        .map(|i| ((i * 37 % 11) as f32 - 5.0) / 7.0)
+        .collect();
+    let chunks: Vec<ChunkVector> = (0..2_000i64)
+        .map(|id| {
+            let mut embedding = base.clone();
+            embedding[(id as usize * 13) % dimension] += (id % 97) as f32 * 1e-5;
+            embedding[(id as usize * 7) % dimension] -= (id % 89) as f32 * 1e-5;
+            chunk(id, id / 10, &embedding)
+        })
+        .collect();
+    let index = VectorIndex::build(chunks.clone(), None);
+    for shift in 0..8 {
+        let mut query = base.clone();
+        query[shift * 11] += 0.3;
+        for k in [1, 5, 20] {
+            assert_eq!(
+                found(&index, &query, k),
+                brute_force(&chunks, &query, k),
+                "k={k}"
+            );
+        }
+    }
+}
+
+#[test]
 fn chunks_of_another_dimension_are_refused_and_counted() {
     let mut index = VectorIndex::build(
         vec![
