@@ -21,6 +21,15 @@ pub fn section(searches: &[SearchResult], import: &ImportResult) -> String {
         text.push_str(&search.row());
         text.push('\n');
     }
+    text.push_str(
+        "\nOne query at a time on one thread; p50/p99 are wall times, which include waiting \
+         for a core on a shared machine; CPU per query is this thread's processor time. The \
+         index is exact (see docs/RETRIEVAL.md): a first pass over the upper 16 bits of every \
+         f32 (half the bytes of an f32 scan, which memory bandwidth bounds), then exact \
+         re-scoring of the rows the first pass cannot rule out. Recall compares the top 5 \
+         with a brute-force f32 scan of every vector. Memory is what the index allocates \
+         (vectors, ids, per-document rows) against the raw f32 bytes of the vectors.\n",
+    );
     text.push_str(&format!(
         "\n### Import throughput (mock embeddings of {DIMENSION} dimensions over HTTP, PostgreSQL writes)\n\n\
          | documents | chunks | time | chunks per second |\n|---|---|---|---|\n{}\n{END}\n",
@@ -72,11 +81,16 @@ fn machine() -> String {
             |kib| format!("{:.1} GiB", kib / 1024.0 / 1024.0),
         );
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".to_owned());
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
         .is_some_and(|status| !status.is_empty());
     format!(
-        "Machine: {cores} cores (nproc), {cpu}, {memory_gib} memory. Commit: `{commit}`{}.",
+        "Machine: {cores} cores (nproc), {cpu}, {memory_gib} memory; load average {load} at \
+         the end of the run (the machine is shared). Commit: `{commit}`{}.",
         if dirty { " with local changes" } else { "" }
     )
 }

@@ -129,7 +129,11 @@ impl ModelDimension {
     }
 
     /// Records the dimension seen; says whether it differs from the one known before.
+    /// An empty vector shows nothing.
     pub fn observe(&self, dimension: usize) -> bool {
+        if dimension == 0 {
+            return false;
+        }
         let before = self.0.swap(dimension, Ordering::Relaxed);
         before != 0 && before != dimension
     }

@@ -66,8 +66,11 @@ impl LiveIndex {
     }
 
     /// Makes the index one of `dimension` (the embedding model's, as a response just
-    /// showed), reloading it when it held another.
+    /// showed), reloading it when it held another. An empty vector shows nothing.
     pub async fn ensure_dimension(&self, dimension: usize) -> Result<(), DbError> {
+        if dimension == 0 {
+            return Ok(());
+        }
         let current = self.read().dimension();
         match current {
             Some(held) if held != dimension => {
@@ -187,4 +190,67 @@ async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<VectorIndex
         index.push(row.into());
     }
     Ok(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::chunks::{NewChunk, insert_chunks};
+    use crate::db::documents::{NewDocument, insert_document};
+    use crate::testing::TestDatabase;
+
+    async fn store(pool: &DbPool, text: &str, embedding: &[f32]) -> i64 {
+        let mut conn = pool.get().await.unwrap();
+        let id = insert_document(&mut conn, &NewDocument::new(text, None, text))
+            .await
+            .unwrap();
+        let chunk = NewChunk {
+            document_id: id,
+            ord: 0,
+            text,
+            embedding,
+        };
+        insert_chunks(&mut conn, &[chunk]).await.unwrap();
+        id
+    }
+
+    #[tokio::test]
+    async fn a_new_model_dimension_reloads_the_index_for_it() {
+        let db = TestDatabase::migrated().await;
+        let pool = db.pool();
+        let old_a = store(&pool, "old a", &[1.0, 0.0, 0.0]).await;
+        store(&pool, "old b", &[0.0, 1.0, 0.0]).await;
+        let new = store(&pool, "new", &[0.0, 0.0, 0.0, 1.0]).await;
+
+        let index = LiveIndex::load(pool.clone()).await.unwrap();
+        let stats = index.stats();
+        assert_eq!(stats.dimension, Some(3), "the most common stored dimension");
+        assert_eq!((stats.chunks, stats.dimension_mismatch), (2, 1));
+        assert_eq!(
+            index.search(vec![1.0, 0.1, 0.0], 1).await[0].document_id,
+            old_a
+        );
+
+        index.ensure_dimension(0).await.unwrap();
+        assert_eq!(
+            index.stats().dimension,
+            Some(3),
+            "an empty vector changes nothing"
+        );
+        index.ensure_dimension(4).await.unwrap();
+        let stats = index.stats();
+        assert_eq!(stats.dimension, Some(4));
+        assert_eq!((stats.chunks, stats.dimension_mismatch), (1, 2));
+        let hits = index.search(vec![0.0, 0.0, 0.5, 1.0], 5).await;
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].document_id, new);
+
+        // Rows deleted behind its back are gone after a refresh of their document.
+        let mut conn = pool.get().await.unwrap();
+        crate::db::documents::delete_document(&mut conn, new)
+            .await
+            .unwrap();
+        index.refresh_documents(&[new]).await.unwrap();
+        assert_eq!(index.stats().chunks, 0);
+    }
 }

@@ -7,5 +7,6 @@ mod import;
 mod instances;
 mod log_actor;
 mod refusals;
+mod retrieval;
 mod service;
 mod support;
