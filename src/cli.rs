@@ -188,7 +188,7 @@ async fn check_database(config: &Config) -> Result<String, String> {
 }
 
 /// An error with its sources, for one line of output.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -58,8 +58,9 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
     let started = Instant::now();
     if let Err(error) = db::run_migrations(&config.database_url).await {
         eprintln!(
-            "bor import: the database at {} is not usable: {error}",
-            config.database_url_redacted()
+            "bor import: the database at {} is not usable: {}",
+            config.database_url_redacted(),
+            crate::cli::error_chain(&error)
         );
         return ExitCode::FAILURE;
     }
@@ -81,7 +82,7 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
         Ok(summary) => summary,
         Err((summary, error)) => {
             println!("{}", summary.line(started.elapsed()));
-            eprintln!("bor import: stopped: {error}");
+            eprintln!("bor import: stopped: {}", crate::cli::error_chain(&error));
             return ExitCode::FAILURE;
         }
     };
