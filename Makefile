@@ -4,13 +4,14 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser bench vendor-web postgres lint fmt
 
 help:
 	@echo "make run           start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
 	@echo "make test          provision PostgreSQL, then run every test"
 	@echo "make test-quick    run the Rust tests against the PostgreSQL already running"
 	@echo "make test-browser  run the chat page's tests in headless Chromium"
+	@echo "make bench         benchmarks, written to bench/RESULTS.md"
 	@echo "make vendor-web    copy the page's npm libraries into static/vendor"
 	@echo "make lint          rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt           format the code"
@@ -39,6 +40,11 @@ test-browser:
 vendor-web:
 	npm install --no-audit --no-fund
 	node scripts/vendor-web-libs.mjs
+
+# Retrieval over 10k, 100k and 1M synthetic chunks and import throughput (a few
+# minutes); the figures replace the knowledge section of bench/RESULTS.md.
+bench: postgres
+	cargo bench --bench knowledge
 
 postgres:
 	@scripts/ensure-postgres.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: starts bor (release build) on the local PostgreSQL.
+# `make run`: starts bor (release build) on the local PostgreSQL, with the sample
+# knowledge base of docs/sample-kb imported.
 #
 # When no LLM server is configured (BOR_LLM_BASE_URL unset in the environment and in
 # .env), bor-mock-llm, a stand-in OpenAI-compatible server, serves bor's default LLM URL
@@ -44,4 +45,10 @@ if ! llm_configured; then
     echo "run: BOR_LLM_BASE_URL is not set; serving it with bor-mock-llm on $LLM_STAND_IN_BIND" >&2
     start_llm_stand_in
 fi
+
+# Sample knowledge base: imported on every start so that a first question finds
+# something; unchanged files are left as they are. bor still starts if this fails.
+cargo run --release -q --bin bor -- import docs/sample-kb ||
+    echo "run: the sample knowledge base could not be imported; bor starts without it" >&2
+
 cargo run --release --bin bor -- serve

@@ -29,6 +29,14 @@ enum Command {
     Migrate,
     /// Probe the database, the LLM server and the knowledge base, and say what is missing.
     Check,
+    /// Import Markdown (.md, .markdown) and plain-text (.txt) files into the knowledge
+    /// base; folders are read recursively (hidden entries left out). Other files are
+    /// skipped with a line each; unchanged files are left as they are.
+    Import {
+        /// Files and folders to import.
+        #[arg(required = true)]
+        paths: Vec<std::path::PathBuf>,
+    },
 }
 
 /// Runs the command; configuration problems stop it before anything starts.
@@ -45,6 +53,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
+        Command::Import { paths } => crate::import::run(&config, &paths).await,
     }
 }
 

@@ -47,6 +47,10 @@ pub struct Config {
     pub deflect_threshold: f32,
     pub max_message_chars: usize,
     pub max_concurrent_turns: usize,
+    /// Longest chunk a document is cut into, in characters (Unicode scalar values).
+    pub chunk_chars: usize,
+    /// Characters a chunk repeats from the end of the one before it (same section).
+    pub chunk_overlap: usize,
     /// `None` disables the admin API.
     pub admin_token: Option<Secret>,
     pub llm_thinking_forced_open: bool,
@@ -87,6 +91,8 @@ struct RawVars {
     deflect_threshold: Option<String>,
     max_message_chars: Option<String>,
     max_concurrent_turns: Option<String>,
+    chunk_chars: Option<String>,
+    chunk_overlap: Option<String>,
     admin_token: Option<String>,
     llm_thinking_forced_open: Option<String>,
     sse_keepalive: Option<String>,
@@ -164,6 +170,12 @@ impl Config {
         };
         let mut check = Validator::new(problems);
         let config = Self::from_raw(raw, &mut check);
+        if config.chunk_overlap * 2 >= config.chunk_chars {
+            check.problem(format!(
+                "BOR_CHUNK_OVERLAP={} is invalid: expected less than half of BOR_CHUNK_CHARS ({})",
+                config.chunk_overlap, config.chunk_chars
+            ));
+        }
         check.finish().map(|()| config)
     }
 
@@ -252,6 +264,18 @@ impl Config {
                 256,
                 integer(1..=100_000),
             ),
+            chunk_chars: check.value(
+                "BOR_CHUNK_CHARS",
+                raw.chunk_chars,
+                1200,
+                integer(200..=20_000),
+            ),
+            chunk_overlap: check.value(
+                "BOR_CHUNK_OVERLAP",
+                raw.chunk_overlap,
+                150,
+                integer(0..=5_000),
+            ),
             admin_token: raw.admin_token.map(Secret),
             llm_thinking_forced_open: check.value(
                 "BOR_LLM_THINKING_FORCED_OPEN",
@@ -311,6 +335,8 @@ impl fmt::Debug for Config {
             deflect_threshold,
             max_message_chars,
             max_concurrent_turns,
+            chunk_chars,
+            chunk_overlap,
             admin_token,
             llm_thinking_forced_open,
             sse_keepalive,
@@ -336,6 +362,8 @@ impl fmt::Debug for Config {
             .field("deflect_threshold", deflect_threshold)
             .field("max_message_chars", max_message_chars)
             .field("max_concurrent_turns", max_concurrent_turns)
+            .field("chunk_chars", chunk_chars)
+            .field("chunk_overlap", chunk_overlap)
             .field("admin_token", admin_token)
             .field("llm_thinking_forced_open", llm_thinking_forced_open)
             .field("sse_keepalive", sse_keepalive)

@@ -5,6 +5,7 @@ pub mod config;
 pub mod db;
 pub mod health;
 pub mod http;
+pub mod import;
 pub mod knowledge;
 pub mod lifecycle;
 pub mod query_log_store;

@@ -58,8 +58,18 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         retries: count(record.retries),
         scaffold_stripped: i32::try_from(record.scaffold_stripped).unwrap_or(i32::MAX),
         recovered: record.recovered,
-        sources: serde_json::to_value(&record.sources).unwrap_or_default(),
+        sources: sources_as_sent(&record.sources),
         first_token_ms: record.first_token_ms.map(millis),
         elapsed_ms: millis(record.elapsed_ms),
     })
+}
+
+/// The sources as the `done` frame writes them. Through text, so that an f32 score
+/// keeps its shortest decimal form (0.50000006) instead of its widened f64 value
+/// (0.5000000596046448), and the row holds the very list the client saw.
+fn sources_as_sent(sources: &[record::Source]) -> serde_json::Value {
+    serde_json::to_string(sources)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
 }

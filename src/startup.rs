@@ -10,15 +10,17 @@ use std::time::Duration;
 use actix::{Actor, Addr};
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{App, HttpServer, middleware, web};
+use bor_actors::llm::LlmClient;
 use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, LogActor};
 use utoipa_actix_web::AppExt;
 
 use crate::config::Config;
 use crate::db::{self, DbError, DbPool};
 use crate::http;
-use crate::knowledge::PgKnowledge;
+use crate::knowledge::KnowledgeService;
+use crate::knowledge::notify::{self, Subscription};
 use crate::query_log_store::PgQueryLogStore;
-use crate::state::AppState;
+use crate::state::{AppState, chunking_settings, llm_settings};
 
 /// How long a stopping service waits for the LogActor to write its queue.
 const LOG_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -35,6 +37,8 @@ pub enum StartupError {
     },
     #[error("database: {0}")]
     Database(#[from] DbError),
+    #[error("cannot listen for knowledge base changes: {0}")]
+    Listen(#[from] tokio_postgres::Error),
 }
 
 /// A built service, listening, not yet serving.
@@ -59,12 +63,31 @@ impl Application {
             DEFAULT_QUEUE_CAPACITY,
         )
         .start();
-        let knowledge = Arc::new(PgKnowledge::new(pool.clone()));
+        // Listening starts before the index is loaded, so no change falls in between.
+        let subscription = Subscription::connect(&config.database_url).await?;
+        let library = KnowledgeService::load(
+            pool.clone(),
+            LlmClient::new(Arc::new(llm_settings(&config))),
+            chunking_settings(&config),
+        )
+        .await?;
+        let stats = library.index().stats();
+        tracing::info!(
+            chunks = stats.chunks,
+            documents = stats.documents,
+            dimension = ?stats.dimension,
+            "vector index loaded"
+        );
+        actix_web::rt::spawn(notify::follow(
+            config.database_url.clone(),
+            subscription,
+            Arc::clone(library.index()),
+        ));
         let config = Arc::new(config);
         let state = web::Data::new(AppState::new(
             Arc::clone(&config),
             pool,
-            knowledge,
+            library,
             log.clone(),
         ));
 

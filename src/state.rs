@@ -11,6 +11,8 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::knowledge::KnowledgeService;
+use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;
 
 pub struct AppState {
@@ -18,7 +20,10 @@ pub struct AppState {
     pub pool: DbPool,
     pub llm: Arc<LlmSettings>,
     pub turn: Arc<TurnSettings>,
+    /// The knowledge base as the turns see it (the same service as `library`).
     pub knowledge: Arc<dyn KnowledgeBase>,
+    /// The knowledge base with its admin operations (documents API, reindex).
+    pub library: KnowledgeService,
     pub log: Addr<LogActor>,
     /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
     pub turn_slots: Arc<Semaphore>,
@@ -30,17 +35,18 @@ impl AppState {
     pub fn new(
         config: Arc<Config>,
         pool: DbPool,
-        knowledge: Arc<dyn KnowledgeBase>,
+        library: KnowledgeService,
         log: Addr<LogActor>,
     ) -> Self {
         Self {
+            knowledge: Arc::new(library.clone()),
+            library,
             llm: Arc::new(llm_settings(&config)),
             turn: Arc::new(turn_settings(&config)),
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
             lifecycle: Lifecycle::new(),
             config,
             pool,
-            knowledge,
             log,
         }
     }
@@ -60,6 +66,14 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
         retry_delay: config.llm_retry_delay,
         connect_timeout: config.llm_connect_timeout,
         read_timeout: config.llm_read_timeout,
+    }
+}
+
+/// Chunk size and overlap for imports.
+pub fn chunking_settings(config: &Config) -> ChunkingSettings {
+    ChunkingSettings {
+        max_chars: config.chunk_chars,
+        overlap: config.chunk_overlap,
     }
 }
 

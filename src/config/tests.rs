@@ -42,6 +42,8 @@ fn defaults_match_the_spec() {
     assert_eq!(config.deflect_threshold, 0.35);
     assert_eq!(config.max_message_chars, 8000);
     assert_eq!(config.max_concurrent_turns, 256);
+    assert_eq!(config.chunk_chars, 1200);
+    assert_eq!(config.chunk_overlap, 150);
     assert_eq!(config.admin_token, None);
     assert!(!config.llm_thinking_forced_open);
     assert_eq!(config.sse_keepalive, Duration::from_secs(5));
@@ -134,6 +136,30 @@ fn deflect_threshold_is_a_number_from_minus_one_to_one() {
             format!("BOR_DEFLECT_THRESHOLD={bad:?} is invalid: expected a number from -1 to 1")
         );
     }
+}
+
+#[test]
+fn chunk_overlap_must_stay_under_half_a_chunk() {
+    let none = config(&[("BOR_CHUNK_CHARS", "400"), ("BOR_CHUNK_OVERLAP", "0")]).unwrap();
+    assert_eq!((none.chunk_chars, none.chunk_overlap), (400, 0));
+    let most = config(&[("BOR_CHUNK_CHARS", "400"), ("BOR_CHUNK_OVERLAP", "199")]).unwrap();
+    assert_eq!(most.chunk_overlap, 199);
+    assert_eq!(accepted("BOR_CHUNK_CHARS", "20000").chunk_chars, 20_000);
+    for bad in ["199", "20001", "many"] {
+        assert_eq!(
+            problem("BOR_CHUNK_CHARS", bad),
+            format!("BOR_CHUNK_CHARS={bad:?} is invalid: expected an integer from 200 to 20000")
+        );
+    }
+    let error = config(&[("BOR_CHUNK_CHARS", "400"), ("BOR_CHUNK_OVERLAP", "200")]).unwrap_err();
+    assert_eq!(
+        error.problems(),
+        ["BOR_CHUNK_OVERLAP=200 is invalid: expected less than half of BOR_CHUNK_CHARS (400)"]
+    );
+    assert_eq!(
+        problem("BOR_CHUNK_OVERLAP", "5001"),
+        r#"BOR_CHUNK_OVERLAP="5001" is invalid: expected an integer from 0 to 5000"#
+    );
 }
 
 #[test]

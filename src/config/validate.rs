@@ -45,6 +45,11 @@ impl Validator {
         }
     }
 
+    /// A problem that involves more than one variable.
+    pub(super) fn problem(&mut self, line: String) {
+        self.problems.push(line);
+    }
+
     pub(super) fn finish(self) -> Result<(), ConfigError> {
         if self.problems.is_empty() {
             Ok(())

@@ -3,10 +3,11 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::DbError;
-use super::schema::documents;
+use super::schema::{chunks, documents};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = documents, check_for_backend(diesel::pg::Pg))]
@@ -55,8 +56,87 @@ pub fn content_sha256(content: &str) -> String {
         .collect()
 }
 
+/// A document as `GET /api/documents` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct DocumentSummary {
+    pub id: i64,
+    pub title: String,
+    pub chunks: i64,
+    pub created_at: DateTime<Utc>,
+}
+
 pub async fn count_documents(conn: &mut AsyncPgConnection) -> Result<i64, DbError> {
     Ok(documents::table.count().get_result(conn).await?)
+}
+
+/// Every document with its number of chunks, oldest first.
+pub async fn list_documents(conn: &mut AsyncPgConnection) -> Result<Vec<DocumentSummary>, DbError> {
+    let rows: Vec<(i64, String, DateTime<Utc>, i64)> = documents::table
+        .left_join(chunks::table)
+        .group_by(documents::id)
+        .select((
+            documents::id,
+            documents::title,
+            documents::created_at,
+            diesel::dsl::count(chunks::id.nullable()),
+        ))
+        .order(documents::id)
+        .load(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, title, created_at, chunks)| DocumentSummary {
+            id,
+            title,
+            chunks,
+            created_at,
+        })
+        .collect())
+}
+
+/// The id of the document holding exactly this content (by its SHA-256).
+pub async fn find_by_sha256(
+    conn: &mut AsyncPgConnection,
+    content_sha256: &str,
+) -> Result<Option<i64>, DbError> {
+    Ok(documents::table
+        .filter(documents::content_sha256.eq(content_sha256))
+        .select(documents::id)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Ids of the documents imported from `source`.
+pub async fn ids_from_source(
+    conn: &mut AsyncPgConnection,
+    source: &str,
+) -> Result<Vec<i64>, DbError> {
+    Ok(documents::table
+        .filter(documents::source.eq(source))
+        .select(documents::id)
+        .order(documents::id)
+        .load(conn)
+        .await?)
+}
+
+pub async fn insert_document(
+    conn: &mut AsyncPgConnection,
+    document: &NewDocument<'_>,
+) -> Result<i64, DbError> {
+    Ok(diesel::insert_into(documents::table)
+        .values(document)
+        .returning(documents::id)
+        .get_result(conn)
+        .await?)
+}
+
+/// Deletes a document and (by cascade) its chunks; false when there was none.
+pub async fn delete_document(conn: &mut AsyncPgConnection, id: i64) -> Result<bool, DbError> {
+    let deleted = diesel::delete(documents::table.find(id))
+        .execute(conn)
+        .await?;
+    Ok(deleted > 0)
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ pub struct ConfigView {
     pub shutdown_grace: f64,
     pub log: String,
     pub log_format: LogFormat,
+    pub chunk_chars: usize,
+    pub chunk_overlap: usize,
 }
 
 impl From<&Config> for ConfigView {
@@ -61,6 +63,8 @@ impl From<&Config> for ConfigView {
             shutdown_grace,
             log,
             log_format,
+            chunk_chars,
+            chunk_overlap,
         } = config;
         ConfigView {
             bind: bind.to_string(),
@@ -86,6 +90,8 @@ impl From<&Config> for ConfigView {
             shutdown_grace: shutdown_grace.as_secs_f64(),
             log: log.clone(),
             log_format: *log_format,
+            chunk_chars: *chunk_chars,
+            chunk_overlap: *chunk_overlap,
         }
     }
 }

@@ -195,8 +195,15 @@ pub async fn report(state: &AppState) -> HealthReport {
     let Dependencies {
         database,
         llm,
-        knowledge,
+        mut knowledge,
     } = dependencies;
+    let mismatch = state.library.index().stats().dimension_mismatch;
+    if mismatch > 0 {
+        assessment.degrade(format!(
+            "{mismatch} chunks have embeddings of another dimension than the model's: re-import their documents"
+        ));
+    }
+    knowledge.dimension_mismatch = Some(mismatch);
     HealthReport {
         status: assessment.status,
         problems: assessment.problems,
@@ -254,6 +261,7 @@ mod tests {
                 documents: Some(0),
                 chunks: Some(0),
                 embedding_dimension: None,
+                dimension_mismatch: None,
                 error: None,
             },
         }

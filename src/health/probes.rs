@@ -62,6 +62,10 @@ pub struct KnowledgeHealth {
     pub chunks: Option<i64>,
     /// The dimension most stored embeddings have.
     pub embedding_dimension: Option<i32>,
+    /// Chunks the running service's index refused because their embeddings have
+    /// another dimension than the current model's (they need a re-import); `None`
+    /// outside the running service.
+    pub dimension_mismatch: Option<usize>,
     pub error: Option<String>,
 }
 
@@ -137,12 +141,14 @@ pub async fn knowledge(pool: &DbPool, timeout: Duration) -> KnowledgeHealth {
             documents: Some(counts.documents),
             chunks: Some(counts.chunks),
             embedding_dimension: counts.embedding_dimension,
+            dimension_mismatch: None,
             error: None,
         },
         (Err(error), _) => KnowledgeHealth {
             documents: None,
             chunks: None,
             embedding_dimension: None,
+            dimension_mismatch: None,
             error: Some(error),
         },
     }

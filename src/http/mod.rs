@@ -5,6 +5,7 @@ mod admin;
 mod admin_health;
 mod body;
 pub mod chat;
+pub mod documents;
 pub mod error;
 mod health;
 mod metrics;
@@ -29,6 +30,10 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(health::health)
         .service(admin_health::admin_health)
         .service(chat::chat)
+        .service(documents::list)
+        .service(documents::add)
+        .service(documents::delete)
+        .service(documents::reindex)
         .service(metrics::scrape)
         .service(openapi::describe)
         .default_service(web::to(not_found));

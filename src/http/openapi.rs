@@ -20,6 +20,7 @@ use utoipa_actix_web::AppExt;
     modifiers(&AdminToken),
     tags(
         (name = "chat", description = "Chat turns streamed as Server-Sent Events"),
+        (name = "documents", description = "The knowledge base: list, add and delete documents"),
         (name = "operations", description = "Liveness, readiness, metrics and this description"),
         (name = "pages", description = "The web pages and their assets"),
     )

@@ -1,125 +1,115 @@
-//! The knowledge base over PostgreSQL: the `KnowledgeBase` the turns use.
+//! The knowledge base: documents and their chunks in PostgreSQL, an in-memory vector
+//! index kept in step with them, and the operations on both.
 //!
-//! Retrieval is hybrid: every chunk's cosine similarity to the query embedding
-//! (computed here, the embeddings being `real[]`) fused with full-text rank
-//! (`websearch_to_tsquery` over the generated `tsv` column) by reciprocal rank fusion.
+//! [`KnowledgeService`] is what the rest of bor uses: the turns through the
+//! `KnowledgeBase` trait (hybrid retrieval, reading and listing documents), the HTTP
+//! API and `bor import` to add and delete documents.
 
+pub mod chunking;
 mod fusion;
+pub mod index;
+pub mod ingest;
+mod live_index;
+pub mod notify;
+mod retrieval;
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
 use bor_actors::knowledge::{
-    ChunkHit, DocumentRef, DocumentText, KnowledgeBase, KnowledgeError, READ_DOCUMENT_MAX_CHARS,
-    Retrieval,
+    DocumentRef, DocumentText, KnowledgeBase, KnowledgeError, READ_DOCUMENT_MAX_CHARS, Retrieval,
 };
+use bor_actors::llm::LlmClient;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 
-use crate::db::schema::{chunks, documents};
+pub use fusion::RRF_K;
+pub use index::IndexStats;
+use ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved};
+pub use live_index::LiveIndex;
+pub use retrieval::RANKED_PER_SIGNAL;
+
+use crate::db::documents::{self, DocumentSummary};
+use crate::db::schema::documents as documents_table;
 use crate::db::{DbError, DbPool};
 
-/// Full-text matches considered for fusion.
-const TEXT_CANDIDATES: i64 = 50;
-
+/// The knowledge base of a running service; cheap to clone.
 #[derive(Clone)]
-pub struct PgKnowledge {
+pub struct KnowledgeService {
     pool: DbPool,
+    index: Arc<LiveIndex>,
+    ingestor: Ingestor,
+    model_dimension: Arc<ModelDimension>,
 }
 
-impl PgKnowledge {
-    pub fn new(pool: DbPool) -> Self {
-        Self { pool }
+impl KnowledgeService {
+    /// Loads the vector index from the database.
+    pub async fn load(
+        pool: DbPool,
+        llm: LlmClient,
+        chunking: chunking::ChunkingSettings,
+    ) -> Result<KnowledgeService, DbError> {
+        let model_dimension = Arc::new(ModelDimension::default());
+        let index = Arc::new(LiveIndex::load(pool.clone()).await?);
+        Ok(KnowledgeService {
+            ingestor: Ingestor::new(pool.clone(), llm, chunking, Arc::clone(&model_dimension)),
+            pool,
+            index,
+            model_dimension,
+        })
+    }
+
+    pub fn index(&self) -> &Arc<LiveIndex> {
+        &self.index
+    }
+
+    /// Stores a document (see `ingest.rs`) and brings the index up to date at once.
+    pub async fn add_document(
+        &self,
+        document: &SourceDocument,
+    ) -> Result<IngestOutcome, IngestError> {
+        let outcome = self.ingestor.ingest(document, &Unobserved).await?;
+        if let Some(dimension) = self.model_dimension.get() {
+            self.index.ensure_dimension(dimension).await?;
+        }
+        self.index
+            .refresh_documents(&outcome.changed_documents())
+            .await?;
+        Ok(outcome)
+    }
+
+    /// Deletes a document; false when there was none.
+    pub async fn delete_document(&self, id: i64) -> Result<bool, DbError> {
+        let deleted = {
+            let mut conn = self.pool.get().await?;
+            documents::delete_document(&mut conn, id).await?
+        };
+        if deleted {
+            self.index.refresh_documents(&[id]).await?;
+        }
+        Ok(deleted)
+    }
+
+    pub async fn documents(&self) -> Result<Vec<DocumentSummary>, DbError> {
+        let mut conn = self.pool.get().await?;
+        documents::list_documents(&mut conn).await
+    }
+
+    /// Reloads the whole index from the database (rows written by other means).
+    pub async fn reindex(&self) -> Result<IndexStats, DbError> {
+        self.index.reload(self.model_dimension.get()).await
     }
 
     async fn retrieve_now(
         &self,
         query: &str,
-        embedding: &[f32],
+        embedding: Vec<f32>,
         top_k: usize,
     ) -> Result<Retrieval, DbError> {
-        let mut conn = self.pool.get().await?;
-        let rows: Vec<(i64, i64, String, String, Vec<f32>)> = chunks::table
-            .inner_join(documents::table)
-            .select((
-                chunks::id,
-                chunks::document_id,
-                documents::title,
-                chunks::text,
-                chunks::embedding,
-            ))
-            .load(&mut conn)
-            .await?;
-        let text_ids: Vec<i64> = diesel::sql_query(
-            "SELECT c.id FROM chunks c, websearch_to_tsquery('english', $1) AS q \
-             WHERE c.tsv @@ q ORDER BY ts_rank_cd(c.tsv, q) DESC, c.id LIMIT $2",
-        )
-        .bind::<Text, _>(query)
-        .bind::<BigInt, _>(TEXT_CANDIDATES)
-        .load::<ChunkId>(&mut conn)
-        .await?
-        .into_iter()
-        .map(|row| row.id)
-        .collect();
-
-        let mut hits: HashMap<i64, ChunkHit> = HashMap::with_capacity(rows.len());
-        let mut by_cosine: Vec<(i64, f32)> = Vec::with_capacity(rows.len());
-        for (chunk_id, document_id, title, text, vector) in rows {
-            // Vectors of another dimension (an older embedding model) cannot be compared.
-            let Some(score) = cosine(embedding, &vector) else {
-                continue;
-            };
-            by_cosine.push((chunk_id, score));
-            hits.insert(
-                chunk_id,
-                ChunkHit {
-                    document_id,
-                    title,
-                    chunk_id,
-                    score,
-                    text,
-                },
-            );
-        }
-        by_cosine.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let best_cosine = by_cosine.iter().map(|(_, score)| *score).next();
-        let text_ids: Vec<i64> = text_ids
-            .into_iter()
-            .filter(|id| hits.contains_key(id))
-            .collect();
-        let cosine_ids: Vec<i64> = by_cosine.iter().map(|(id, _)| *id).collect();
-        let fused = fusion::fuse(&cosine_ids, &text_ids, top_k);
-        Ok(Retrieval {
-            hits: fused
-                .into_iter()
-                .filter_map(|id| hits.remove(&id))
-                .collect(),
-            best_cosine,
-            text_match: !text_ids.is_empty(),
-        })
+        self.model_dimension.observe(embedding.len());
+        self.index.ensure_dimension(embedding.len()).await?;
+        retrieval::retrieve(&self.pool, &self.index, query, embedding, top_k).await
     }
-}
-
-#[derive(QueryableByName)]
-struct ChunkId {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-}
-
-/// Cosine similarity; `None` when the dimensions differ or a vector is zero.
-pub fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
-    if a.len() != b.len() || a.is_empty() {
-        return None;
-    }
-    let (mut dot, mut norm_a, mut norm_b) = (0.0f32, 0.0f32, 0.0f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        norm_a += x * x;
-        norm_b += y * y;
-    }
-    let norms = (norm_a * norm_b).sqrt();
-    (norms > 0.0).then(|| dot / norms)
 }
 
 fn knowledge_error(err: DbError) -> KnowledgeError {
@@ -127,7 +117,7 @@ fn knowledge_error(err: DbError) -> KnowledgeError {
     KnowledgeError(format!("the knowledge base is unavailable: {err}"))
 }
 
-impl KnowledgeBase for PgKnowledge {
+impl KnowledgeBase for KnowledgeService {
     fn retrieve(
         &self,
         query: String,
@@ -136,7 +126,7 @@ impl KnowledgeBase for PgKnowledge {
     ) -> BoxFuture<'static, Result<Retrieval, KnowledgeError>> {
         let this = self.clone();
         Box::pin(async move {
-            this.retrieve_now(&query, &embedding, top_k)
+            this.retrieve_now(&query, embedding, top_k)
                 .await
                 .map_err(knowledge_error)
         })
@@ -149,9 +139,13 @@ impl KnowledgeBase for PgKnowledge {
         let pool = self.pool.clone();
         Box::pin(async move {
             let mut conn = pool.get().await.map_err(knowledge_error)?;
-            let found: Option<(i64, String, String)> = documents::table
+            let found: Option<(i64, String, String)> = documents_table::table
                 .find(document_id)
-                .select((documents::id, documents::title, documents::content))
+                .select((
+                    documents_table::id,
+                    documents_table::title,
+                    documents_table::content,
+                ))
                 .first(&mut conn)
                 .await
                 .optional()
@@ -172,33 +166,16 @@ impl KnowledgeBase for PgKnowledge {
     }
 
     fn list_documents(&self) -> BoxFuture<'static, Result<Vec<DocumentRef>, KnowledgeError>> {
-        let pool = self.pool.clone();
+        let this = self.clone();
         Box::pin(async move {
-            let mut conn = pool.get().await.map_err(knowledge_error)?;
-            let rows: Vec<(i64, String)> = documents::table
-                .select((documents::id, documents::title))
-                .order(documents::id)
-                .load(&mut conn)
-                .await
-                .map_err(|err| knowledge_error(err.into()))?;
-            Ok(rows
+            let documents = this.documents().await.map_err(knowledge_error)?;
+            Ok(documents
                 .into_iter()
-                .map(|(id, title)| DocumentRef { id, title })
+                .map(|document| DocumentRef {
+                    id: document.id,
+                    title: document.title,
+                })
                 .collect())
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cosine_of_vectors() {
-        assert_eq!(cosine(&[1.0, 0.0], &[1.0, 0.0]), Some(1.0));
-        assert_eq!(cosine(&[1.0, 0.0], &[0.0, 2.0]), Some(0.0));
-        assert!((cosine(&[1.0, 1.0], &[2.0, 2.0]).unwrap() - 1.0).abs() < 1e-6);
-        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), None, "dimensions differ");
-        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), None, "zero vector");
     }
 }

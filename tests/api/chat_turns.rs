@@ -193,7 +193,7 @@ async fn a_client_error_is_rejected_at_once() {
 fn system_prompt(request: &Value) -> &str {
     request["messages"][0]["content"]
         .as_str()
-        .expect("the system prompt is text")
+        .expect("the first message is the system prompt")
 }
 
 #[actix_web::test]

@@ -8,11 +8,15 @@
 
 mod admin_health;
 mod chat_turns;
+mod documents;
+mod import;
+mod instances;
 mod log_actor;
 mod metrics;
 mod openapi;
 mod refusals;
 mod request_ids;
+mod retrieval;
 mod service;
 mod shutdown;
 mod support;

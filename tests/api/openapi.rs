@@ -14,6 +14,14 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
     ("post", "/api/chat", "/api/chat"),
+    ("get", "/api/documents", "/api/documents"),
+    ("post", "/api/admin/documents", "/api/admin/documents"),
+    (
+        "delete",
+        "/api/admin/documents/{id}",
+        "/api/admin/documents/1",
+    ),
+    ("post", "/api/admin/reindex", "/api/admin/reindex"),
     ("get", "/metrics", "/metrics"),
     ("get", "/api/openapi.json", "/api/openapi.json"),
 ];
@@ -33,6 +41,7 @@ async fn is_routed(app: &TestApp, method: &str, path: &str) -> bool {
             .post(url)
             .insert_header(("Content-Type", "application/json"))
             .send_body("{}"),
+        "delete" => client.delete(url).send(),
         _ => client.get(url).send(),
     }
     .await

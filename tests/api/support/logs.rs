@@ -38,11 +38,19 @@ pub fn all_logs() -> String {
     String::from_utf8_lossy(&captured).into_owned()
 }
 
-/// The `chat turn` lines of one turn.
-pub fn turn_log_lines(turn_id: &str) -> Vec<String> {
+/// Every captured line that contains `text`.
+pub fn log_lines_containing(text: &str) -> Vec<String> {
     all_logs()
         .lines()
-        .filter(|line| line.contains("chat turn") && line.contains(turn_id))
+        .filter(|line| line.contains(text))
         .map(str::to_owned)
+        .collect()
+}
+
+/// The `chat turn` lines of one turn.
+pub fn turn_log_lines(turn_id: &str) -> Vec<String> {
+    log_lines_containing(turn_id)
+        .into_iter()
+        .filter(|line| line.contains("chat turn"))
         .collect()
 }

@@ -1,10 +1,12 @@
 //! `TestApp`: a running bor with its own database and mock LLM, and typed helpers to
 //! talk to it.
 
+mod admin;
 mod logs;
 mod proxy;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web;
@@ -24,7 +26,8 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-pub use logs::{all_logs, turn_log_lines};
+pub use admin::JsonResponse;
+pub use logs::{all_logs, log_lines_containing, turn_log_lines};
 pub use proxy::TcpProxy;
 
 /// The longest a test waits for a turn's stream to end.
@@ -35,12 +38,12 @@ pub struct TestApp {
     pub mock: MockLlm,
     /// A pool on the app's database (direct, even when the app goes through a proxy).
     pub pool: DbPool,
-    /// The running app's shared state.
+    /// The running app's shared state (its knowledge service and vector index).
     pub state: web::Data<AppState>,
     /// Between the app and PostgreSQL, when spawned with [`TestApp::spawn_with_db_proxy`].
     pub db_proxy: Option<TcpProxy>,
-    /// The app's database, dropped with the app.
-    _db: TestDatabase,
+    /// The app's database, dropped with the last app that uses it.
+    db: Arc<TestDatabase>,
 }
 
 /// One SSE frame.
@@ -128,20 +131,25 @@ impl TestApp {
 
     /// Spawns with extra `BOR_*` variables (they override the test defaults).
     pub async fn spawn_with(vars: &[(&str, &str)]) -> TestApp {
-        Self::spawn_on(TestDatabase::migrated().await, None, vars).await
+        Self::spawn_on(Arc::new(TestDatabase::migrated().await), None, vars).await
     }
 
     /// Spawns with the app's database connections going through a [`TcpProxy`] that
     /// the test can cut or make hang.
     pub async fn spawn_with_db_proxy(vars: &[(&str, &str)]) -> TestApp {
-        let db = TestDatabase::migrated().await;
+        let db = Arc::new(TestDatabase::migrated().await);
         let postgres: SocketAddr = "127.0.0.1:5432".parse().expect("an address");
         let proxy = TcpProxy::start(postgres);
         Self::spawn_on(db, Some(proxy), vars).await
     }
 
+    /// Another instance (its own mock LLM) on this app's database.
+    pub async fn spawn_sharing(&self, vars: &[(&str, &str)]) -> TestApp {
+        Self::spawn_on(Arc::clone(&self.db), None, vars).await
+    }
+
     async fn spawn_on(
-        db: TestDatabase,
+        db: Arc<TestDatabase>,
         db_proxy: Option<TcpProxy>,
         vars: &[(&str, &str)],
     ) -> TestApp {
@@ -179,8 +187,17 @@ impl TestApp {
             pool,
             state,
             db_proxy,
-            _db: db,
+            db,
         }
+    }
+
+    pub fn database(&self) -> &TestDatabase {
+        &self.db
+    }
+
+    /// How many chunks of `document_id` this app's vector index holds.
+    pub fn indexed_chunks(&self, document_id: i64) -> usize {
+        self.state.library.index().chunk_count(document_id)
     }
 
     pub fn client() -> awc::Client {
@@ -249,9 +266,26 @@ impl TestApp {
     }
 
     /// Stores a document of one chunk whose embedding is the mock's embedding of its
-    /// text; returns (document id, chunk id).
+    /// text, straight into the database, and waits until the app's index has it (it
+    /// hears of it through `NOTIFY`); returns (document id, chunk id).
     pub async fn insert_document(&self, title: &str, text: &str) -> (i64, i64) {
         let embedding = self.mock_embedding(text).await;
+        let ids = self.insert_document_with(title, text, embedding).await;
+        assert!(
+            eventually(async || self.indexed_chunks(ids.0) == 1).await,
+            "the app's index picked up document {}",
+            ids.0
+        );
+        ids
+    }
+
+    /// Stores a document of one chunk with this embedding, straight into the database.
+    pub async fn insert_document_with(
+        &self,
+        title: &str,
+        text: &str,
+        embedding: Vec<f32>,
+    ) -> (i64, i64) {
         let mut conn = self.pool.get().await.expect("a connection");
         let document_id: i64 = diesel::insert_into(documents::table)
             .values(NewDocument::new(title, None, text))
@@ -273,7 +307,7 @@ impl TestApp {
         (document_id, chunk_id)
     }
 
-    async fn mock_embedding(&self, text: &str) -> Vec<f32> {
+    pub async fn mock_embedding(&self, text: &str) -> Vec<f32> {
         let mut response = Self::client()
             .post(format!("{}/embeddings", self.mock.base_url()))
             .send_json(&json!({"model": "smollm2", "input": text}))

@@ -1,0 +1,236 @@
+//! The documents API (SPEC §3): `GET /api/documents`, and for admins
+//! `POST /api/admin/documents`, `DELETE /api/admin/documents/{id}` and
+//! `POST /api/admin/reindex` (reloads this instance's vector index from the database,
+//! for rows written by other means).
+
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use bor_actors::llm::LlmError;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::Admin;
+use super::body::read_json_body;
+use super::error::{ApiError, ErrorBody};
+use crate::db::DbError;
+use crate::db::documents::DocumentSummary;
+use crate::knowledge::chunking::TextFormat;
+use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
+use crate::state::AppState;
+
+/// Largest accepted document body.
+pub const MAX_DOCUMENT_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// A document to store (the body of `POST /api/admin/documents`).
+#[derive(ToSchema)]
+#[allow(
+    dead_code,
+    reason = "describes the request body; the handler reads it as JSON"
+)]
+struct NewDocumentBody {
+    title: String,
+    /// Markdown or plain text.
+    content: String,
+}
+
+/// A stored document.
+#[derive(Serialize, ToSchema)]
+struct StoredDocument {
+    id: i64,
+    chunks: usize,
+}
+
+/// What the reloaded vector index holds.
+#[derive(Serialize, ToSchema)]
+struct IndexSummary {
+    documents: usize,
+    chunks: usize,
+    /// The embedding dimension of the index; `null` when it is empty.
+    dimension: Option<usize>,
+    /// Chunks refused for a dimension other than the current model's (re-import them).
+    dimension_mismatch: usize,
+}
+
+/// `GET /api/documents`: `[{"id","title","chunks","created_at"}]`, oldest first.
+#[utoipa::path(
+    tag = "documents",
+    responses(
+        (status = 200, description = "every document, oldest first", body = [DocumentSummary]),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[get("/api/documents")]
+pub async fn list(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let documents = state.library.documents().await.map_err(database_error)?;
+    Ok(HttpResponse::Ok().json(documents))
+}
+
+/// `POST /api/admin/documents` `{"title","content"}`: 201 `{"id","chunks"}` when
+/// stored, 200 with the existing id when the same content is already there.
+#[utoipa::path(
+    tag = "documents",
+    security(("admin_token" = [])),
+    request_body(content = NewDocumentBody, content_type = "application/json"),
+    responses(
+        (status = 201, description = "stored and indexed", body = StoredDocument),
+        (status = 200, description = "the same content was already stored: its id, title unchanged", body = StoredDocument),
+        (status = 400, description = "`invalid_json`: malformed, or an empty title or content", body = ErrorBody),
+        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
+        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+        (status = 413, description = "`body_too_large`: over 4 MiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
+    )
+)]
+#[post("/api/admin/documents")]
+pub async fn add(
+    _: Admin,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json_body(&request, payload, MAX_DOCUMENT_BODY_BYTES).await?;
+    let document = parse_document(&body)?;
+    // On a task of its own, so that a client that goes away does not cut the
+    // transaction short.
+    let library = state.library.clone();
+    let outcome = actix_web::rt::spawn(async move { library.add_document(&document).await })
+        .await
+        .map_err(|error| ApiError::Internal(format!("the import task failed: {error}")))?
+        .map_err(ingest_error)?;
+    let body = StoredDocument {
+        id: outcome.id(),
+        chunks: outcome.chunks(),
+    };
+    Ok(match outcome {
+        IngestOutcome::Created { .. } | IngestOutcome::Replaced { .. } => {
+            HttpResponse::Created().json(body)
+        }
+        IngestOutcome::Unchanged { .. } | IngestOutcome::Refreshed { .. } => {
+            HttpResponse::Ok().json(body)
+        }
+    })
+}
+
+/// `DELETE /api/admin/documents/{id}`: 204, or 404 when absent or not a number.
+#[utoipa::path(
+    tag = "documents",
+    security(("admin_token" = [])),
+    params(("id" = i64, Path, description = "the document's id")),
+    responses(
+        (status = 204, description = "deleted, with its chunks"),
+        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
+        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such document, or not a number", body = ErrorBody),
+    )
+)]
+#[delete("/api/admin/documents/{id}")]
+pub async fn delete(
+    _: Admin,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || ApiError::NotFound(format!("no document {}", id.as_str()));
+    let document_id: i64 = id.parse().map_err(|_| not_found())?;
+    if state
+        .library
+        .delete_document(document_id)
+        .await
+        .map_err(database_error)?
+    {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(not_found())
+    }
+}
+
+/// `POST /api/admin/reindex`: what the reloaded index holds.
+#[utoipa::path(
+    tag = "documents",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "the index was reloaded from the database", body = IndexSummary),
+        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
+        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+    )
+)]
+#[post("/api/admin/reindex")]
+pub async fn reindex(_: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let stats = state.library.reindex().await.map_err(database_error)?;
+    Ok(HttpResponse::Ok().json(IndexSummary {
+        documents: stats.documents,
+        chunks: stats.chunks,
+        dimension: stats.dimension,
+        dimension_mismatch: stats.dimension_mismatch,
+    }))
+}
+
+/// `{"title","content"}`, both non-empty strings; the title is trimmed.
+pub fn parse_document(body: &Value) -> Result<SourceDocument, ApiError> {
+    let field = |name: &str| match body.get(name) {
+        Some(Value::String(text)) if !text.trim().is_empty() => Ok(text.clone()),
+        Some(Value::String(_)) => Err(ApiError::InvalidJson(format!("`{name}` is empty"))),
+        Some(_) => Err(ApiError::InvalidJson(format!("`{name}` must be a string"))),
+        None => Err(ApiError::InvalidJson(format!("`{name}` is missing"))),
+    };
+    if !body.is_object() {
+        return Err(ApiError::InvalidJson(
+            "the body must be a JSON object".to_owned(),
+        ));
+    }
+    Ok(SourceDocument {
+        title: field("title")?.trim().to_owned(),
+        source: None,
+        content: field("content")?,
+        format: TextFormat::Markdown,
+    })
+}
+
+fn database_error(error: DbError) -> ApiError {
+    if error.is_unavailable() {
+        ApiError::Unavailable(error.to_string())
+    } else {
+        ApiError::Internal(error.to_string())
+    }
+}
+
+fn ingest_error(error: IngestError) -> ApiError {
+    match error {
+        IngestError::Empty => ApiError::InvalidJson("`content` is empty".to_owned()),
+        IngestError::Database(error) => database_error(error),
+        IngestError::Embedding(LlmError::Rejected(cause)) => {
+            ApiError::Internal(format!("the embedding request was rejected: {cause}"))
+        }
+        other => ApiError::Unavailable(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_document_needs_a_title_and_content() {
+        let document =
+            parse_document(&json!({"title": " Notes ", "content": "# Hi\ntext"})).unwrap();
+        assert_eq!(document.title, "Notes");
+        assert_eq!(document.content, "# Hi\ntext");
+        assert_eq!(document.source, None);
+        let message = |body: Value| parse_document(&body).unwrap_err().to_string();
+        assert_eq!(message(json!({"title": "t"})), "`content` is missing");
+        assert_eq!(
+            message(json!({"title": " ", "content": "c"})),
+            "`title` is empty"
+        );
+        assert_eq!(
+            message(json!({"title": "t", "content": "\n\t"})),
+            "`content` is empty"
+        );
+        assert_eq!(
+            message(json!({"title": 1, "content": "c"})),
+            "`title` must be a string"
+        );
+        assert_eq!(message(json!(["t", "c"])), "the body must be a JSON object");
+    }
+}

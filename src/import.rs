@@ -1,0 +1,180 @@
+//! `bor import PATH…`: stores Markdown (`.md`, `.markdown`) and plain-text (`.txt`)
+//! files in the knowledge base. Folders are read recursively, leaving out hidden
+//! entries (names starting with `.`) and links to folders; every other file that is not
+//! of those types is skipped with a line saying so, as is a file that is unreadable,
+//! empty, binary or not UTF-8. The rest goes on.
+//!
+//! Re-importing an unchanged file does nothing; a changed file replaces its earlier
+//! version (same source path). A progress bar shows files, chunks and embeddings on a
+//! terminal; elsewhere each file gets a plain line. A summary ends the run.
+
+mod files;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bor_actors::llm::LlmClient;
+
+use crate::config::Config;
+use crate::db::{self, DbPool, chunks};
+use crate::knowledge::ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension};
+use crate::state::{chunking_settings, llm_settings};
+pub use files::{ReadFile, SUPPORTED_EXTENSIONS, collect_files, read_document};
+use progress::ImportProgress;
+
+/// Counts for the summary line.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ImportSummary {
+    pub imported: usize,
+    pub unchanged: usize,
+    pub replaced: usize,
+    /// Same content, embedded anew for a new embedding model.
+    pub refreshed: usize,
+    pub skipped: usize,
+    /// Chunks written.
+    pub chunks: usize,
+}
+
+impl ImportSummary {
+    pub fn line(&self, elapsed: Duration) -> String {
+        format!(
+            "imported {}, unchanged {}, replaced {}, re-embedded {}, skipped {}; {} chunks in {:.1} s",
+            self.imported,
+            self.unchanged,
+            self.replaced,
+            self.refreshed,
+            self.skipped,
+            self.chunks,
+            elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// Runs the command; the exit code is non-zero when the import had to stop.
+pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
+    let started = Instant::now();
+    if let Err(error) = db::run_migrations(&config.database_url).await {
+        eprintln!(
+            "bor import: the database at {} is not usable: {}",
+            config.database_url_redacted(),
+            crate::health::error_chain(&error)
+        );
+        return ExitCode::FAILURE;
+    }
+    let pool = match DbPool::new(&config.database_url, 2) {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("bor import: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ingestor = Ingestor::new(
+        pool.clone(),
+        LlmClient::new(Arc::new(llm_settings(config))),
+        chunking_settings(config),
+        Arc::new(ModelDimension::default()),
+    );
+    let result = import_paths(&ingestor, paths).await;
+    let summary = match result {
+        Ok(summary) => summary,
+        Err((summary, error)) => {
+            println!("{}", summary.line(started.elapsed()));
+            eprintln!(
+                "bor import: stopped: {}",
+                crate::health::error_chain(&error)
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}", summary.line(started.elapsed()));
+    if let Ok(current) = ingestor
+        .model_dimension(&crate::knowledge::ingest::Unobserved)
+        .await
+    {
+        report_other_dimensions(&pool, current).await;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Imports every file under `paths`; stops at the first failure that would fail every
+/// later file too (the LLM server or the database being unavailable).
+pub async fn import_paths(
+    ingestor: &Ingestor,
+    paths: &[PathBuf],
+) -> Result<ImportSummary, (ImportSummary, IngestError)> {
+    let mut summary = ImportSummary::default();
+    let found = collect_files(paths);
+    let progress = ImportProgress::new(found.files.len());
+    for (path, reason) in &found.skipped {
+        summary.skipped += 1;
+        progress.say(&format!("skipped   {}: {reason}", path.display()));
+    }
+    for path in &found.files {
+        let document = match read_document(path) {
+            ReadFile::Document(document) => document,
+            ReadFile::Skipped(reason) => {
+                summary.skipped += 1;
+                progress.say(&format!("skipped   {}: {reason}", path.display()));
+                progress.file_done();
+                continue;
+            }
+        };
+        match ingestor.ingest(&document, &progress).await {
+            Ok(outcome) => {
+                let (label, count) = match &outcome {
+                    IngestOutcome::Created { chunks, .. } => (&mut summary.imported, Some(chunks)),
+                    IngestOutcome::Unchanged { .. } => (&mut summary.unchanged, None),
+                    IngestOutcome::Replaced { chunks, .. } => (&mut summary.replaced, Some(chunks)),
+                    IngestOutcome::Refreshed { chunks, .. } => {
+                        (&mut summary.refreshed, Some(chunks))
+                    }
+                };
+                *label += 1;
+                summary.chunks += count.copied().unwrap_or(0);
+                progress.say(&describe(&outcome, &path.display().to_string()));
+            }
+            Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))) => {
+                progress.finish();
+                return Err((summary, error));
+            }
+            Err(error) => {
+                summary.skipped += 1;
+                progress.say(&format!("skipped   {}: {error}", path.display()));
+            }
+        }
+        progress.file_done();
+    }
+    progress.finish();
+    Ok(summary)
+}
+
+fn describe(outcome: &IngestOutcome, path: &str) -> String {
+    match outcome {
+        IngestOutcome::Created { chunks, .. } => format!("imported  {path} ({chunks} chunks)"),
+        IngestOutcome::Unchanged { .. } => format!("unchanged {path}"),
+        IngestOutcome::Replaced { chunks, .. } => {
+            format!("replaced  {path} ({chunks} chunks; the earlier version is deleted)")
+        }
+        IngestOutcome::Refreshed { chunks, .. } => {
+            format!("re-embedded {path} ({chunks} chunks, for the current embedding model)")
+        }
+    }
+}
+
+/// Says which stored chunks the current embedding model cannot be compared with.
+async fn report_other_dimensions(pool: &DbPool, current: usize) {
+    let Ok(mut conn) = pool.get().await else {
+        return;
+    };
+    let Ok(counts) = chunks::dimension_counts(&mut conn).await else {
+        return;
+    };
+    for (dimension, count) in counts.into_iter().filter(|(d, _)| *d != current) {
+        println!(
+            "note: {count} chunks were embedded with {dimension} dimensions, but the embedding model gives {current}: they are left out of retrieval until their documents are re-imported (bor import their files again)"
+        );
+    }
+}

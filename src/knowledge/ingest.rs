@@ -1,0 +1,345 @@
+//! Storing a document: cut it into chunks, embed them in batches through the LlmActor
+//! (so the retry policy applies), and write the document and its chunks in one
+//! transaction. Shared by `bor import` and `POST /api/admin/documents`.
+//!
+//! Idempotent by content: a text already stored (same SHA-256) is not stored again,
+//! unless its chunks were embedded with another dimension than the embedding model now
+//! gives, in which case they are embedded anew. A new text from a `source` already
+//! stored (a changed file) replaces the older version in the same transaction.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bor_actors::llm::{LlmClient, LlmError};
+use diesel_async::AsyncConnection;
+
+use super::chunking::{ChunkingSettings, TextFormat, chunk_text};
+use crate::db::chunks::{self, NewChunk};
+use crate::db::documents::{self, NewDocument, content_sha256};
+use crate::db::{DbError, DbPool};
+
+/// Chunks embedded per request to the LLM server.
+pub const EMBED_BATCH: usize = 32;
+
+/// A text to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceDocument {
+    pub title: String,
+    /// Where it came from (a file path); a new text from the same source replaces the old.
+    pub source: Option<String>,
+    pub content: String,
+    pub format: TextFormat,
+}
+
+/// What storing a document did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IngestOutcome {
+    Created {
+        id: i64,
+        chunks: usize,
+    },
+    /// The same content was already stored (with `chunks` chunks); nothing changed.
+    Unchanged {
+        id: i64,
+        chunks: usize,
+    },
+    /// The same content was stored with embeddings of another dimension: its chunks
+    /// were embedded anew (same document id).
+    Refreshed {
+        id: i64,
+        chunks: usize,
+    },
+    /// A new version of `source`: the documents `replaced` are gone.
+    Replaced {
+        id: i64,
+        chunks: usize,
+        replaced: Vec<i64>,
+    },
+}
+
+impl IngestOutcome {
+    pub fn id(&self) -> i64 {
+        match self {
+            Self::Created { id, .. }
+            | Self::Unchanged { id, .. }
+            | Self::Refreshed { id, .. }
+            | Self::Replaced { id, .. } => *id,
+        }
+    }
+
+    /// The document's chunks now.
+    pub fn chunks(&self) -> usize {
+        match self {
+            Self::Created { chunks, .. }
+            | Self::Unchanged { chunks, .. }
+            | Self::Refreshed { chunks, .. }
+            | Self::Replaced { chunks, .. } => *chunks,
+        }
+    }
+
+    /// Documents whose chunks were written or deleted.
+    pub fn changed_documents(&self) -> Vec<i64> {
+        match self {
+            Self::Created { id, .. } | Self::Refreshed { id, .. } => vec![*id],
+            Self::Unchanged { .. } => Vec::new(),
+            Self::Replaced { id, replaced, .. } => {
+                let mut ids = replaced.clone();
+                ids.push(*id);
+                ids
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("the document is empty")]
+    Empty,
+    #[error("embedding failed: {0}")]
+    Embedding(#[from] LlmError),
+    #[error("the embedding server returned unusable vectors: {0}")]
+    BadEmbeddings(String),
+    #[error(transparent)]
+    Database(#[from] DbError),
+}
+
+/// Hears how an ingest goes (the progress bar of `bor import`); every method may be
+/// left out.
+pub trait IngestProgress: Sync {
+    /// `chunks` chunks are about to be embedded.
+    fn chunked(&self, _chunks: usize) {}
+    /// `chunks` more chunks were embedded.
+    fn embedded(&self, _chunks: usize) {}
+    /// An embedding request failed and waits for retry `attempt` of `max`.
+    fn retrying(&self, _attempt: u32, _max: u32) {}
+}
+
+/// Progress nobody watches.
+pub struct Unobserved;
+
+impl IngestProgress for Unobserved {}
+
+/// The dimension of the embedding model's vectors, once a response has shown it.
+#[derive(Debug, Default)]
+pub struct ModelDimension(AtomicUsize);
+
+impl ModelDimension {
+    pub fn get(&self) -> Option<usize> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|&d| d > 0)
+    }
+
+    /// Records the dimension seen; says whether it differs from the one known before.
+    /// An empty vector shows nothing.
+    pub fn observe(&self, dimension: usize) -> bool {
+        if dimension == 0 {
+            return false;
+        }
+        let before = self.0.swap(dimension, Ordering::Relaxed);
+        before != 0 && before != dimension
+    }
+}
+
+/// Chunks, embeds and stores documents.
+#[derive(Clone)]
+pub struct Ingestor {
+    pool: DbPool,
+    llm: LlmClient,
+    chunking: ChunkingSettings,
+    model_dimension: Arc<ModelDimension>,
+}
+
+impl Ingestor {
+    pub fn new(
+        pool: DbPool,
+        llm: LlmClient,
+        chunking: ChunkingSettings,
+        model_dimension: Arc<ModelDimension>,
+    ) -> Ingestor {
+        Ingestor {
+            pool,
+            llm,
+            chunking,
+            model_dimension,
+        }
+    }
+
+    /// Stores `document` (see the module documentation). Must run inside an actix
+    /// system (the embeddings go through an LlmActor).
+    pub async fn ingest(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        if document.content.trim().is_empty() {
+            return Err(IngestError::Empty);
+        }
+        let digest = content_sha256(&document.content);
+        let existing = {
+            let mut conn = self.pool.get().await?;
+            match documents::find_by_sha256(&mut conn, &digest).await? {
+                Some(id) => Some((id, chunks::dimensions_of(&mut conn, id).await?)),
+                None => None,
+            }
+        };
+        if let Some((id, stored)) = existing {
+            let current = self.model_dimension(progress).await?;
+            if let [(dimension, chunks)] = stored[..]
+                && dimension == current
+            {
+                let chunks = usize::try_from(chunks).unwrap_or(0);
+                return Ok(IngestOutcome::Unchanged { id, chunks });
+            }
+            let (texts, vectors) = self.chunk_and_embed(document, progress).await?;
+            let mut conn = self.pool.get().await?;
+            conn.transaction::<_, DbError, _>(async |conn| {
+                chunks::delete_chunks_of(conn, id).await?;
+                chunks::insert_chunks(conn, &new_chunks(id, &texts, &vectors)).await
+            })
+            .await?;
+            return Ok(IngestOutcome::Refreshed {
+                id,
+                chunks: texts.len(),
+            });
+        }
+
+        let (texts, vectors) = self.chunk_and_embed(document, progress).await?;
+        let mut conn = self.pool.get().await?;
+        let stored = conn
+            .transaction::<_, DbError, _>(async |conn| {
+                let replaced = match &document.source {
+                    Some(source) => documents::ids_from_source(conn, source).await?,
+                    None => Vec::new(),
+                };
+                for old in &replaced {
+                    documents::delete_document(conn, *old).await?;
+                }
+                let new = NewDocument::new(
+                    &document.title,
+                    document.source.as_deref(),
+                    &document.content,
+                );
+                let id = documents::insert_document(conn, &new).await?;
+                chunks::insert_chunks(conn, &new_chunks(id, &texts, &vectors)).await?;
+                Ok((id, replaced))
+            })
+            .await;
+        let chunks = texts.len();
+        match stored {
+            Ok((id, replaced)) if replaced.is_empty() => Ok(IngestOutcome::Created { id, chunks }),
+            Ok((id, replaced)) => Ok(IngestOutcome::Replaced {
+                id,
+                chunks,
+                replaced,
+            }),
+            // Stored by someone else meanwhile.
+            Err(error) if is_unique_violation(&error) => {
+                match documents::find_by_sha256(&mut conn, &digest).await? {
+                    Some(id) => Ok(IngestOutcome::Unchanged { id, chunks }),
+                    None => Err(error.into()),
+                }
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The embedding model's dimension: known from an earlier response, else asked.
+    pub async fn model_dimension(
+        &self,
+        progress: &dyn IngestProgress,
+    ) -> Result<usize, IngestError> {
+        if let Some(dimension) = self.model_dimension.get() {
+            return Ok(dimension);
+        }
+        let vectors = self
+            .embed(vec!["dimension probe".to_owned()], progress)
+            .await?;
+        Ok(vectors.first().map_or(0, Vec::len))
+    }
+
+    async fn chunk_and_embed(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<(Vec<String>, Vec<Vec<f32>>), IngestError> {
+        let texts: Vec<String> = chunk_text(&document.content, document.format, self.chunking)
+            .into_iter()
+            .map(|chunk| chunk.text.to_owned())
+            .collect();
+        progress.chunked(texts.len());
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(EMBED_BATCH) {
+            vectors.extend(self.embed(batch.to_vec(), progress).await?);
+            progress.embedded(batch.len());
+        }
+        Ok((texts, vectors))
+    }
+
+    /// Embeds one batch and checks the vectors: one per text, all of one dimension,
+    /// finite and not zero.
+    async fn embed(
+        &self,
+        inputs: Vec<String>,
+        progress: &dyn IngestProgress,
+    ) -> Result<Vec<Vec<f32>>, IngestError> {
+        let sent = inputs.len();
+        let vectors = self
+            .llm
+            .embed(inputs, |attempt, max| progress.retrying(attempt, max))
+            .await?;
+        if vectors.len() != sent {
+            return Err(IngestError::BadEmbeddings(format!(
+                "{} vectors for {sent} texts",
+                vectors.len()
+            )));
+        }
+        let dimension = vectors.first().map_or(0, Vec::len);
+        if dimension == 0 || vectors.iter().any(|v| v.len() != dimension) {
+            return Err(IngestError::BadEmbeddings(
+                "the vectors are empty or of different dimensions".to_owned(),
+            ));
+        }
+        if vectors
+            .iter()
+            .any(|v| v.iter().any(|x| !x.is_finite()) || v.iter().all(|x| *x == 0.0))
+        {
+            return Err(IngestError::BadEmbeddings(
+                "a vector is zero or not finite".to_owned(),
+            ));
+        }
+        if self.model_dimension.observe(dimension) {
+            tracing::warn!(
+                dimension,
+                "the embedding model now gives vectors of another dimension"
+            );
+        }
+        Ok(vectors)
+    }
+}
+
+fn new_chunks<'a>(
+    document_id: i64,
+    texts: &'a [String],
+    vectors: &'a [Vec<f32>],
+) -> Vec<NewChunk<'a>> {
+    texts
+        .iter()
+        .zip(vectors)
+        .zip(0..)
+        .map(|((text, embedding), ord)| NewChunk {
+            document_id,
+            ord,
+            text,
+            embedding,
+        })
+        .collect()
+}
+
+fn is_unique_violation(error: &DbError) -> bool {
+    matches!(
+        error,
+        DbError::Query(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _
+        ))
+    )
+}

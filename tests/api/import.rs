@@ -1,0 +1,255 @@
+//! `bor import`: idempotency, replacement of changed files and re-embedding against a
+//! real PostgreSQL, and the command's own output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use bor::config::Config;
+use bor::db::schema::{chunks, documents};
+use bor::import::{ImportSummary, import_paths};
+use bor::knowledge::ingest::{Ingestor, ModelDimension};
+use bor::state::{chunking_settings, llm_settings};
+use bor::testing::TestDatabase;
+use bor_actors::llm::LlmClient;
+use bor_mock_llm::MockLlm;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::Integer;
+use diesel_async::RunQueryDsl;
+
+use crate::documents::insert_one_chunk;
+
+/// A folder of its own under the system's temporary folder, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let path =
+            std::env::temp_dir().join(format!("bor-import-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&path).expect("a temporary folder");
+        TempDir(path)
+    }
+
+    fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        let folder = path.parent().expect("a file in a folder");
+        std::fs::create_dir_all(folder).expect("the folder is made");
+        std::fs::write(&path, contents).expect("the file is written");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A folder with two importable files and four that are skipped.
+fn notes() -> TempDir {
+    let dir = TempDir::new();
+    dir.write(
+        "cats.md",
+        b"# Cats\n\nCats sleep most of the day.\n\n## Kittens\n\nKittens play.",
+    );
+    dir.write("sub/dogs.txt", b"Dogs bark at the postman.");
+    dir.write("image.png", b"\x89PNG\r\n\x1a\n");
+    dir.write("binary.md", b"# Bin\0ary");
+    dir.write("latin1.txt", b"caf\xe9 au lait");
+    dir.write("empty.md", b" \n\t\n");
+    dir.write(".hidden/secret.md", b"# Secret");
+    dir
+}
+
+fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
+    let config = Config::from_vars([
+        ("BOR_DATABASE_URL".to_owned(), db.url().to_owned()),
+        ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
+        ("BOR_LLM_RETRY_DELAY".to_owned(), "0".to_owned()),
+    ])
+    .expect("a valid configuration");
+    Ingestor::new(
+        db.pool(),
+        LlmClient::new(Arc::new(llm_settings(&config))),
+        chunking_settings(&config),
+        Arc::new(ModelDimension::default()),
+    )
+}
+
+async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
+    let mut conn = db.connect().await;
+    documents::table
+        .select((documents::id, documents::title, documents::source))
+        .order(documents::id)
+        .load(&mut conn)
+        .await
+        .expect("documents are readable")
+}
+
+fn source(path: &Path) -> Option<String> {
+    let absolute = std::fs::canonicalize(path).expect("the file exists");
+    Some(absolute.display().to_string())
+}
+
+#[actix_web::test]
+async fn importing_is_idempotent_and_a_changed_file_replaces_its_old_version() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let ingestor = ingestor(&db, &mock);
+    let dir = notes();
+    let paths = [dir.0.clone()];
+
+    let first = import_paths(&ingestor, &paths).await.unwrap();
+    assert_eq!(
+        (
+            first.imported,
+            first.skipped,
+            first.unchanged,
+            first.replaced
+        ),
+        (2, 4, 0, 0)
+    );
+    assert_eq!(
+        first.chunks, 3,
+        "two sections in cats.md, one chunk in dogs.txt"
+    );
+    let documents = stored(&db).await;
+    let titles: Vec<&str> = documents.iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(titles, ["Cats", "dogs.txt"]);
+    assert_eq!(documents[0].2, source(&dir.0.join("cats.md")));
+
+    let embedded_before = mock.embedding_requests().len();
+    let second = import_paths(&ingestor, &paths).await.unwrap();
+    assert_eq!(
+        second,
+        ImportSummary {
+            unchanged: 2,
+            skipped: 4,
+            ..ImportSummary::default()
+        }
+    );
+    assert_eq!(stored(&db).await, documents, "nothing changed");
+    assert!(
+        mock.embedding_requests().len() <= embedded_before + 1,
+        "at most a dimension probe"
+    );
+
+    dir.write("cats.md", b"# Cats\n\nCats sleep all day long.");
+    let third = import_paths(&ingestor, &paths).await.unwrap();
+    assert_eq!(
+        (
+            third.replaced,
+            third.unchanged,
+            third.imported,
+            third.chunks
+        ),
+        (1, 1, 0, 1)
+    );
+    let after = stored(&db).await;
+    assert_eq!(after.len(), 2);
+    assert!(
+        !after.iter().any(|d| d.0 == documents[0].0),
+        "the old version is gone"
+    );
+    let mut conn = db.connect().await;
+    let texts: Vec<String> = chunks::table
+        .inner_join(documents::table)
+        .filter(documents::title.eq("Cats"))
+        .select(chunks::text)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(texts, ["# Cats\n\nCats sleep all day long."]);
+}
+
+#[actix_web::test]
+async fn a_new_embedding_model_re_embeds_unchanged_files() {
+    let db = TestDatabase::migrated().await;
+    let dir = TempDir::new();
+    let file = dir.write("owls.md", b"# Owls\n\nOwls hunt at night.");
+    let old_model = MockLlm::builder().embedding_dim(32).start().unwrap();
+    let first = import_paths(&ingestor(&db, &old_model), std::slice::from_ref(&file))
+        .await
+        .unwrap();
+    assert_eq!(first.imported, 1);
+
+    let new_model = MockLlm::start().unwrap();
+    let second = import_paths(&ingestor(&db, &new_model), &[file])
+        .await
+        .unwrap();
+    assert_eq!(
+        (second.refreshed, second.unchanged, second.chunks),
+        (1, 0, 1)
+    );
+    let mut conn = db.connect().await;
+    let dimensions: Vec<i32> = chunks::table
+        .select(sql::<Integer>("cardinality(embedding)"))
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(dimensions, [64]);
+    assert_eq!(
+        stored(&db).await.len(),
+        1,
+        "the same document, embedded anew"
+    );
+}
+
+#[actix_web::test]
+async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let dir = notes();
+    dir.write(
+        "flaky.md",
+        b"# Flaky\n\nThe first embedding attempt fails.\nMOCK {\"status\":503,\"times\":1,\"on\":\"embeddings\"}",
+    );
+    {
+        // A document embedded by an older model (3 dimensions).
+        let mut conn = db.connect().await;
+        insert_one_chunk(&mut conn, "Old", "Stale vectors.", &[0.1, 0.2, 0.3]).await;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_bor"))
+        .arg("import")
+        .arg(&dir.0)
+        .current_dir(&dir.0)
+        .env("BOR_DATABASE_URL", db.url())
+        .env("BOR_LLM_BASE_URL", mock.base_url())
+        .env("BOR_LLM_RETRY_DELAY", "0")
+        .env("BOR_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let path = |name: &str| dir.0.join(name).display().to_string();
+    for expected in [
+        format!("imported  {} (2 chunks)", path("cats.md")),
+        format!("imported  {} (1 chunks)", path("sub/dogs.txt")),
+        format!("imported  {} (1 chunks)", path("flaky.md")),
+        format!("skipped   {}: not Markdown or plain text (.md, .markdown, .txt)", path("image.png")),
+        format!("skipped   {}: binary (it contains NUL bytes)", path("binary.md")),
+        format!("skipped   {}: not UTF-8 (invalid byte at offset 3)", path("latin1.txt")),
+        format!("skipped   {}: empty", path("empty.md")),
+        "embedding request failed; retrying (1 of 3)…".to_owned(),
+        "note: 1 chunks were embedded with 3 dimensions, but the embedding model gives 64: they are left out of retrieval until their documents are re-imported (bor import their files again)".to_owned(),
+    ] {
+        assert!(lines.contains(&expected.as_str()), "missing {expected:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("secret.md"), "hidden folders are left out");
+    let summary = lines
+        .iter()
+        .find(|l| l.starts_with("imported 3,"))
+        .unwrap_or(&"");
+    assert!(
+        summary.starts_with(
+            "imported 3, unchanged 0, replaced 0, re-embedded 0, skipped 4; 4 chunks in "
+        ),
+        "{stdout}"
+    );
+}
