@@ -1,6 +1,7 @@
 // The DOM of the conversation: one block per exchange, the question as plain text and
 // the answer as an `article` (thinking, rendered answer, a note, sources).
 
+import { element } from "./dom.js";
 import { renderInto } from "./render.js";
 
 let nextId = 0;
@@ -105,11 +106,4 @@ function sourceItems(sources) {
 
 function formatScore(score) {
   return typeof score === "number" && Number.isFinite(score) ? score.toFixed(2) : "n/a";
-}
-
-function element(tag, attributes = {}, text) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  if (text !== undefined) node.textContent = text;
-  return node;
 }

@@ -161,15 +161,16 @@ export async function launchBrowser() {
   });
 }
 
-/** Everything one test file needs, started together and stopped together. */
-export async function startSuite() {
+/** Everything one test file needs, started together and stopped together; `borEnv`
+ *  adds to or overrides bor's environment. */
+export async function startSuite({ borEnv = {} } = {}) {
   mkdirSync(ARTIFACTS, { recursive: true });
   const database = new TestDatabase();
   const started = [];
   try {
     const mock = await startMockLlm();
     started.push(mock);
-    const bor = await startBor({ mock, database });
+    const bor = await startBor({ mock, database, env: borEnv });
     started.push(bor);
     const browser = await launchBrowser();
     return {

@@ -1,0 +1,348 @@
+// The admin page: the admin token (kept in sessionStorage), the service's health with a
+// gentle auto-refresh, and the documents: upload, list, delete.
+
+import { ApiError, deleteDocument, fetchDocuments, fetchHealth, storeDocument } from "./admin-api.js";
+import { DocumentList } from "./admin-documents.js";
+import { HealthView } from "./admin-health.js";
+import { DocumentFileError, documentKind, readDocumentFile } from "./document-file.js";
+import { OVERALL } from "./health-rows.js";
+
+const TOKEN_KEY = "bor.adminToken";
+/** The health check repeats this long after the last one ended (while the tab shows). */
+const AUTO_REFRESH_MS = 10_000;
+
+const ui = {
+  tokenForm: document.getElementById("token-form"),
+  token: document.getElementById("token"),
+  useToken: document.getElementById("use-token"),
+  tokenHint: document.getElementById("token-hint"),
+  tokenKept: document.getElementById("token-kept"),
+  forget: document.getElementById("forget-token"),
+  authMessage: document.getElementById("auth-message"),
+  tokenStatus: document.getElementById("token-status"),
+  adminArea: document.getElementById("admin-area"),
+  healthHeading: document.getElementById("health-heading"),
+  overall: document.getElementById("overall"),
+  healthStatus: document.getElementById("health-status"),
+  autoRefresh: document.getElementById("auto-refresh"),
+  refresh: document.getElementById("refresh"),
+  uploadForm: document.getElementById("upload-form"),
+  file: document.getElementById("upload-file"),
+  upload: document.getElementById("upload"),
+  documentsStatus: document.getElementById("documents-status"),
+};
+
+const state = {
+  /** The token in use; null while the page asks for one. */
+  token: null,
+  /** Numbers the health and document requests: only the latest one's answer is shown. */
+  healthTicket: 0,
+  documentsTicket: 0,
+  /** The overall status last shown, to announce changes only. */
+  lastStatus: null,
+  timer: null,
+  refreshWhenVisible: false,
+  uploading: false,
+};
+
+const health = new HealthView();
+const documentList = new DocumentList({ remove: removeDocument });
+
+function start() {
+  ui.tokenForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    useTypedToken();
+  });
+  ui.token.addEventListener("input", () => ui.token.removeAttribute("aria-invalid"));
+  ui.forget.addEventListener("click", () => {
+    leave();
+    setStatus(ui.tokenStatus, "Token forgotten.");
+  });
+  ui.refresh.addEventListener("click", () => {
+    refreshHealth({ manual: true });
+    loadDocuments();
+  });
+  ui.autoRefresh.addEventListener("change", scheduleRefresh);
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && state.refreshWhenVisible) {
+      state.refreshWhenVisible = false;
+      refreshHealth({ manual: false });
+    }
+  });
+  ui.file.addEventListener("change", checkChosenFile);
+  ui.uploadForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    upload();
+  });
+
+  const saved = readStoredToken();
+  if (saved) {
+    // A token that worked earlier in this tab: use it; a refusal brings the form back.
+    enter(saved);
+    refreshHealth({ manual: false });
+    loadDocuments();
+  } else {
+    ui.token.focus();
+  }
+}
+
+/** Checks the typed token against the health endpoint; keeps it when it is accepted. */
+async function useTypedToken() {
+  const token = ui.token.value.trim();
+  if (token === "") {
+    showAuthMessage("Enter the admin token first.");
+    ui.token.focus();
+    return;
+  }
+  hideAuthMessage();
+  setStatus(ui.tokenStatus, "Checking the token…");
+  ui.useToken.disabled = true;
+  let report;
+  try {
+    report = await fetchHealth(token);
+  } catch (error) {
+    setStatus(ui.tokenStatus, "");
+    showAuthMessage(messageOf(error));
+    ui.token.select();
+    return;
+  } finally {
+    ui.useToken.disabled = false;
+  }
+  ui.token.value = "";
+  enter(token);
+  setStatus(
+    ui.tokenStatus,
+    storeToken(token)
+      ? "Token accepted."
+      : "Token accepted, but this browser would not keep it: it is gone after a reload.",
+  );
+  showHealth(report, { manual: false });
+  scheduleRefresh();
+  loadDocuments();
+  ui.healthHeading.focus();
+}
+
+/** Shows the admin area, working with `token`. */
+function enter(token) {
+  state.token = token;
+  ui.tokenForm.hidden = true;
+  ui.tokenHint.hidden = true;
+  ui.tokenKept.hidden = false;
+  ui.adminArea.hidden = false;
+}
+
+/** Back to the token form, the token forgotten; `message` says why, if anything went wrong. */
+function leave(message) {
+  state.token = null;
+  state.healthTicket += 1;
+  state.documentsTicket += 1;
+  state.lastStatus = null;
+  clearTimeout(state.timer);
+  forgetStoredToken();
+  ui.adminArea.hidden = true;
+  ui.tokenKept.hidden = true;
+  ui.tokenForm.hidden = false;
+  ui.tokenHint.hidden = false;
+  setStatus(ui.tokenStatus, "");
+  setStatus(ui.healthStatus, "");
+  setStatus(ui.documentsStatus, "");
+  documentList.show([]);
+  if (message) showAuthMessage(message);
+  else hideAuthMessage();
+  ui.token.focus();
+}
+
+/** Fetches the health report; `manual` (the Refresh button) also announces the result. */
+async function refreshHealth({ manual }) {
+  const token = state.token;
+  if (token === null) return;
+  clearTimeout(state.timer);
+  const ticket = (state.healthTicket += 1);
+  const current = () => ticket === state.healthTicket && state.token === token;
+  ui.overall.setAttribute("aria-busy", "true");
+  if (manual) setStatus(ui.healthStatus, "Checking…");
+  try {
+    showHealth(await fetchHealth(token), { manual, current });
+  } catch (error) {
+    if (!current()) return;
+    if (error instanceof ApiError && error.isAuthFailure) {
+      leave(error.message);
+      return;
+    }
+    health.showFailure(messageOf(error));
+    setStatus(ui.healthStatus, `Could not check the health. ${messageOf(error)}`, "error");
+    state.lastStatus = "unknown";
+  } finally {
+    if (current()) {
+      ui.overall.removeAttribute("aria-busy");
+      scheduleRefresh();
+    }
+  }
+}
+
+/** Draws `report`; announces it when asked for, or when the overall status changed. */
+function showHealth(report, { manual, current = () => true }) {
+  if (!current()) return;
+  const when = new Date();
+  health.show(report, when);
+  const label = OVERALL[report.status]?.label ?? String(report.status);
+  if (manual) {
+    setStatus(ui.healthStatus, `Checked at ${when.toLocaleTimeString()}: ${label}.`);
+  } else if (state.lastStatus === null) {
+    setStatus(ui.healthStatus, `Status: ${label}.`);
+  } else if (state.lastStatus !== report.status) {
+    setStatus(ui.healthStatus, `Status changed to ${label}.`);
+  }
+  state.lastStatus = report.status;
+}
+
+/** Plans the next automatic check; a hidden tab waits until it shows again. */
+function scheduleRefresh() {
+  clearTimeout(state.timer);
+  state.refreshWhenVisible = false;
+  if (state.token === null || !ui.autoRefresh.checked) return;
+  state.timer = setTimeout(() => {
+    if (document.hidden) state.refreshWhenVisible = true;
+    else refreshHealth({ manual: false });
+  }, AUTO_REFRESH_MS);
+}
+
+async function loadDocuments() {
+  const ticket = (state.documentsTicket += 1);
+  try {
+    const list = await fetchDocuments();
+    if (ticket === state.documentsTicket && state.token !== null) documentList.show(list);
+  } catch (error) {
+    if (ticket === state.documentsTicket) {
+      setStatus(ui.documentsStatus, `Could not list the documents. ${messageOf(error)}`, "error");
+    }
+  }
+}
+
+/** Refuses a file that is not Markdown or text as soon as it is chosen. */
+function checkChosenFile() {
+  const file = ui.file.files[0];
+  try {
+    if (file) documentKind(file);
+    setStatus(ui.documentsStatus, "");
+  } catch (error) {
+    setStatus(ui.documentsStatus, notUploaded(messageOf(error)), "error");
+  }
+}
+
+async function upload() {
+  if (state.uploading) return;
+  const file = ui.file.files[0];
+  if (!file) {
+    setStatus(ui.documentsStatus, "Choose a Markdown or text file first.", "error");
+    ui.file.focus();
+    return;
+  }
+  state.uploading = true;
+  ui.upload.disabled = true;
+  try {
+    setStatus(ui.documentsStatus, `Reading “${file.name}”…`, "busy");
+    const doc = await readDocumentFile(file);
+    setStatus(ui.documentsStatus, `Storing “${doc.title}” and embedding its chunks…`, "busy");
+    const stored = await storeDocument(state.token, doc);
+    ui.file.value = "";
+    await loadDocuments();
+    if (stored.created) {
+      setStatus(ui.documentsStatus, `Stored ${chunkCount(stored.chunks)} of “${doc.title}”.`, "success");
+    } else {
+      const existing = documentList.documents.find((candidate) => candidate.id === stored.id);
+      const title = existing?.title ?? doc.title;
+      setStatus(ui.documentsStatus, `Already stored: the same content is there as “${title}”.`, "success");
+    }
+    refreshHealth({ manual: false });
+  } catch (error) {
+    if (error instanceof ApiError && error.isAuthFailure) {
+      leave(error.message);
+      return;
+    }
+    setStatus(ui.documentsStatus, notUploaded(messageOf(error)), "error");
+  } finally {
+    state.uploading = false;
+    ui.upload.disabled = false;
+  }
+}
+
+/** Deletes `doc` (after the table's confirmation) and shows the outcome. */
+async function removeDocument(doc) {
+  const title = String(doc.title);
+  setStatus(ui.documentsStatus, `Deleting “${title}”…`, "busy");
+  try {
+    const deleted = await deleteDocument(state.token, doc.id);
+    documentList.show(documentList.documents.filter((candidate) => candidate.id !== doc.id));
+    const outcome = deleted ? `Deleted “${title}”.` : `“${title}” was already gone.`;
+    setStatus(ui.documentsStatus, outcome, "success");
+  } catch (error) {
+    if (error instanceof ApiError && error.isAuthFailure) {
+      leave(error.message);
+      return;
+    }
+    setStatus(ui.documentsStatus, `Could not delete “${title}”. ${messageOf(error)}`, "error");
+  }
+  await loadDocuments();
+  refreshHealth({ manual: false });
+}
+
+/** Sets a status line; `tone` ("busy", "success", "error") styles it. */
+function setStatus(line, text, tone = "") {
+  if (line.textContent !== text) line.textContent = text;
+  line.dataset.tone = tone;
+}
+
+/** Says why the token was not accepted; the field is marked invalid until it changes. */
+function showAuthMessage(text) {
+  ui.authMessage.textContent = text;
+  ui.authMessage.hidden = false;
+  ui.token.setAttribute("aria-invalid", "true");
+}
+
+function hideAuthMessage() {
+  ui.authMessage.hidden = true;
+  ui.authMessage.textContent = "";
+  ui.token.removeAttribute("aria-invalid");
+}
+
+function notUploaded(reason) {
+  return `Not uploaded. ${reason}`;
+}
+
+function chunkCount(n) {
+  return n === 1 ? "1 chunk" : `${n} chunks`;
+}
+
+function messageOf(error) {
+  if (error instanceof ApiError || error instanceof DocumentFileError) return error.message;
+  return `Something went wrong: ${error?.message ?? error}`;
+}
+
+function readStoredToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps `token` for this tab; false when the browser refuses. */
+function storeToken(token) {
+  try {
+    sessionStorage.setItem(TOKEN_KEY, token);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function forgetStoredToken() {
+  try {
+    sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // Nothing was kept.
+  }
+}
+
+start();
