@@ -10,7 +10,7 @@ help:
 	@echo "make run           start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
 	@echo "make test          provision PostgreSQL, then run every test"
 	@echo "make test-quick    run the Rust tests against the PostgreSQL already running"
-	@echo "make test-browser  run the chat page's tests in headless Chromium"
+	@echo "make test-browser  run the chat and admin pages' tests in headless Chromium"
 	@echo "make bench         benchmarks, written to bench/RESULTS.md"
 	@echo "make vendor-web    copy the page's npm libraries into static/vendor"
 	@echo "make lint          rustfmt check and clippy (warnings are errors)"

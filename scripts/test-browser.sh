@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make test-browser`: the chat page's tests in headless Chromium, against bor, the mock
-# LLM server and the local PostgreSQL.
+# `make test-browser`: the chat and admin pages' tests in headless Chromium, against bor,
+# the mock LLM server and the local PostgreSQL.
 #
 # Installs what is missing: Node.js (Debian's `nodejs` and `npm`), Debian's `chromium`
 # (the tests never download a browser build), and the npm packages of package-lock.json.

@@ -242,29 +242,49 @@ test("with the LLM server down the page answers and shows degraded", async (t) =
   await screenshot(page, "admin-04-health-degraded");
 });
 
-test("health refreshes itself every 10 s until that is switched off", async (t) => {
+test("health refreshes itself every 10 s without disturbing the reader, until switched off", async (t) => {
   const page = await openAdmin(t, { prepare: (context) => context.clock.install() });
   let checks = 0;
   page.on("request", (request) => {
     if (request.url().endsWith("/api/admin/health")) checks += 1;
   });
+  const checked = async (expected) => {
+    await page.waitForFunction(() => !document.getElementById("overall").hasAttribute("aria-busy"));
+    assert.equal(checks, expected);
+  };
   await signIn(page);
-  assert.equal(checks, 1);
+  await checked(1);
 
+  // The reader opened the configuration and keeps focus on it across a refresh.
+  const summary = page.getByText("Settings in effect (secrets left out)");
+  await summary.click();
   const next = page.waitForRequest((r) => r.url().endsWith("/api/admin/health"));
   await page.clock.fastForward(10_000);
   await next;
-  await page.waitForFunction(() => !document.getElementById("overall").hasAttribute("aria-busy"));
-  assert.equal(checks, 2);
+  await checked(2);
+  assert.ok(await page.locator("#config-details").evaluate((details) => details.open));
+  assert.ok(await summary.evaluate((element) => element === document.activeElement), "focus stayed");
   // An automatic check that finds the same status announces nothing new.
-  assert.equal(await page.locator("#health-status").innerText(), "Status: OK.");
+  assert.equal(await page.locator("#health-status").textContent(), "Status: OK.");
+
+  // A hidden tab waits, and checks as soon as it shows again.
+  const setHidden = (hidden) =>
+    page.evaluate((value) => {
+      Object.defineProperty(document, "hidden", { value, configurable: true });
+      document.dispatchEvent(new Event("visibilitychange"));
+    }, hidden);
+  await setHidden(true);
+  await page.clock.fastForward(25_000);
+  assert.equal(checks, 2, "no check while hidden");
+  await setHidden(false);
+  await checked(3);
 
   await page.getByLabel("Refresh every 10 s").uncheck();
   await page.clock.fastForward(30_000);
   await page.getByRole("button", { name: "Refresh" }).click();
   await page.getByRole("status").filter({ hasText: /^Checked at .*: OK\.$/ }).waitFor();
   await page.clock.fastForward(30_000);
-  assert.equal(checks, 3, "only the Refresh button checked again");
+  assert.equal(checks, 4, "only the Refresh button checked again");
 });
 
 test("an uploaded Markdown file is listed, found by a question, not stored twice, and deleted", async (t) => {
