@@ -42,6 +42,7 @@ const state = {
   lastStatus: null,
   timer: null,
   refreshWhenVisible: false,
+  checkingToken: false,
   uploading: false,
 };
 
@@ -88,6 +89,7 @@ function start() {
 
 /** Checks the typed token against the health endpoint; keeps it when it is accepted. */
 async function useTypedToken() {
+  if (state.checkingToken) return;
   const token = ui.token.value.trim();
   if (token === "") {
     showAuthMessage("Enter the admin token first.");
@@ -96,7 +98,8 @@ async function useTypedToken() {
   }
   hideAuthMessage();
   setStatus(ui.tokenStatus, "Checking the token…");
-  ui.useToken.disabled = true;
+  state.checkingToken = true;
+  setBusy(ui.useToken, true);
   let report;
   try {
     report = await fetchHealth(token);
@@ -106,7 +109,8 @@ async function useTypedToken() {
     ui.token.select();
     return;
   } finally {
-    ui.useToken.disabled = false;
+    state.checkingToken = false;
+    setBusy(ui.useToken, false);
   }
   ui.token.value = "";
   enter(token);
@@ -138,6 +142,7 @@ function leave(message) {
   state.documentsTicket += 1;
   state.lastStatus = null;
   clearTimeout(state.timer);
+  ui.overall.removeAttribute("aria-busy");
   forgetStoredToken();
   ui.adminArea.hidden = true;
   ui.tokenKept.hidden = true;
@@ -239,7 +244,7 @@ async function upload() {
     return;
   }
   state.uploading = true;
-  ui.upload.disabled = true;
+  setBusy(ui.upload, true);
   try {
     setStatus(ui.documentsStatus, `Reading “${file.name}”…`, "busy");
     const doc = await readDocumentFile(file);
@@ -263,7 +268,7 @@ async function upload() {
     setStatus(ui.documentsStatus, notUploaded(messageOf(error)), "error");
   } finally {
     state.uploading = false;
-    ui.upload.disabled = false;
+    setBusy(ui.upload, false);
   }
 }
 
@@ -285,6 +290,15 @@ async function removeDocument(doc) {
   }
   await loadDocuments();
   refreshHealth({ manual: false });
+}
+
+/**
+ * Marks a button as working (it ignores presses meanwhile). Not `disabled`: that would
+ * take the keyboard focus away from it.
+ */
+function setBusy(button, busy) {
+  if (busy) button.setAttribute("aria-disabled", "true");
+  else button.removeAttribute("aria-disabled");
 }
 
 /** Sets a status line; `tone` ("busy", "success", "error") styles it. */

@@ -94,14 +94,15 @@ async function apiDocuments() {
   return response.json();
 }
 
-/** Chooses `file` ({name, mimeType, text}) in the upload field and presses Upload;
- *  resolves with the server's answer (status and JSON body). */
+/** Chooses `file` ({name, mimeType, text}) in the upload field and presses Upload with
+ *  the keyboard; resolves with the server's answer (status and JSON body). */
 async function upload(page, { name, mimeType = "text/markdown", text }) {
   await page.getByLabel("Markdown or text file").setInputFiles({ name, mimeType, buffer: Buffer.from(text) });
   const response = page.waitForResponse(
     (r) => r.url().endsWith("/api/admin/documents") && r.request().method() === "POST",
   );
-  await page.getByRole("button", { name: "Upload" }).click();
+  await page.getByRole("button", { name: "Upload" }).focus();
+  await page.keyboard.press("Enter");
   const answered = await response;
   return { status: answered.status(), body: await answered.json() };
 }
@@ -310,6 +311,7 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
   assert.ok(chunks >= 1);
   const chunkCount = chunks === 1 ? "1 chunk" : `${chunks} chunks`;
   await documentsStatus(page, `Stored ${chunkCount} of “${title}”.`);
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Upload", "focus stayed");
   const meta = await documentItem(page, title).locator(".document-meta").innerText();
   assert.match(meta, new RegExp(`^${chunkCount} · added \\w`));
   const listed = (await apiDocuments()).filter((doc) => doc.title === title);
