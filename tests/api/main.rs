@@ -2,6 +2,7 @@
 //! PostgreSQL database per test; SSE frames read as a browser would.
 
 mod chat_turns;
+mod fixtures;
 mod log_actor;
 mod refusals;
 mod service;
