@@ -1,15 +1,16 @@
 # Common tasks. `make run` starts the chat at http://127.0.0.1:8000; `make test` runs
-# every test (installing and starting PostgreSQL first when needed).
+# every test (installing and starting PostgreSQL, and the local model server, when needed).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick postgres lint fmt
+.PHONY: help run test test-quick test-real-model postgres lint fmt
 
 help:
-	@echo "make run         start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
-	@echo "make test        provision PostgreSQL, then run every test"
-	@echo "make test-quick  run every test against the PostgreSQL already running"
+	@echo "make run         start bor (release build; PostgreSQL and the local model server if needed)"
+	@echo "make test        provision PostgreSQL, then run every test (test-quick and test-real-model)"
+	@echo "make test-quick  run every test but the real-model suite against the running PostgreSQL"
+	@echo "make test-real-model  the compatibility suite against the local model server"
 	@echo "make lint        rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt         format the code"
 
@@ -18,6 +19,7 @@ run:
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick
+	@scripts/test-real-model.sh
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
 test-quick:
@@ -27,12 +29,17 @@ test-quick:
 		cargo test --workspace; \
 	fi
 
+# Installs (the first time: compiles llama.cpp, about 5 minutes), starts and stops the
+# local model server around tests/real_model.
+test-real-model: postgres
+	@scripts/test-real-model.sh
+
 postgres:
 	@scripts/ensure-postgres.sh
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --workspace --all-targets --features bor/real-model -- -D warnings
 
 fmt:
 	cargo fmt --all
