@@ -138,7 +138,12 @@ async fn tool_turn(fixture: &str, expected_calls: &[Value], text_before_calls: &
     );
     let response = app.chat(&question).await;
     response.assert_one_terminal_frame();
-    assert_eq!(response.last().event, "done", "{fixture}: {:?}", response.frames);
+    assert_eq!(
+        response.last().event,
+        "done",
+        "{fixture}: {:?}",
+        response.frames
+    );
 
     let tool_frames: Vec<&Frame> = response
         .frames
