@@ -145,7 +145,9 @@ answers() {
 serve() {
     local port
     port=$(port_of "${1:-}")
-    installed && model_ok || die "not installed; run: scripts/llm-server.sh install"
+    if ! installed || ! model_ok; then
+        die "not installed; run: scripts/llm-server.sh install"
+    fi
     # One thread each: two threads collapse to a few tokens/s when the other core is busy.
     # The model's whole 8k context. Mean pooling gives OpenAI-shaped /v1/embeddings; a
     # second request waits for the running one instead of cutting its stream off.
