@@ -1,6 +1,6 @@
 //! Recorded-shape event streams: what real OpenAI-compatible servers send, written by
 //! hand after their published formats (and, for llama-cpp-python, after what its server
-//! sent here) and replayed byte for byte by the `fixture` directive. The files live in
+//! sent in bor's real-model suite) and replayed byte for byte by the `fixture` directive. The files live in
 //! `fixtures/`; each entry below says which shapes it carries.
 
 use std::time::Duration;
