@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PORT=${BOR_TEST_LLM_PORT:-18090}
-CARGO_ARGS=(--features real-model --test real_model)
+# --workspace: the same feature set as the workspace's other tests, so nothing but bor
+# is rebuilt for this run.
+CARGO_ARGS=(--workspace --features bor/real-model --test real_model)
 
 scripts/llm-server.sh install
 cargo test "${CARGO_ARGS[@]}" --no-run

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! BOR_TEST_LLM_BASE_URL=http://127.0.0.1:18090/v1 \
-//!     cargo test --features real-model --test real_model -- --test-threads 1
+//!     cargo test --workspace --features bor/real-model --test real_model -- --test-threads 1
 //! ```
 //!
 //! The server answers one request at a time, so the tests run one at a time. Tests that
