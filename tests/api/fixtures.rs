@@ -168,7 +168,9 @@ async fn tool_turn(fixture: &str, expected_calls: &[Value], text_before_calls: &
 
     let chats = app.mock.chat_requests();
     assert_eq!(chats.len(), 2, "{fixture}");
-    let messages = chats[1]["messages"].as_array().unwrap();
+    let messages = chats[1]["messages"]
+        .as_array()
+        .expect("the follow-up request has messages");
     let assistant = &messages[2];
     assert_eq!(assistant["role"], "assistant", "{fixture}");
     assert_eq!(assistant["content"], text_before_calls, "{fixture}");
@@ -181,7 +183,10 @@ async fn tool_turn(fixture: &str, expected_calls: &[Value], text_before_calls: &
         let result = &messages[3 + offset];
         assert_eq!(result["role"], "tool", "{fixture}");
         assert_eq!(result["tool_call_id"], expected["id"], "{fixture}");
-        let content: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+        let content: Value = result["content"]
+            .as_str()
+            .and_then(|text| serde_json::from_str(text).ok())
+            .expect("a tool result is JSON text");
         assert!(content.get("error").is_none(), "{fixture}: {content}");
     }
     assert_eq!(messages.len(), 3 + expected_calls.len(), "{fixture}");
