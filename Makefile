@@ -1,26 +1,28 @@
 # Common tasks. `make run` starts the chat at http://127.0.0.1:8000; `make test` runs
-# every test (installing and starting PostgreSQL first when needed).
+# every test (installing and starting PostgreSQL, and the local model server, when needed).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser bench vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model bench vendor-web postgres lint fmt
 
 help:
-	@echo "make run           start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
-	@echo "make test          provision PostgreSQL, then run every test"
-	@echo "make test-quick    run the Rust tests against the PostgreSQL already running"
-	@echo "make test-browser  run the chat and admin pages' tests in headless Chromium"
-	@echo "make bench         benchmarks, written to bench/RESULTS.md"
-	@echo "make vendor-web    copy the page's npm libraries into static/vendor"
-	@echo "make lint          rustfmt check and clippy (warnings are errors)"
-	@echo "make fmt           format the code"
+	@echo "make run              start bor (release build; PostgreSQL and the local model server if needed)"
+	@echo "make test             provision PostgreSQL, then every test (test-quick, test-real-model, test-browser)"
+	@echo "make test-quick       the Rust tests but the real-model suite, against the running PostgreSQL"
+	@echo "make test-real-model  the compatibility suite against the local model server"
+	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
+	@echo "make bench            benchmarks, written to bench/RESULTS.md"
+	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
+	@echo "make lint             rustfmt check and clippy (warnings are errors)"
+	@echo "make fmt              format the code"
 
 run:
 	@scripts/run.sh
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick
+	@scripts/test-real-model.sh
 	@$(MAKE) --no-print-directory test-browser
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
@@ -30,6 +32,11 @@ test-quick:
 	else \
 		cargo test --workspace; \
 	fi
+
+# Installs (the first time: compiles llama.cpp, about 5 minutes), starts and stops the
+# local model server around tests/real_model.
+test-real-model: postgres
+	@scripts/test-real-model.sh
 
 # Installs what it needs (Node.js, Debian's chromium, the npm packages) when missing.
 test-browser:
@@ -51,7 +58,7 @@ postgres:
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --workspace --all-targets --features bor/real-model -- -D warnings
 
 fmt:
 	cargo fmt --all

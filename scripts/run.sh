@@ -3,47 +3,33 @@
 # knowledge base of docs/sample-kb imported.
 #
 # When no LLM server is configured (BOR_LLM_BASE_URL unset in the environment and in
-# .env), bor-mock-llm, a stand-in OpenAI-compatible server, serves bor's default LLM URL
-# while bor runs, and is stopped with it.
+# .env), the local model server (scripts/llm-server.sh: llama.cpp with SmolLM2-135M)
+# serves bor's default LLM URL while bor runs, and is stopped with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-LLM_STAND_IN_BIND=127.0.0.1:18089
+LOCAL_MODEL_PORT=18089
+# SmolLM2-135M's embeddings score every pair of texts high (a question and the passage
+# that answers it 0.80-0.93, off-topic questions up to 0.85), so SPEC's default threshold
+# (0.35) would call every question grounded. This one is used only with the local model,
+# and only when BOR_DEFLECT_THRESHOLD is not set; full-text matches stay grounded.
+LOCAL_MODEL_DEFLECT_THRESHOLD=0.88
 
-llm_configured() {
-    [ -n "${BOR_LLM_BASE_URL:-}" ] ||
-        grep -Eqs "^[[:space:]]*(export[[:space:]]+)?BOR_LLM_BASE_URL[[:space:]]*=[[:space:]]*[\"']?[^[:space:]#\"']" .env
-}
-
-port_open() {
-    (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null
-}
-
-start_llm_stand_in() {
-    cargo build --release -p bor-mock-llm --bin bor-mock-llm
-    if port_open "$LLM_STAND_IN_BIND"; then
-        echo "run: $LLM_STAND_IN_BIND is already in use; set BOR_LLM_BASE_URL to use that server, or stop it" >&2
-        exit 1
-    fi
-    cargo run --release -q -p bor-mock-llm --bin bor-mock-llm -- --bind "$LLM_STAND_IN_BIND" &
-    stand_in_pid=$!
-    trap 'kill "$stand_in_pid" 2>/dev/null || true; wait "$stand_in_pid" 2>/dev/null || true' EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
-    for _ in $(seq 1 100); do
-        port_open "$LLM_STAND_IN_BIND" && return 0
-        kill -0 "$stand_in_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "run: bor-mock-llm did not start on $LLM_STAND_IN_BIND" >&2
-    exit 1
+# Whether variable $1 has a value in the environment or in .env.
+configured() {
+    [ -n "${!1:-}" ] ||
+        grep -Eqs "^[[:space:]]*(export[[:space:]]+)?$1[[:space:]]*=[[:space:]]*[\"']?[^[:space:]#\"']" .env
 }
 
 scripts/ensure-postgres.sh
 cargo build --release --bin bor
-if ! llm_configured; then
-    echo "run: BOR_LLM_BASE_URL is not set; serving it with bor-mock-llm on $LLM_STAND_IN_BIND" >&2
-    start_llm_stand_in
+if ! configured BOR_LLM_BASE_URL; then
+    echo "run: BOR_LLM_BASE_URL is not set; starting the local model server on 127.0.0.1:$LOCAL_MODEL_PORT" >&2
+    trap 'scripts/llm-server.sh stop "$LOCAL_MODEL_PORT"' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    scripts/llm-server.sh start "$LOCAL_MODEL_PORT"
+    configured BOR_DEFLECT_THRESHOLD || export BOR_DEFLECT_THRESHOLD=$LOCAL_MODEL_DEFLECT_THRESHOLD
 fi
 
 # Sample knowledge base: imported on every start so that a first question finds

@@ -47,7 +47,13 @@ pub(crate) fn respond(config: &Config, body: &Value, body_hash: u64, attempt: u3
         directive.usage || body["stream_options"]["include_usage"].as_bool() == Some(true);
     let answer = directed_answer(&directive, &question, messages, body);
     let fault = directive.fault_for(Endpoint::Chat, attempt);
+    let replay = directive
+        .fixture
+        .filter(|_| tool_rounds_done(messages) < directive.tool_rounds);
     if !streaming {
+        if replay.is_some() {
+            return Reply::error(400, "bad MOCK directive: fixtures need `stream: true`").into();
+        }
         if directive.fault.as_ref().is_some_and(Fault::streams_only) {
             return Reply::error(
                 400,
@@ -64,7 +70,10 @@ pub(crate) fn respond(config: &Config, body: &Value, body_hash: u64, attempt: u3
         Some(fault) => wire::fault_reply(fault).unwrap_or_else(|| {
             stream_reply(&completion, &answer, with_usage, Some(fault), token_delay)
         }),
-        None => stream_reply(&completion, &answer, with_usage, None, token_delay),
+        None => match replay {
+            Some(fixture) => fixture.replay(token_delay),
+            None => stream_reply(&completion, &answer, with_usage, None, token_delay),
+        },
     };
     wire::on_the_wire(&directive, Endpoint::Chat, reply)
 }
@@ -104,15 +113,7 @@ fn directed_answer(
         .get("tools")
         .and_then(Value::as_array)
         .is_some_and(|tools| !tools.is_empty());
-    let tool_rounds_done = messages
-        .iter()
-        .filter(|message| {
-            message["role"] == "assistant"
-                && message["tool_calls"]
-                    .as_array()
-                    .is_some_and(|calls| !calls.is_empty())
-        })
-        .count();
+    let tool_rounds_done = tool_rounds_done(messages);
     let reasoning = directive
         .reasoning
         .as_deref()
@@ -153,6 +154,19 @@ fn directed_answer(
         _ => default_text(question),
     };
     answer(AnswerBody::Text(text))
+}
+
+/// Assistant messages with tool calls in the request: the tool rounds already done.
+fn tool_rounds_done(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .filter(|message| {
+            message["role"] == "assistant"
+                && message["tool_calls"]
+                    .as_array()
+                    .is_some_and(|calls| !calls.is_empty())
+        })
+        .count()
 }
 
 /// The answer as an event stream, cut as `fault` asks.

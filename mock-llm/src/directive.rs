@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::fixtures::{self, Fixture};
+
 /// What starts a directive line.
 const PREFIX: &str = "MOCK ";
 
@@ -109,6 +111,8 @@ pub(crate) struct Directive {
     pub token_delay: Option<Duration>,
     pub split_writes: bool,
     pub content_type: Option<String>,
+    /// A recorded stream replayed instead of the generated answer.
+    pub fixture: Option<&'static Fixture>,
 }
 
 /// The JSON object of a directive line, as written.
@@ -147,6 +151,7 @@ struct Fields {
     #[serde(default)]
     split_writes: bool,
     content_type: Option<String>,
+    fixture: Option<String>,
 }
 
 /// The status code of an HTML error page when the directive gives none.
@@ -211,9 +216,33 @@ impl Directive {
         if fields.reply.is_some() && fields.chunks.is_some() {
             return Err("give `reply` or `chunks`, not both".to_owned());
         }
+        let fixture = match fields.fixture.as_deref() {
+            Some(name) => Some(fixtures::find(name).ok_or_else(|| {
+                format!("unknown fixture `{name}`; known: {}", fixtures::names())
+            })?),
+            None => None,
+        };
         let tool_calls = fields.tool_calls.unwrap_or_default();
-        if tool_calls.is_empty() && (fields.tool_rounds.is_some() || fields.repeat_ids) {
-            return Err("`tool_rounds` and `repeat_ids` need `tool_calls`".to_owned());
+        if fixture.is_some() {
+            let generated = fields.chunks.is_some()
+                || fields.leak.is_some()
+                || !tool_calls.is_empty()
+                || fields.reasoning.is_some()
+                || fields.usage
+                || fields.content_type.is_some();
+            if generated || fault.as_ref().is_some_and(Fault::streams_only) {
+                return Err(
+                    "`fixture` replaces the generated stream: give only `reply`, \
+                     `tool_rounds`, pacing or a failure outside the stream with it"
+                        .to_owned(),
+                );
+            }
+        }
+        if tool_calls.is_empty() && fixture.is_none() && fields.tool_rounds.is_some() {
+            return Err("`tool_rounds` needs `tool_calls` or `fixture`".to_owned());
+        }
+        if tool_calls.is_empty() && fields.repeat_ids {
+            return Err("`repeat_ids` needs `tool_calls`".to_owned());
         }
         if fields.leak_always && fields.leak.is_none() {
             return Err("`leak_always` needs `leak`".to_owned());
@@ -238,6 +267,7 @@ impl Directive {
             token_delay: fields.token_delay_ms.map(Duration::from_millis),
             split_writes: fields.split_writes,
             content_type: fields.content_type,
+            fixture,
         })
     }
 
@@ -329,7 +359,23 @@ mod tests {
                 "chat streams only",
             ),
             ("MOCK {\"reply\":\"a\",\"chunks\":[\"b\"]}", "not both"),
-            ("MOCK {\"repeat_ids\":true}", "need `tool_calls`"),
+            ("MOCK {\"repeat_ids\":true}", "needs `tool_calls`"),
+            (
+                "MOCK {\"tool_rounds\":2}",
+                "needs `tool_calls` or `fixture`",
+            ),
+            (
+                "MOCK {\"fixture\":\"nope\"}",
+                "unknown fixture `nope`; known: openai-text",
+            ),
+            (
+                "MOCK {\"fixture\":\"openai-text\",\"chunks\":[\"a\"]}",
+                "replaces the generated stream",
+            ),
+            (
+                "MOCK {\"fixture\":\"openai-text\",\"drop_after\":1}",
+                "replaces the generated stream",
+            ),
             ("MOCK {\"leak_always\":true}", "needs `leak`"),
             (
                 "MOCK {\"reasoning_field\":\"reasoning\"}",
@@ -342,6 +388,17 @@ mod tests {
             let error = parse(text).unwrap_err();
             assert!(error.contains(expected), "{text}: {error}");
         }
+    }
+
+    #[test]
+    fn a_fixture_is_found_by_name_and_counts_tool_rounds() {
+        let directive =
+            parse("MOCK {\"fixture\":\"ollama-tool-call\",\"tool_rounds\":2,\"reply\":\"ok\"}")
+                .unwrap()
+                .unwrap();
+        assert_eq!(directive.fixture.map(|f| f.name), Some("ollama-tool-call"));
+        assert_eq!(directive.tool_rounds, 2);
+        assert_eq!(directive.reply.as_deref(), Some("ok"));
     }
 
     #[test]

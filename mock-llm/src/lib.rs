@@ -57,6 +57,8 @@
 //! | **scaffolding** (chat) | | |
 //! | `leak` | text | streamed instead of the answer unless a system message contains `raw tool-call markup` (bor's correction) |
 //! | `leak_always` | bool | `leak` even after the correction |
+//! | **recorded streams** (chat) | | |
+//! | `fixture` | name | replay `fixtures/NAME.sse` (a stream in the shape of OpenAI, vLLM, Ollama, llama.cpp's server or llama-cpp-python; the list is in `fixtures.rs`) byte for byte, with that server's content type, while the request holds fewer than `tool_rounds` (default 1) assistant messages with `tool_calls`; then the text answer (`reply` or the default). Needs `"stream": true`; not with generated content, `usage`, `content_type` or stream failures |
 //! | **pacing and wire** | | |
 //! | `token_delay_ms` | ms | pause before every chunk after the first (overrides [`MockLlmBuilder::token_delay`]) |
 //! | `split_writes` | bool | write every byte of the response separately, 1 ms apart, so UTF-8 characters and `data:` lines are split across reads |
@@ -83,6 +85,7 @@ mod chat;
 mod chunks;
 mod directive;
 mod embeddings;
+mod fixtures;
 mod http;
 mod reply;
 mod server;

@@ -9,6 +9,7 @@
 mod admin_health;
 mod chat_turns;
 mod documents;
+mod fixtures;
 mod import;
 mod instances;
 mod log_actor;

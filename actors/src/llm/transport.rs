@@ -108,11 +108,13 @@ fn send_error(err: SendRequestError, settings: &LlmSettings) -> AttemptError {
     }
 }
 
-/// The message of an error response: the OpenAI error object when there is one.
+/// The message of an error response: the OpenAI error object when there is one, else
+/// FastAPI's `detail` (llama-cpp-python answers unknown paths with `{"detail": …}`), else
+/// the text itself.
 fn error_body_text(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     match serde_json::from_str::<Value>(&text) {
-        Ok(value) => match value.get("error") {
+        Ok(value) => match value.get("error").or_else(|| value.get("detail")) {
             Some(error) => super::decode::error_message(error),
             None => cut(text.trim()),
         },
@@ -349,5 +351,10 @@ mod tests {
             "model not found"
         );
         assert_eq!(error_body_text(b"  plain failure \n"), "plain failure");
+        assert_eq!(error_body_text(br#"{"detail":"Not Found"}"#), "Not Found");
+        assert_eq!(
+            error_body_text(b"Internal Server Error"),
+            "Internal Server Error"
+        );
     }
 }

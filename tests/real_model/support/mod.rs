@@ -1,0 +1,256 @@
+//! `RealModelApp`: bor on a fresh database in front of a real model server, with typed
+//! helpers; a request-rewriting proxy; extra server instances a test may kill.
+
+mod proxy;
+mod server;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bor::config::Config;
+use bor::db::DbPool;
+use bor::db::documents::NewDocument;
+use bor::db::query_log::QueryLogEntry;
+use bor::db::schema::{chunks, documents, query_log};
+use bor::startup::Application;
+use bor::testing::TestDatabase;
+use bor_actors::llm::{LlmClient, LlmSettings};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use futures_util::stream::LocalBoxStream;
+use serde_json::{Value, json};
+
+pub use proxy::{RewritingProxy, cap_answer_length, force_search_documents};
+pub use server::ModelServer;
+
+/// The longest a test waits for a turn's stream, or for one frame of it. A small CPU
+/// model writes a few dozen tokens a second; answers that are not capped can be long.
+pub const STREAM_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The model name the server lists (its alias).
+pub const MODEL: &str = "smollm2";
+
+/// A question small models answer at length, so a stream is still running when a test
+/// acts on it.
+pub const LONG_QUESTION: &str = "Write a long story about a dragon who learns to read.";
+
+/// The base URL of the shared model server, from `BOR_TEST_LLM_BASE_URL`.
+pub fn shared_server_url() -> String {
+    std::env::var("BOR_TEST_LLM_BASE_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .expect("BOR_TEST_LLM_BASE_URL names the model server; `make test-real-model` sets it")
+}
+
+/// bor's LLM client for `base_url` (no retries), to embed and list models as bor does.
+pub fn llm_client(base_url: &str) -> LlmClient {
+    LlmClient::new(Arc::new(LlmSettings {
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        api_key: None,
+        chat_model: MODEL.to_owned(),
+        embed_model: MODEL.to_owned(),
+        retries: 0,
+        retry_delay: Duration::ZERO,
+        connect_timeout: Duration::from_secs(10),
+        read_timeout: STREAM_TIMEOUT,
+    }))
+}
+
+/// Cosine similarity, as bor computes it.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+/// One SSE frame of a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub event: String,
+    pub data: Value,
+}
+
+/// The frames of a whole turn.
+#[derive(Debug)]
+pub struct Turn {
+    pub frames: Vec<Frame>,
+}
+
+impl Turn {
+    pub fn events(&self) -> Vec<&str> {
+        self.frames.iter().map(|f| f.event.as_str()).collect()
+    }
+
+    /// The text of every frame of kind `event`, joined.
+    pub fn text_of(&self, event: &str) -> String {
+        self.frames
+            .iter()
+            .filter(|f| f.event == event)
+            .filter_map(|f| f.data["text"].as_str())
+            .collect()
+    }
+
+    pub fn deltas(&self) -> String {
+        self.text_of("delta")
+    }
+
+    pub fn last(&self) -> &Frame {
+        self.frames.last().expect("the stream has frames")
+    }
+
+    /// Exactly one terminal frame, last.
+    pub fn assert_one_terminal_frame(&self) {
+        let terminals = self
+            .frames
+            .iter()
+            .filter(|f| f.event == "done" || f.event == "error")
+            .count();
+        assert_eq!(terminals, 1, "{:?}", self.events());
+        assert!(matches!(self.last().event.as_str(), "done" | "error"));
+    }
+}
+
+/// The frames of a turn as they arrive.
+pub type FrameStream = LocalBoxStream<'static, Frame>;
+
+/// The next frame, or `None` when the stream ended; panics when none comes in time.
+pub async fn next_frame(frames: &mut FrameStream) -> Option<Frame> {
+    tokio::time::timeout(STREAM_TIMEOUT, frames.next())
+        .await
+        .expect("a frame or the end of the stream in time")
+}
+
+/// The rest of the stream.
+pub async fn rest_of(mut frames: FrameStream) -> Vec<Frame> {
+    let mut rest = Vec::new();
+    while let Some(frame) = next_frame(&mut frames).await {
+        rest.push(frame);
+    }
+    rest
+}
+
+pub struct RealModelApp {
+    pub address: String,
+    pub pool: DbPool,
+    /// The LLM base URL bor uses.
+    pub llm_base_url: String,
+    /// The app's database, dropped with the app.
+    _db: TestDatabase,
+}
+
+impl RealModelApp {
+    /// bor on a fresh database, talking to `llm_base_url`; `vars` override the defaults.
+    pub async fn spawn(llm_base_url: &str, vars: &[(&str, &str)]) -> RealModelApp {
+        let db = TestDatabase::migrated().await;
+        let mut all: Vec<(String, String)> = [
+            ("BOR_BIND", "127.0.0.1:0"),
+            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_LLM_BASE_URL", llm_base_url),
+            ("BOR_LLM_RETRY_DELAY", "0"),
+            ("BOR_LLM_READ_TIMEOUT", "300"),
+            ("BOR_SSE_KEEPALIVE", "1"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        all.extend(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let config = Config::from_vars(all).expect("the test configuration is valid");
+        let application = Application::build(config).await.expect("the app builds");
+        let address = format!("http://127.0.0.1:{}", application.port());
+        actix_web::rt::spawn(application.run_until_stopped());
+        RealModelApp {
+            address,
+            pool: db.pool(),
+            llm_base_url: llm_base_url.to_owned(),
+            _db: db,
+        }
+    }
+
+    /// Asks `message` and returns the frames as they come.
+    pub async fn open_chat(&self, message: &str) -> FrameStream {
+        self.open_chat_json(json!({ "message": message })).await
+    }
+
+    /// Sends a whole chat body (e.g. with `history`) and returns the frames as they come.
+    pub async fn open_chat_json(&self, body: Value) -> FrameStream {
+        let response = awc::Client::builder()
+            .timeout(STREAM_TIMEOUT)
+            .finish()
+            .post(format!("{}/api/chat", self.address))
+            .insert_header(("Content-Type", "application/json"))
+            .send_body(body.to_string())
+            .await
+            .expect("the chat request is sent");
+        assert_eq!(response.status(), 200, "the turn streams");
+        response
+            .eventsource()
+            .map(|event| {
+                let event = event.expect("a well-formed SSE stream");
+                Frame {
+                    event: event.event,
+                    data: serde_json::from_str(&event.data).expect("frame data is JSON"),
+                }
+            })
+            .boxed_local()
+    }
+
+    /// Asks `message` and reads the whole turn.
+    pub async fn chat(&self, message: &str) -> Turn {
+        Turn {
+            frames: rest_of(self.open_chat(message).await).await,
+        }
+    }
+
+    /// Stores a document of one chunk whose embedding comes from the model server;
+    /// returns (document id, chunk id, embedding).
+    pub async fn insert_document(&self, title: &str, text: &str) -> (i64, i64, Vec<f32>) {
+        let embedding = llm_client(&self.llm_base_url)
+            .embed(vec![text.to_owned()], |_, _| {})
+            .await
+            .expect("the model server embeds the chunk")
+            .remove(0);
+        let mut conn = self.pool.get().await.expect("a connection");
+        let document_id: i64 = diesel::insert_into(documents::table)
+            .values(NewDocument::new(title, None, text))
+            .returning(documents::id)
+            .get_result(&mut conn)
+            .await
+            .expect("the document is stored");
+        let chunk_id: i64 = diesel::insert_into(chunks::table)
+            .values((
+                chunks::document_id.eq(document_id),
+                chunks::ord.eq(0),
+                chunks::text.eq(text),
+                chunks::embedding.eq(&embedding),
+            ))
+            .returning(chunks::id)
+            .get_result(&mut conn)
+            .await
+            .expect("the chunk is stored");
+        (document_id, chunk_id, embedding)
+    }
+
+    /// The `query_log` rows, oldest first, once `n` are there (or after a few seconds).
+    pub async fn wait_for_rows(&self, n: usize) -> Vec<QueryLogEntry> {
+        for _ in 0..500 {
+            let rows = self.query_log().await;
+            if rows.len() >= n {
+                return rows;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.query_log().await
+    }
+
+    pub async fn query_log(&self) -> Vec<QueryLogEntry> {
+        let mut conn = self.pool.get().await.expect("a connection");
+        query_log::table
+            .select(QueryLogEntry::as_select())
+            .order(query_log::id)
+            .load(&mut conn)
+            .await
+            .expect("query_log is readable")
+    }
+}
