@@ -32,6 +32,7 @@ thread_local! {
 }
 
 fn client(connect_timeout: Duration) -> awc::Client {
+    install_tls_provider();
     CLIENTS.with(|clients| {
         let mut clients = clients.borrow_mut();
         if let Some((_, client)) = clients.iter().find(|(t, _)| *t == connect_timeout) {
@@ -45,6 +46,16 @@ fn client(connect_timeout: Duration) -> awc::Client {
         clients.push((connect_timeout, client.clone()));
         client
     })
+}
+
+/// rustls needs a process-wide crypto provider before the first TLS client is built
+/// (`https://` base URLs); bor uses ring's.
+fn install_tls_provider() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // An error means another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// What an HTTP request to the LLM server is.

@@ -279,3 +279,34 @@ async fn embeddings_are_retried_under_the_same_policy() {
         "one batched request"
     );
 }
+
+#[actix::test]
+async fn https_base_urls_speak_tls() {
+    // A server that answers in plain HTTP: a TLS client fails its handshake there,
+    // which shows that bor's client speaks TLS (instead of refusing `https://`).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let mut tls = settings(format!("https://127.0.0.1:{port}/v1"));
+    tls.retries = 0;
+    let events = run(tls, chat(json!({}))).await;
+    match events.last() {
+        Some(LlmEvent::Failed(LlmError::Unavailable {
+            last: AttemptError::Connect(cause),
+            ..
+        })) => {
+            assert!(!cause.contains("SSL is not supported"), "{cause}");
+            assert!(
+                cause.contains("corrupt message"),
+                "a TLS handshake error: {cause}"
+            );
+        }
+        other => panic!("expected a failed TLS handshake, got {other:?}"),
+    }
+}
