@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser vendor-web postgres lint fmt bench bench-load drills drills-long
 
 help:
 	@echo "make run           start bor (release build; PostgreSQL and a stand-in LLM server if needed)"
@@ -12,6 +12,10 @@ help:
 	@echo "make test-quick    run the Rust tests against the PostgreSQL already running"
 	@echo "make test-browser  run the chat page's tests in headless Chromium"
 	@echo "make vendor-web    copy the page's npm libraries into static/vendor"
+	@echo "make drills        run the fault drills (part of make test)"
+	@echo "make drills-long   run the fault drills at ten times the scale"
+	@echo "make bench         run the benchmarks and write bench/RESULTS.md"
+	@echo "make bench-load    bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make lint          rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt           format the code"
 
@@ -42,6 +46,19 @@ vendor-web:
 
 postgres:
 	@scripts/ensure-postgres.sh
+
+# The fault drills (tests/drills) also run with every `make test`.
+drills: postgres
+	cargo test --test drills
+
+drills-long: postgres
+	BOR_DRILLS=long cargo test --test drills
+
+# Each benchmark writes its own section of bench/RESULTS.md.
+bench: bench-load
+
+bench-load:
+	@bench/load.sh
 
 lint:
 	cargo fmt --all -- --check

@@ -77,6 +77,9 @@ impl Application {
                 .configure(http::routes)
         })
         .disable_signals()
+        // Frames are small writes: each goes out at once rather than after the client's
+        // delayed ACK of the last one.
+        .tcp_nodelay(true)
         .shutdown_timeout(config.shutdown_grace.as_secs().max(1))
         .listen(listener)
         .map_err(bind_error)?

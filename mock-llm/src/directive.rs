@@ -98,6 +98,8 @@ pub(crate) struct Directive {
     pub scope: Scope,
     pub reply: Option<String>,
     pub chunks: Option<Vec<String>>,
+    /// The text answer is streamed this many times over.
+    pub repeat: usize,
     pub reasoning: Option<String>,
     pub reasoning_field: ReasoningField,
     pub usage: bool,
@@ -132,6 +134,7 @@ struct Fields {
     garbage: Option<Garbage>,
     reply: Option<String>,
     chunks: Option<Vec<String>>,
+    repeat: Option<usize>,
     reasoning: Option<String>,
     reasoning_field: Option<ReasoningField>,
     #[serde(default)]
@@ -215,6 +218,9 @@ impl Directive {
         if tool_calls.is_empty() && (fields.tool_rounds.is_some() || fields.repeat_ids) {
             return Err("`tool_rounds` and `repeat_ids` need `tool_calls`".to_owned());
         }
+        if fields.repeat == Some(0) {
+            return Err("`repeat` must be at least 1".to_owned());
+        }
         if fields.leak_always && fields.leak.is_none() {
             return Err("`leak_always` needs `leak`".to_owned());
         }
@@ -227,6 +233,7 @@ impl Directive {
             scope,
             reply: fields.reply,
             chunks: fields.chunks,
+            repeat: fields.repeat.unwrap_or(1),
             reasoning: fields.reasoning,
             reasoning_field: fields.reasoning_field.unwrap_or_default(),
             usage: fields.usage,
@@ -331,6 +338,7 @@ mod tests {
             ("MOCK {\"reply\":\"a\",\"chunks\":[\"b\"]}", "not both"),
             ("MOCK {\"repeat_ids\":true}", "need `tool_calls`"),
             ("MOCK {\"leak_always\":true}", "needs `leak`"),
+            ("MOCK {\"repeat\":0}", "at least 1"),
             (
                 "MOCK {\"reasoning_field\":\"reasoning\"}",
                 "needs `reasoning`",

@@ -136,6 +136,7 @@ async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
                     requester,
                     script,
                     asked: asked_by_llm,
+                    relayed: Arc::default(),
                 }
                 .start()
                 .recipient()
@@ -165,7 +166,7 @@ async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
 }
 
 /// Polls `condition` for up to five seconds.
-async fn wait_until(condition: impl Fn() -> bool) -> bool {
+pub(super) async fn wait_until(condition: impl Fn() -> bool) -> bool {
     for _ in 0..500 {
         if condition() {
             return true;
