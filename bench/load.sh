@@ -5,13 +5,13 @@
 # summaries left in target/bench/load/.
 #
 # BENCH_LOAD_QUICK=1 runs every scenario at a small size (a smoke run, figures rough).
-# BENCH_LOAD_SCENARIOS="ttft throughput memory sustained peer" picks scenarios.
+# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer" picks scenarios.
 # BENCH_LOAD_SKIP_LITELLM=1 leaves the peer out (no Python virtual environment needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUICK="${BENCH_LOAD_QUICK:-0}"
-SCENARIOS="${BENCH_LOAD_SCENARIOS:-ttft throughput memory sustained peer}"
+SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer}"
 OUT=target/bench/load
 VENV=target/bench/litellm-venv
 LITELLM_VERSION=1.106.12
@@ -130,6 +130,16 @@ PY
 }
 
 machine_facts
+
+if has micro; then
+    # Criterion micro-benchmarks of the filter and the upstream stream decoding; they
+    # leave their estimates in target/criterion.
+    log "micro-benchmarks (criterion)"
+    rm -rf target/criterion/scaffolding_filter target/criterion/upstream_sse
+    cargo bench -q -p bor-actors --bench relay_paths -- \
+        --warm-up-time "$(size 2 1)" --measurement-time "$(size 5 1)" > "$OUT/criterion.txt" 2>&1
+fi
+
 reset_database
 start_mock
 start_bor
@@ -207,15 +217,24 @@ litellm_settings:
   telemetry: false
   turn_off_message_logging: true
 YAML
-    # No outbound fetches (model cost map), no telemetry, one worker per core as LiteLLM
-    # recommends.
-    LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_TELEMETRY=False LITELLM_LOG=ERROR \
+    # No outbound fetches (the bundled model cost map), no callbacks or telemetry, one
+    # worker per core as LiteLLM recommends. LiteLLM takes its time to start.
+    # It refuses to start without a master key: requests carry it, as a deployment's would.
+    litellm_key="sk-$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+    LITELLM_MASTER_KEY="$litellm_key" LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_LOG=ERROR \
         "$VENV/bin/litellm" --config "$OUT/litellm.yaml" --host 127.0.0.1 --port "$LITELLM_PORT" \
-        --num_workers "$(nproc)" --telemetry False > "$OUT/litellm.log" 2>&1 &
+        --num_workers "$(nproc)" > "$OUT/litellm.log" 2>&1 &
     litellm_pid=$!
     pids+=("$litellm_pid")
+    for _ in $(seq 1 20); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$LITELLM_PORT") 2>/dev/null && break
+        sleep 5
+    done
     wait_port "127.0.0.1:$LITELLM_PORT" "$litellm_pid"
-    to_litellm() { echo --addr "127.0.0.1:$LITELLM_PORT" --path /v1/chat/completions --protocol openai --pid "$litellm_pid"; }
+    to_litellm() {
+        echo --addr "127.0.0.1:$LITELLM_PORT" --path /v1/chat/completions --protocol openai \
+            --pid "$litellm_pid" --bearer "$litellm_key"
+    }
     peer_body="$(openai_body "$QUESTION")"
     loadgen warmup-litellm closed $(to_litellm) --body "$peer_body" --clients 10 --requests 300 > /dev/null
     peer_requests=$(size 1000 200)

@@ -61,6 +61,33 @@ def verdict(ok):
     return "met" if ok else "**missed**"
 
 
+def criterion_rows(out):
+    """(group, benchmark, piece size, throughput text) from criterion's estimates."""
+    root = os.path.join(os.path.dirname(os.path.abspath(out)), "..", "criterion")
+    rows = []
+    for group in ("scaffolding_filter", "upstream_sse"):
+        base = os.path.join(root, group)
+        if not os.path.isdir(base):
+            continue
+        for name in sorted(os.listdir(base)):
+            for size in sorted(os.listdir(os.path.join(base, name)), key=lambda s: (len(s), s)):
+                new = os.path.join(base, name, size, "new")
+                try:
+                    with open(os.path.join(new, "estimates.json")) as f:
+                        mean_ns = json.load(f)["mean"]["point_estimate"]
+                    with open(os.path.join(new, "benchmark.json")) as f:
+                        throughput = json.load(f)["throughput"]
+                except (OSError, KeyError, ValueError):
+                    continue
+                if "Bytes" in throughput:
+                    rate = throughput["Bytes"] / mean_ns * 1e3
+                    rows.append((group, name, size, rate, f"{rate:,.0f} MB/s"))
+                elif "Elements" in throughput:
+                    rate = throughput["Elements"] / mean_ns * 1e9
+                    rows.append((group, name, size, rate, f"{rate / 1e6:,.2f} M tokens/s"))
+    return rows
+
+
 def render(out):
     facts = load(out, "machine") or {}
     lines = []
@@ -217,6 +244,23 @@ def render(out):
             add("Ratios: " + "; ".join(ratios) + ".")
             add("")
 
+    micro = criterion_rows(out)
+    if micro:
+        add("### Micro-benchmarks (criterion, `cargo bench -p bor-actors`)")
+        add("")
+        add(
+            "One core, no competition from the servers. The filter gets clean prose or "
+            "markup-heavy text in pieces of 6 bytes (a token as a model streams it) or 4 KiB; "
+            "the upstream stream is 2,000 OpenAI chunks framed and decoded from reads of 180 "
+            "bytes (one event each) or 16 KiB."
+        )
+        add("")
+        add("| benchmark | text | piece bytes | throughput |")
+        add("|---|---|---:|---:|")
+        for group, name, size, _, text in micro:
+            add(f"| {group} | {name} | {size} | {text} |")
+        add("")
+
     add("### Targets")
     add("")
     add("| target | measured | |")
@@ -232,6 +276,9 @@ def render(out):
     run = load(out, "memory-bor-1000")
     if run:
         add(f"| 1,000 concurrent streams, zero errors | {run['errors']} errors | {verdict(run['errors'] == 0)} |")
+    clean = [rate for group, name, size, rate, _ in micro if group == "scaffolding_filter" and name == "clean"]
+    if clean:
+        add(f"| filter ≥ 500 MB/s on clean text | {min(clean):,.0f}–{max(clean):,.0f} MB/s (6-byte to 4 KiB pieces) | {verdict(min(clean) >= 500)} |")
     add("")
 
     notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "load-notes.md")

@@ -86,7 +86,7 @@ fn upstream_sse(c: &mut Criterion) {
     const TOKENS: usize = 2000;
     let body = upstream_body(TOKENS);
     let mut group = c.benchmark_group("upstream_sse");
-    group.throughput(Throughput::Bytes(body.len() as u64));
+    group.throughput(Throughput::Elements(TOKENS as u64));
     // 180 bytes: one event per read (a model streaming in real time); 16 KiB: a backlog.
     for read in [180, 16 * 1024] {
         let reads: Vec<&[u8]> = body.chunks(read).collect();

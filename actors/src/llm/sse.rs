@@ -63,7 +63,7 @@ impl SseFramer {
             let opening = std::mem::take(&mut self.partial);
             return self.push(opening.strip_prefix(BOM).unwrap_or(&opening), on_data);
         }
-        if self.after_cr {
+        if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             bytes = bytes.strip_prefix(b"\n").unwrap_or(bytes);
         }
@@ -182,6 +182,12 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = body.chunks(1).collect();
         assert_eq!(events(&bytes).unwrap(), whole);
+        // An empty read between a CR and its LF changes nothing.
+        assert_eq!(events(&[b"data: a\r", b"", b"\n\r\n"]).unwrap(), ["a"]);
+        assert_eq!(
+            events(&[b"data: \r", b"", b"\n"]).unwrap(),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod proxy;
 
 use std::time::Duration;
 
+use actix_web::web;
 use awc::http::header::HeaderMap;
 use bor::config::Config;
 use bor::db::DbPool;
@@ -13,6 +14,7 @@ use bor::db::documents::NewDocument;
 use bor::db::query_log::QueryLogEntry;
 use bor::db::schema::{chunks, documents, query_log};
 use bor::startup::Application;
+use bor::state::AppState;
 use bor::testing::TestDatabase;
 use bor_mock_llm::MockLlm;
 use diesel::prelude::*;
@@ -31,6 +33,8 @@ pub struct TestApp {
     pub address: String,
     pub mock: MockLlm,
     pub pool: DbPool,
+    /// The running app's shared state (turn slots, settings).
+    pub state: web::Data<AppState>,
     /// The app's database, dropped with the app.
     _db: TestDatabase,
 }
@@ -102,12 +106,28 @@ impl TestApp {
 
     /// Spawns with extra `BOR_*` variables (they override the test defaults).
     pub async fn spawn_with(vars: &[(&str, &str)]) -> TestApp {
-        logs::capture();
         let db = TestDatabase::migrated().await;
+        let url = db.url().to_owned();
+        Self::spawn_on(db, &url, vars).await
+    }
+
+    /// Spawns with the app's database reached through a [`TcpProxy`] the test can cut.
+    pub async fn spawn_with_database_proxy(vars: &[(&str, &str)]) -> (TestApp, TcpProxy) {
+        let db = TestDatabase::migrated().await;
+        let proxy = TcpProxy::start("127.0.0.1:5432".parse().expect("an address"));
+        let url = db
+            .url()
+            .replacen("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port()), 1);
+        assert_ne!(url, db.url(), "the test database is on 127.0.0.1:5432");
+        (Self::spawn_on(db, &url, vars).await, proxy)
+    }
+
+    async fn spawn_on(db: TestDatabase, database_url: &str, vars: &[(&str, &str)]) -> TestApp {
+        logs::capture();
         let mock = MockLlm::start().expect("the mock LLM starts");
         let mut all: Vec<(String, String)> = [
             ("BOR_BIND", "127.0.0.1:0"),
-            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_DATABASE_URL", database_url),
             ("BOR_LLM_BASE_URL", &mock.base_url()),
             ("BOR_LLM_RETRY_DELAY", "0"),
             ("BOR_LLM_READ_TIMEOUT", "5"),
@@ -121,14 +141,21 @@ impl TestApp {
         let config = Config::from_vars(all).expect("the test configuration is valid");
         let application = Application::build(config).await.expect("the app builds");
         let address = format!("http://127.0.0.1:{}", application.port());
+        let state = application.state();
         actix_web::rt::spawn(application.run_until_stopped());
         let pool = db.pool();
         TestApp {
             address,
             mock,
             pool,
+            state,
             _db: db,
         }
+    }
+
+    /// Turns holding a slot right now.
+    pub fn turns_in_flight(&self) -> usize {
+        self.state.config.max_concurrent_turns - self.state.turn_slots.available_permits()
     }
 
     pub fn client() -> awc::Client {
