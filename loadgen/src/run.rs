@@ -23,9 +23,9 @@ pub struct Target {
 /// The measured result of one request.
 #[derive(Debug)]
 pub struct Sample {
-    /// From the (scheduled) start to the first token.
+    /// From the start to the first token.
     pub ttft: Option<Duration>,
-    /// From the (scheduled) start to the end of the body.
+    /// From the start to the end of the body.
     pub total: Duration,
     pub tokens: u64,
     pub outcome: Outcome,
@@ -83,14 +83,14 @@ impl Shared {
 }
 
 /// Sends one request on an idle connection (or a new one) and records its sample.
-async fn one_request(shared: &Shared, scheduled: Instant) {
+async fn one_request(shared: &Shared, started: Instant) {
     let target = &shared.target;
-    let outcome = tokio::time::timeout(target.timeout, exchange(shared, scheduled)).await;
+    let outcome = tokio::time::timeout(target.timeout, exchange(shared, started)).await;
     let sample = match outcome {
         Ok(sample) => sample,
         Err(_) => Sample {
             ttft: None,
-            total: scheduled.elapsed(),
+            total: started.elapsed(),
             tokens: 0,
             outcome: Outcome::Timeout,
         },
@@ -98,11 +98,11 @@ async fn one_request(shared: &Shared, scheduled: Instant) {
     shared.samples.borrow_mut().push(sample);
 }
 
-async fn exchange(shared: &Shared, scheduled: Instant) -> Sample {
+async fn exchange(shared: &Shared, started: Instant) -> Sample {
     let target = &shared.target;
     let failed = |what: HttpError| Sample {
         ttft: None,
-        total: scheduled.elapsed(),
+        total: started.elapsed(),
         tokens: 0,
         outcome: Outcome::Transport(match what {
             HttpError::Io(err) => format!("{:?}", err.kind()),
@@ -121,7 +121,7 @@ async fn exchange(shared: &Shared, scheduled: Instant) -> Sample {
         None => fresh(target).await,
     };
     let (mut connection, head) = match attempt {
-        Ok(started) => started,
+        Ok(opened) => opened,
         Err(err) => return failed(err),
     };
     let mut watch = StreamWatch::new(target.protocol);
@@ -157,8 +157,8 @@ async fn exchange(shared: &Shared, scheduled: Instant) -> Sample {
     Sample {
         ttft: watch
             .first_token
-            .map(|at| at.saturating_duration_since(scheduled)),
-        total: scheduled.elapsed(),
+            .map(|at| at.saturating_duration_since(started)),
+        total: started.elapsed(),
         tokens: watch.tokens,
         outcome,
     }
@@ -206,8 +206,10 @@ pub async fn closed_loop(
     while tasks.join_next().await.is_some() {}
 }
 
-/// Requests start `rate` times a second for `duration`, each timed from its scheduled
-/// start (so a slow server cannot hide its queue behind a slow client).
+/// Requests start `rate` times a second for `duration`, whatever is still in flight, so
+/// a slow server cannot slow the arrivals down. Each is timed from the moment it is
+/// sent: the timer wakes the generator up to a millisecond late, which is not the
+/// server's doing.
 pub async fn open_loop(shared: Rc<Shared>, rate: f64, duration: Duration) {
     let started = Instant::now();
     let count = (rate * duration.as_secs_f64()).round() as u64;
@@ -216,7 +218,7 @@ pub async fn open_loop(shared: Rc<Shared>, rate: f64, duration: Duration) {
         let scheduled = started + Duration::from_secs_f64(index as f64 / rate);
         tokio::time::sleep_until(scheduled.into()).await;
         let shared = Rc::clone(&shared);
-        tasks.spawn_local(async move { one_request(&shared, scheduled).await });
+        tasks.spawn_local(async move { one_request(&shared, Instant::now()).await });
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}

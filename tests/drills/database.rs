@@ -6,13 +6,26 @@ use std::time::Duration;
 use futures_util::future::{join, join_all};
 use serde_json::json;
 
-use crate::support::{TestApp, directed};
+use bor::testing::TestDatabase;
+
+use crate::support::{TcpProxy, TestApp, directed};
 use crate::{assert_nothing_left, eventually_for, scale};
+
+/// An app whose database is reached through a proxy the test can cut.
+async fn spawn_with_database_proxy(vars: &[(&str, &str)]) -> (TestApp, TcpProxy) {
+    let db = TestDatabase::migrated().await;
+    let proxy = TcpProxy::start("127.0.0.1:5432".parse().unwrap());
+    let url = db
+        .url()
+        .replacen("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port()), 1);
+    assert_ne!(url, db.url(), "the test database is on 127.0.0.1:5432");
+    (TestApp::spawn_on(db, &url, vars).await, proxy)
+}
 
 #[actix_web::test]
 async fn rows_of_turns_that_ran_through_a_database_outage_are_written_once() {
     let streaming = 20 * scale();
-    let (app, proxy) = TestApp::spawn_with_database_proxy(&[(
+    let (app, proxy) = spawn_with_database_proxy(&[(
         "BOR_MAX_CONCURRENT_TURNS",
         &(streaming * 2 + 10).to_string(),
     )])

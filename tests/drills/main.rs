@@ -11,11 +11,11 @@
     clippy::unwrap_used,
     reason = "a test stops at the first unexpected value"
 )]
-#![allow(
+#[allow(
     dead_code,
+    unused_imports,
     reason = "the TestApp support module is shared with tests/api; each binary uses part of it"
 )]
-
 #[path = "../api/support/mod.rs"]
 mod support;
 

@@ -114,7 +114,7 @@ impl SseFramer {
             }
             self.has_data = false;
             let data = std::str::from_utf8(&self.data).map_err(|_| SseError::NotUtf8);
-            let result = data.map_err(E::from).and_then(|data| on_data(data));
+            let result = data.map_err(E::from).and_then(&mut *on_data);
             self.data.clear();
             return result;
         }

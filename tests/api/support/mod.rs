@@ -111,18 +111,8 @@ impl TestApp {
         Self::spawn_on(db, &url, vars).await
     }
 
-    /// Spawns with the app's database reached through a [`TcpProxy`] the test can cut.
-    pub async fn spawn_with_database_proxy(vars: &[(&str, &str)]) -> (TestApp, TcpProxy) {
-        let db = TestDatabase::migrated().await;
-        let proxy = TcpProxy::start("127.0.0.1:5432".parse().expect("an address"));
-        let url = db
-            .url()
-            .replacen("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port()), 1);
-        assert_ne!(url, db.url(), "the test database is on 127.0.0.1:5432");
-        (Self::spawn_on(db, &url, vars).await, proxy)
-    }
-
-    async fn spawn_on(db: TestDatabase, database_url: &str, vars: &[(&str, &str)]) -> TestApp {
+    /// Spawns on `db`, reached at `database_url` (which may lead through a proxy).
+    pub async fn spawn_on(db: TestDatabase, database_url: &str, vars: &[(&str, &str)]) -> TestApp {
         logs::capture();
         let mock = MockLlm::start().expect("the mock LLM starts");
         let mut all: Vec<(String, String)> = [
