@@ -192,6 +192,7 @@ MOCK {\"reply\": \"token \", \"repeat\": 40, \"token_delay_ms\": 500}"
     done
     stop_bor
     start_bor
+    loadgen warmup-bor closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
 fi
 
 if has sustained; then
