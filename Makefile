@@ -4,15 +4,19 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model bench vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model bench bench-knowledge bench-load drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local model server if needed)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-real-model, test-browser)"
-	@echo "make test-quick       the Rust tests but the real-model suite, against the running PostgreSQL"
+	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
 	@echo "make test-real-model  the compatibility suite against the local model server"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
-	@echo "make bench            benchmarks, written to bench/RESULTS.md"
+	@echo "make drills           the fault drills only (also part of make test)"
+	@echo "make drills-long      the fault drills at ten times the scale"
+	@echo "make bench            every benchmark, written to bench/RESULTS.md"
+	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
+	@echo "make bench-knowledge  retrieval and import figures only"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt              format the code"
@@ -50,11 +54,24 @@ vendor-web:
 
 # Retrieval over 10k, 100k and 1M synthetic chunks and import throughput (a few
 # minutes); the figures replace the knowledge section of bench/RESULTS.md.
-bench: postgres
+bench-knowledge: postgres
 	cargo bench --bench knowledge
 
 postgres:
 	@scripts/ensure-postgres.sh
+
+# The fault drills (tests/drills) also run with every `make test`.
+drills: postgres
+	cargo test --test drills
+
+drills-long: postgres
+	BOR_DRILLS=long cargo test --test drills
+
+# Each benchmark writes its own section of bench/RESULTS.md.
+bench: bench-knowledge bench-load
+
+bench-load:
+	@bench/load.sh
 
 lint:
 	cargo fmt --all -- --check

@@ -110,6 +110,9 @@ impl Application {
                 .into_app()
         })
         .disable_signals()
+        // Frames are small writes: each goes out at once rather than after the client's
+        // delayed ACK of the last one.
+        .tcp_nodelay(true)
         .shutdown_timeout(SERVER_STOP_TIMEOUT_SECS)
         .listen(listener)
         .map_err(bind_error)?

@@ -11,7 +11,7 @@ const END: &str = "<!-- knowledge-bench:end -->";
 
 pub fn section(searches: &[SearchResult], import: &ImportResult) -> String {
     let mut text = format!(
-        "{START}\n## Knowledge base (`make bench`)\n\n{}\n\n\
+        "{START}\n## Knowledge base (`make bench-knowledge`)\n\n{}\n\n\
          ### Top-{TOP_K} retrieval, {DIMENSION} dimensions (synthetic clustered vectors, one thread)\n\n\
          | chunks | queries | p50 | p99 | CPU per query | index memory | memory / raw f32 | recall vs brute force |\n\
          |---|---|---|---|---|---|---|---|\n",

@@ -153,6 +153,12 @@ fn directed_answer(
         (_, _, Some(reply)) => tokens(reply),
         _ => default_text(question),
     };
+    let text = if directive.repeat > 1 {
+        let tokens = text.len() * directive.repeat;
+        text.into_iter().cycle().take(tokens).collect()
+    } else {
+        text
+    };
     answer(AnswerBody::Text(text))
 }
 

@@ -100,6 +100,8 @@ pub(crate) struct Directive {
     pub scope: Scope,
     pub reply: Option<String>,
     pub chunks: Option<Vec<String>>,
+    /// The text answer is streamed this many times over.
+    pub repeat: usize,
     pub reasoning: Option<String>,
     pub reasoning_field: ReasoningField,
     pub usage: bool,
@@ -136,6 +138,7 @@ struct Fields {
     garbage: Option<Garbage>,
     reply: Option<String>,
     chunks: Option<Vec<String>>,
+    repeat: Option<usize>,
     reasoning: Option<String>,
     reasoning_field: Option<ReasoningField>,
     #[serde(default)]
@@ -244,6 +247,9 @@ impl Directive {
         if tool_calls.is_empty() && fields.repeat_ids {
             return Err("`repeat_ids` needs `tool_calls`".to_owned());
         }
+        if fields.repeat == Some(0) {
+            return Err("`repeat` must be at least 1".to_owned());
+        }
         if fields.leak_always && fields.leak.is_none() {
             return Err("`leak_always` needs `leak`".to_owned());
         }
@@ -256,6 +262,7 @@ impl Directive {
             scope,
             reply: fields.reply,
             chunks: fields.chunks,
+            repeat: fields.repeat.unwrap_or(1),
             reasoning: fields.reasoning,
             reasoning_field: fields.reasoning_field.unwrap_or_default(),
             usage: fields.usage,
@@ -377,6 +384,7 @@ mod tests {
                 "replaces the generated stream",
             ),
             ("MOCK {\"leak_always\":true}", "needs `leak`"),
+            ("MOCK {\"repeat\":0}", "at least 1"),
             (
                 "MOCK {\"reasoning_field\":\"reasoning\"}",
                 "needs `reasoning`",

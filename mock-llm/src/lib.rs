@@ -47,6 +47,7 @@
 //! | **content** (chat) | | |
 //! | `reply` | text | the answer, streamed token by token |
 //! | `chunks` | array of text | the exact content pieces, one per chunk (not with `reply`) |
+//! | `repeat` | n | the text answer n times over, one chunk per token (a long stream from a short question) |
 //! | `reasoning` | text | streamed first, token by token, as `reasoning_content` deltas |
 //! | `reasoning_field` | `"reasoning_content"` (default), `"reasoning"` | the delta field that carries `reasoning` |
 //! | `usage` | bool | a usage-only chunk with empty `choices` after the finish chunk (also sent when the request has `stream_options.include_usage`) |
@@ -301,9 +302,16 @@ impl MockLlm {
         });
     }
 
-    /// Connections open right now.
+    /// Connections open right now (idle kept-alive ones included).
     pub fn open_connections(&self) -> usize {
         self.shared.open_connections()
+    }
+
+    /// Requests being answered right now: read, and their response not yet completely
+    /// written nor abandoned by the client (a `hang` or `stall_after` counts until the
+    /// client closes its connection).
+    pub fn responses_in_progress(&self) -> usize {
+        self.shared.responses_in_progress()
     }
 
     /// Forgets the recorded requests, the attempt counts and the client disconnects.

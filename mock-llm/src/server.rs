@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     /// Responses the client abandoned; a watch channel so waiters wake on each change.
     client_disconnects: watch::Sender<usize>,
     open_connections: AtomicUsize,
+    /// Requests read whose response is not completely written (or abandoned) yet.
+    responses_in_progress: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -51,6 +53,7 @@ impl Shared {
             log: Mutex::default(),
             client_disconnects: watch::Sender::new(0),
             open_connections: AtomicUsize::new(0),
+            responses_in_progress: AtomicUsize::new(0),
         }
     }
 
@@ -74,6 +77,10 @@ impl Shared {
 
     pub(crate) fn open_connections(&self) -> usize {
         self.open_connections.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn responses_in_progress(&self) -> usize {
+        self.responses_in_progress.load(Ordering::SeqCst)
     }
 
     /// Records the request and returns its attempt number (1 for a body seen first).
@@ -118,6 +125,22 @@ impl Drop for OpenConnection {
     }
 }
 
+/// Counts a response as in progress while it is being written.
+struct ResponseInProgress<'a>(&'a Shared);
+
+impl<'a> ResponseInProgress<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared.responses_in_progress.fetch_add(1, Ordering::SeqCst);
+        ResponseInProgress(shared)
+    }
+}
+
+impl Drop for ResponseInProgress<'_> {
+    fn drop(&mut self) {
+        self.0.responses_in_progress.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// How writing a response ended.
 enum Sent {
     Finished,
@@ -143,8 +166,11 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
             }
         };
         let keep_alive = request.keep_alive;
+        let in_progress = ResponseInProgress::new(&shared);
         let response = handle(&shared, request);
-        match send(&mut connection, response, keep_alive).await {
+        let sent = send(&mut connection, response, keep_alive).await;
+        drop(in_progress);
+        match sent {
             Ok(Sent::Finished) if keep_alive => {}
             Ok(_) => return,
             Err(ClientGone) => {

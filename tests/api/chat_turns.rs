@@ -400,6 +400,10 @@ async fn fifty_concurrent_turns_all_finish() {
     }
     let rows = app.wait_for_rows(50).await;
     assert_eq!(rows.len(), 50);
+    assert!(
+        eventually(async || app.turns_in_flight() == 0).await,
+        "every slot is free once its stream ended"
+    );
 }
 
 #[actix_web::test]

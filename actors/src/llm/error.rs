@@ -35,6 +35,12 @@ impl AttemptError {
     }
 }
 
+impl From<super::sse::SseError> for AttemptError {
+    fn from(err: super::sse::SseError) -> Self {
+        Self::Invalid(err.to_string())
+    }
+}
+
 /// How a request failed for good; each kind maps to one `error` frame code.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {

@@ -19,6 +19,11 @@ pub enum LlmCommand {
     ListModels,
     /// Drop the request in flight and any pending retry.
     Cancel,
+    /// The requester has passed on this many `Content`/`Reasoning` pieces: the actor
+    /// forwards at most [`RELAY_WINDOW`](super::RELAY_WINDOW) pieces ahead of these
+    /// acknowledgements, then stops reading the stream until they come. Does not touch
+    /// the request in flight.
+    Relayed(usize),
 }
 
 /// A chat completion request; the actor adds the model name and `stream: true`.

@@ -8,23 +8,28 @@ mod error;
 mod handle;
 mod messages;
 mod settings;
+mod sse;
 mod transport;
 mod types;
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use bytes::Bytes;
-use futures_util::Stream;
+use futures_util::stream::{self, Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::Notify;
 
 pub use decode::{ChatStreamDecoder, StreamPiece};
 pub use error::{AttemptError, LlmError};
 pub use handle::LlmClient;
 pub use messages::{ChatRequest, LlmCommand, LlmEvent};
 pub use settings::LlmSettings;
+pub use sse::{MAX_EVENT_BYTES, SseError, SseFramer};
 pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
 
 use crate::metrics::{self, LlmEndpoint, metrics};
@@ -33,12 +38,50 @@ use transport::{Call, ChatStreamItem};
 /// How often the actor checks that its requester still exists.
 const REQUESTER_CHECK_INTERVAL: Duration = Duration::from_millis(200);
 
+/// Stream pieces forwarded ahead of the requester's [`LlmCommand::Relayed`]
+/// acknowledgements. Past this the actor stops reading the upstream body, so a fast LLM
+/// server meets the pace of a slower client through TCP instead of filling memory.
+pub const RELAY_WINDOW: usize = 256;
+
 pub struct LlmActor {
     settings: Arc<LlmSettings>,
     requester: Recipient<LlmEvent>,
     job: Option<Job>,
     /// A child of the span current at creation (a turn's), entered while it works.
     span: tracing::Span,
+    window: Rc<RelayWindow>,
+}
+
+/// Pieces forwarded and not yet acknowledged, shared with the reading of the stream.
+#[derive(Default)]
+struct RelayWindow {
+    outstanding: Cell<usize>,
+    room: Notify,
+}
+
+impl RelayWindow {
+    fn forwarded(&self) {
+        self.outstanding.set(self.outstanding.get() + 1);
+    }
+
+    fn relayed(&self, pieces: usize) {
+        self.outstanding
+            .set(self.outstanding.get().saturating_sub(pieces));
+        if self.outstanding.get() < RELAY_WINDOW {
+            self.room.notify_one();
+        }
+    }
+
+    /// A new request starts with the whole window.
+    fn reset(&self) {
+        self.relayed(usize::MAX);
+    }
+
+    async fn wait_for_room(&self) {
+        while self.outstanding.get() >= RELAY_WINDOW {
+            self.room.notified().await;
+        }
+    }
 }
 
 /// The request in flight, across its attempts.
@@ -96,6 +139,7 @@ impl LlmActor {
             requester,
             job: None,
             span: tracing::info_span!("llm"),
+            window: Rc::default(),
         }
     }
 
@@ -149,12 +193,22 @@ impl LlmActor {
             job.http_status = Some(response.status().as_u16());
         }
         let handle = match kind {
-            JobKind::Chat => ctx.spawn(
-                transport::chat_stream(response, &self.settings)
-                    .into_actor(self)
-                    .map(|item, act, ctx| act.on_chat_item(item, ctx))
-                    .finish(),
-            ),
+            JobKind::Chat => {
+                // The next item is read only while the window has room.
+                let items = transport::chat_stream(response, &self.settings);
+                let window = Rc::clone(&self.window);
+                let paced = stream::unfold((items, window), |(mut items, window)| async move {
+                    window.wait_for_room().await;
+                    let item = items.next().await?;
+                    Some((item, (items, window)))
+                });
+                ctx.spawn(
+                    paced
+                        .into_actor(self)
+                        .map(|item, act, ctx| act.on_chat_item(item, ctx))
+                        .finish(),
+                )
+            }
             JobKind::Embed { inputs } => {
                 let settings = Arc::clone(&self.settings);
                 ctx.spawn(
@@ -195,6 +249,7 @@ impl LlmActor {
                 if let Some(job) = self.job.as_mut() {
                     job.forwarded = true;
                 }
+                self.window.forwarded();
                 let event = match piece {
                     StreamPiece::Content(text) => LlmEvent::Content(text),
                     StreamPiece::Reasoning(text) => LlmEvent::Reasoning(text),
@@ -257,6 +312,7 @@ impl LlmActor {
     }
 
     fn begin(&mut self, kind: JobKind, call: Call, ctx: &mut Context<Self>) {
+        self.window.reset();
         self.job = Some(Job {
             kind,
             call,
@@ -286,12 +342,16 @@ impl Handler<LlmCommand> for LlmActor {
     type Result = ();
 
     fn handle(&mut self, command: LlmCommand, ctx: &mut Self::Context) {
+        if let LlmCommand::Relayed(pieces) = command {
+            self.window.relayed(pieces);
+            return;
+        }
         let span = self.span.clone();
         let _entered = span.enter();
         self.cancel_job(ctx);
         let settings = &self.settings;
         let (kind, body) = match command {
-            LlmCommand::Cancel => return,
+            LlmCommand::Cancel | LlmCommand::Relayed(_) => return,
             LlmCommand::ListModels => {
                 self.begin(JobKind::ListModels, Call::Get { path: "models" }, ctx);
                 return;

@@ -6,21 +6,19 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use actix_rt::net::TcpStream;
+use actix_service::ServiceExt;
 use awc::error::{ConnectError, PayloadError, SendRequestError};
-use awc::http::header;
+use awc::http::{Uri, header};
 use bytes::Bytes;
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::stream::{self, LocalBoxStream, Stream, StreamExt};
 use serde_json::Value;
 
 use super::decode::{ChatStreamDecoder, StreamPiece, cut};
 use super::error::AttemptError;
 use super::settings::LlmSettings;
+use super::sse::SseFramer;
 use super::types::ChatCompletion;
-
-/// The longest stretch of an upstream stream without an event boundary that bor buffers;
-/// a longer one is an unreadable stream, not an answer.
-pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
 
 /// The most bor reads of a non-streamed response (embeddings, models, error bodies).
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
@@ -38,7 +36,20 @@ fn client(connect_timeout: Duration) -> awc::Client {
         if let Some((_, client)) = clients.iter().find(|(t, _)| *t == connect_timeout) {
             return client.clone();
         }
-        let connector = awc::Connector::new().timeout(connect_timeout).limit(0);
+        // awc writes a request's head and body separately: without TCP_NODELAY the body
+        // waits for the server's delayed ACK of the head (40 ms on Linux).
+        let tcp = actix_tls::connect::Connector::default().service().map(
+            |connection: actix_tls::connect::Connection<Uri, TcpStream>| {
+                if let Err(err) = connection.io_ref().set_nodelay(true) {
+                    tracing::warn!(error = %err, "could not set TCP_NODELAY towards the LLM server");
+                }
+                connection
+            },
+        );
+        let connector = awc::Connector::new()
+            .connector(tcp)
+            .timeout(connect_timeout)
+            .limit(0);
         let client = awc::Client::builder()
             .connector(connector)
             .disable_redirects()
@@ -188,7 +199,7 @@ where
         ));
         return stream::iter([ChatStreamItem::Failed(failure)]).boxed_local();
     }
-    sse_items(guarded_body(response, settings.read_timeout))
+    sse_items(response, settings.read_timeout)
 }
 
 /// Pieces of a non-streamed completion, decoded like one big chunk.
@@ -207,112 +218,60 @@ fn whole_completion(result: Result<Value, AttemptError>) -> Vec<ChatStreamItem> 
     items
 }
 
-/// The response body with a read timeout on every wait and a bound on how much may
-/// arrive without an event boundary (a blank line).
-fn guarded_body<S>(
+/// Reads the event stream of a chat response: every read waits at most the read
+/// timeout; events are framed and decoded as the bytes arrive.
+fn sse_items<S>(
     response: awc::ClientResponse<S>,
     read_timeout: Duration,
-) -> LocalBoxStream<'static, Result<Bytes, AttemptError>>
+) -> LocalBoxStream<'static, ChatStreamItem>
 where
     S: Stream<Item = Result<Bytes, PayloadError>> + Unpin + 'static,
 {
-    let state = (response, EventBoundaryGuard::default(), false);
-    stream::unfold(state, move |(mut body, mut guard, failed)| async move {
-        if failed {
-            return None;
-        }
-        let item = match tokio::time::timeout(read_timeout, body.next()).await {
-            Err(_) => Err(AttemptError::ReadTimeout(read_timeout)),
-            Ok(None) => return None,
-            Ok(Some(Err(err))) => Err(AttemptError::Broken(err.to_string())),
-            Ok(Some(Ok(bytes))) => guard.check(&bytes).map(|()| bytes),
-        };
-        let failed = item.is_err();
-        Some((item, (body, guard, failed)))
-    })
-    .boxed_local()
-}
-
-/// Counts bytes since the last blank line of an SSE stream.
-#[derive(Debug, Default)]
-struct EventBoundaryGuard {
-    since_boundary: usize,
-    /// The previous byte ended a line (ignoring `\r`).
-    at_line_start: bool,
-}
-
-impl EventBoundaryGuard {
-    fn check(&mut self, bytes: &[u8]) -> Result<(), AttemptError> {
-        for &byte in bytes {
-            match byte {
-                b'\n' if self.at_line_start => self.since_boundary = 0,
-                b'\n' => self.at_line_start = true,
-                b'\r' => {}
-                _ => {
-                    self.at_line_start = false;
-                    self.since_boundary += 1;
-                }
-            }
-        }
-        if self.since_boundary > MAX_EVENT_BYTES {
-            return Err(AttemptError::Invalid(format!(
-                "an event of the stream is longer than {MAX_EVENT_BYTES} bytes"
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// Parses SSE events and decodes each one's data.
-fn sse_items(
-    body: LocalBoxStream<'static, Result<Bytes, AttemptError>>,
-) -> LocalBoxStream<'static, ChatStreamItem> {
-    struct State {
-        events: LocalBoxStream<'static, Result<String, AttemptError>>,
+    struct State<S> {
+        body: awc::ClientResponse<S>,
+        framer: SseFramer,
+        /// `None` once the ending (`Completed` or `Failed`) is queued.
         decoder: Option<ChatStreamDecoder>,
+        pieces: Vec<StreamPiece>,
         pending: VecDeque<ChatStreamItem>,
     }
-    let events = body
-        .eventsource()
-        .map(|event| match event {
-            Ok(event) => Ok(event.data),
-            Err(EventStreamError::Transport(err)) => Err(err),
-            Err(EventStreamError::Utf8(err)) => Err(AttemptError::Invalid(err.to_string())),
-            Err(EventStreamError::Parser(err)) => Err(AttemptError::Invalid(err.to_string())),
-        })
-        .boxed_local();
     let state = State {
-        events,
+        body: response,
+        framer: SseFramer::new(),
         decoder: Some(ChatStreamDecoder::default()),
+        pieces: Vec::new(),
         pending: VecDeque::new(),
     };
-    stream::unfold(state, |mut state| async move {
+    stream::unfold(state, move |mut state| async move {
         loop {
             if let Some(item) = state.pending.pop_front() {
                 return Some((item, state));
             }
             let decoder = state.decoder.as_mut()?;
-            let ending = match state.events.next().await {
-                Some(Ok(data)) => {
-                    let mut pieces = Vec::new();
-                    match decoder.decode(&data, &mut pieces) {
-                        Ok(()) => {
-                            state
-                                .pending
-                                .extend(pieces.into_iter().map(ChatStreamItem::Piece));
-                            if !decoder.saw_done() {
-                                continue;
-                            }
-                            None
+            let ending = match tokio::time::timeout(read_timeout, state.body.next()).await {
+                Ok(Some(Ok(bytes))) => {
+                    let pieces = &mut state.pieces;
+                    let framed = state.framer.push(&bytes, |data| {
+                        // Nothing after `[DONE]` is read.
+                        if decoder.saw_done() {
+                            return Ok(());
                         }
+                        decoder.decode(data, pieces)
+                    });
+                    state
+                        .pending
+                        .extend(state.pieces.drain(..).map(ChatStreamItem::Piece));
+                    match framed {
+                        Ok(()) if !decoder.saw_done() => continue,
+                        Ok(()) => None,
                         Err(err) => Some(err),
                     }
                 }
-                // Silence after a finish_reason: the answer is complete.
-                Some(Err(AttemptError::ReadTimeout(_))) if decoder.is_complete() => None,
-                Some(Err(err)) => Some(err),
-                None if decoder.is_complete() => None,
-                None => Some(AttemptError::Broken(
+                Ok(Some(Err(err))) => Some(AttemptError::Broken(err.to_string())),
+                // Silence or the end after a finish_reason: the answer is complete.
+                Err(_) | Ok(None) if decoder.is_complete() => None,
+                Err(_) => Some(AttemptError::ReadTimeout(read_timeout)),
+                Ok(None) => Some(AttemptError::Broken(
                     "the stream ended without [DONE] or a finish_reason".to_owned(),
                 )),
             };
@@ -329,31 +288,6 @@ fn sse_items(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn guard_resets_at_blank_lines() {
-        let mut guard = EventBoundaryGuard::default();
-        let event = format!("data: {}\n\n", "x".repeat(MAX_EVENT_BYTES / 2));
-        for _ in 0..5 {
-            guard.check(event.as_bytes()).unwrap();
-        }
-        let mut guard = EventBoundaryGuard::default();
-        let crlf = format!("data: {}\r\n\r\n", "x".repeat(MAX_EVENT_BYTES / 2));
-        for _ in 0..5 {
-            guard.check(crlf.as_bytes()).unwrap();
-        }
-    }
-
-    #[test]
-    fn guard_refuses_an_endless_event() {
-        let mut guard = EventBoundaryGuard::default();
-        let line = format!("data: {}\n", "x".repeat(MAX_EVENT_BYTES / 4));
-        let mut result = Ok(());
-        for _ in 0..5 {
-            result = result.and_then(|()| guard.check(line.as_bytes()));
-        }
-        assert!(matches!(result, Err(AttemptError::Invalid(_))));
-    }
 
     #[test]
     fn error_bodies_show_the_error_message() {

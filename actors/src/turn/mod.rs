@@ -21,6 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 pub use frames::{DoneFrame, Frame};
 pub use messages::{ClientGone, LlmConnector, TurnSettings, TurnSpec};
 pub use prompts::CORRECTION_INSTRUCTION;
+pub use relay::{CLOSING_TIMEOUT, MAX_BACKLOG_FRAMES, STALLED_CLIENT_TIMEOUT};
 pub use tools::{TOOL_NAMES, definitions as tool_definitions};
 
 use crate::knowledge::KnowledgeBase;

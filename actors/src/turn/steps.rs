@@ -95,10 +95,12 @@ impl TurnActor {
         let mut events = Vec::new();
         round.filter.push(text, &mut events);
         self.relay_filtered(round, events, ctx);
+        self.piece_relayed();
     }
 
     pub(super) fn relay_reasoning(&mut self, text: String, ctx: &mut Context<Self>) {
         self.send_frame(Frame::Thinking { text }, ctx);
+        self.piece_relayed();
     }
 
     fn relay_filtered(

@@ -141,3 +141,30 @@ async fn models_are_listed() {
     let events = run(settings(mock.base_url()), LlmCommand::ListModels).await;
     assert_eq!(events, vec![LlmEvent::Models(vec!["smollm2".into()])]);
 }
+
+#[actix::test]
+async fn the_stream_pauses_at_the_relay_window_until_pieces_are_acknowledged() {
+    use bor_actors::llm::RELAY_WINDOW;
+    let mock = mock();
+    let tokens = RELAY_WINDOW + 100;
+    let mut harness = Harness::start(settings(mock.base_url()));
+    harness
+        .llm
+        .do_send(chat(json!({"reply": "w ", "repeat": tokens})));
+    let mut pieces = 0;
+    while pieces < RELAY_WINDOW {
+        match harness.events.recv().await {
+            Some(LlmEvent::Content(_)) => pieces += 1,
+            other => panic!("expected content, got {other:?}"),
+        }
+    }
+    // Nothing more comes until the requester says it passed the pieces on.
+    let more =
+        tokio::time::timeout(std::time::Duration::from_millis(300), harness.events.recv()).await;
+    assert!(more.is_err(), "the actor went past its window: {more:?}");
+
+    harness.llm.do_send(LlmCommand::Relayed(RELAY_WINDOW));
+    let rest = harness.until_end().await;
+    assert_eq!(content(&rest).len(), 2 * (tokens - RELAY_WINDOW));
+    assert!(matches!(rest.last(), Some(LlmEvent::ChatDone(_))));
+}

@@ -6,6 +6,7 @@
 )]
 
 mod corpus;
+mod fuzz;
 mod properties;
 
 use bor_actors::scaffolding::{FilterEvent, ScaffoldingFilter};

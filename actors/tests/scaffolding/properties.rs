@@ -309,7 +309,7 @@ fn piece() -> impl Strategy<Value = Piece> {
 }
 
 /// `text` cut at the given fractions of its length (moved to char boundaries).
-fn cut<'a>(text: &'a str, cuts: &[f64]) -> Vec<&'a str> {
+pub(crate) fn cut<'a>(text: &'a str, cuts: &[f64]) -> Vec<&'a str> {
     let mut points: Vec<usize> = cuts
         .iter()
         .map(|fraction| {

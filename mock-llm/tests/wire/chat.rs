@@ -46,6 +46,23 @@ async fn the_same_request_gets_the_same_bytes() {
 }
 
 #[tokio::test]
+async fn repeat_streams_the_answer_several_times_token_by_token() {
+    let mock = MockLlm::start().unwrap();
+    let question = with_directive("Q", json!({"reply": "one two ", "repeat": 3}));
+    let response = post_json(mock.addr(), CHAT, &chat_body(&question))
+        .await
+        .response();
+    assert_eq!(response.delta_text("content"), "one two one two one two ");
+    let pieces = response
+        .chunks()
+        .iter()
+        .filter(|chunk| chunk["choices"][0]["delta"]["content"].is_string())
+        .count();
+    assert_eq!(pieces, 6);
+    assert!(response.ends_with_done());
+}
+
+#[tokio::test]
 async fn reply_chunks_reasoning_and_usage_shape_the_stream() {
     let mock = MockLlm::start().unwrap();
     let question = with_directive(

@@ -118,6 +118,25 @@ async fn open_connections_follow_the_clients() {
 }
 
 #[tokio::test]
+async fn responses_in_progress_count_until_written_or_abandoned() {
+    let mock = MockLlm::start().unwrap();
+    let mut stalled = RawClient::connect(mock.addr()).await;
+    let question = "Hi\nMOCK {\"stall_after\": 1}";
+    let body = chat_body(question).to_string();
+    stalled.send("POST", CHAT, &[], body.as_bytes()).await;
+    assert!(eventually(|| mock.responses_in_progress() == 1).await);
+    post_json(mock.addr(), CHAT, &chat_body("Quick")).await;
+    assert_eq!(
+        mock.responses_in_progress(),
+        1,
+        "a finished response is not counted"
+    );
+    drop(stalled);
+    assert!(eventually(|| mock.responses_in_progress() == 0).await);
+    assert_eq!(mock.client_disconnects(), 1);
+}
+
+#[tokio::test]
 async fn a_kept_alive_connection_serves_several_requests() {
     let mock = MockLlm::start().unwrap();
     let mut client = RawClient::connect(mock.addr()).await;

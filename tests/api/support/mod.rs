@@ -200,6 +200,11 @@ impl TestApp {
         self.state.library.index().chunk_count(document_id)
     }
 
+    /// Turns holding a slot right now.
+    pub fn turns_in_flight(&self) -> usize {
+        self.state.config.max_concurrent_turns - self.state.turn_slots.available_permits()
+    }
+
     pub fn client() -> awc::Client {
         awc::Client::builder().timeout(STREAM_TIMEOUT).finish()
     }

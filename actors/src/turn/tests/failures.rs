@@ -144,6 +144,7 @@ impl UnfinishedTurn {
                         requester,
                         script,
                         asked: asked_by_llm,
+                        relayed: Arc::default(),
                     }
                     .start()
                     .recipient()
@@ -260,6 +261,7 @@ async fn the_stop_signal_closes_a_finished_turn_whose_client_reads_slowly() {
                     requester,
                     script: std::mem::take(&mut script),
                     asked: Arc::new(Mutex::new(Vec::new())),
+                    relayed: Arc::default(),
                 }
                 .start()
                 .recipient()
@@ -287,7 +289,7 @@ async fn the_stop_signal_closes_a_finished_turn_whose_client_reads_slowly() {
 }
 
 /// Polls `condition` for up to five seconds.
-async fn wait_until(condition: impl Fn() -> bool) -> bool {
+pub(super) async fn wait_until(condition: impl Fn() -> bool) -> bool {
     for _ in 0..500 {
         if condition() {
             return true;

@@ -4,8 +4,10 @@
 mod failures;
 mod paths;
 mod recovery;
+mod relay;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
@@ -35,6 +37,8 @@ struct ScriptedLlm {
     requester: Recipient<LlmEvent>,
     script: VecDeque<Vec<LlmEvent>>,
     asked: Arc<Mutex<Vec<Asked>>>,
+    /// Pieces the turn acknowledged (`LlmCommand::Relayed`).
+    relayed: Arc<AtomicUsize>,
 }
 
 impl Actor for ScriptedLlm {
@@ -50,6 +54,10 @@ impl Handler<LlmCommand> for ScriptedLlm {
             LlmCommand::Embed(inputs) => Asked::Embed(inputs),
             LlmCommand::ListModels => Asked::ListModels,
             LlmCommand::Cancel => Asked::Cancel,
+            LlmCommand::Relayed(pieces) => {
+                self.relayed.fetch_add(pieces, Ordering::SeqCst);
+                return;
+            }
         };
         let answers = matches!(asked, Asked::Cancel)
             .then(Vec::new)
@@ -304,6 +312,7 @@ pub async fn run_turn(
                     requester,
                     script,
                     asked: asked_by_llm,
+                    relayed: Arc::default(),
                 }
                 .start()
                 .recipient()

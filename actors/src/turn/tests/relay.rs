@@ -1,0 +1,162 @@
+//! The relay towards a client that reads slowly or not at all (paused time).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::*;
+use crate::record::TurnOutcome;
+use crate::turn::STALLED_CLIENT_TIMEOUT;
+
+/// A running turn whose frames go through a channel of `capacity`.
+struct Started {
+    frames: mpsc::Receiver<Frame>,
+    records: Arc<Mutex<Vec<TurnRecord>>>,
+    asked: Arc<Mutex<Vec<Asked>>>,
+    /// Pieces the turn acknowledged to its LLM actor.
+    relayed: Arc<AtomicUsize>,
+}
+
+fn start(capacity: usize, script: Vec<Vec<LlmEvent>>) -> Started {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let records = Arc::new(Mutex::new(Vec::new()));
+    let log = LogCatcher {
+        records: Arc::clone(&records),
+    }
+    .start();
+    let (sender, frames) = mpsc::channel(capacity);
+    let asked_by_llm = Arc::clone(&asked);
+    let relayed = Arc::new(AtomicUsize::new(0));
+    let relayed_to_llm = Arc::clone(&relayed);
+    let script = VecDeque::from(script);
+    TurnActor::new(
+        TurnSpec {
+            turn_id: Uuid::new_v4(),
+            question: "Q?".into(),
+            history: Vec::new(),
+        },
+        Arc::new(settings()),
+        TurnDeps {
+            knowledge: Arc::new(empty()),
+            log: log.recipient(),
+            connect_llm: Box::new(move |requester| {
+                ScriptedLlm {
+                    requester,
+                    script,
+                    asked: asked_by_llm,
+                    relayed: relayed_to_llm,
+                }
+                .start()
+                .recipient()
+            }),
+            slot: None,
+            stop: None,
+        },
+        sender,
+    )
+    .start();
+    Started {
+        frames,
+        records,
+        asked,
+        relayed,
+    }
+}
+
+/// Content pieces of a reply that never ends.
+fn endless(pieces: &[&str]) -> Vec<LlmEvent> {
+    pieces
+        .iter()
+        .map(|p| LlmEvent::Content((*p).to_owned()))
+        .collect()
+}
+
+#[actix::test]
+async fn a_client_that_reads_nothing_is_stopped_after_the_stall_timeout() {
+    tokio::time::pause();
+    let turn = start(1, vec![embedded(), endless(&["1 ", "2 ", "3 "])]);
+    // Frames wait for the client, which never reads; the turn holds on until the timeout.
+    actix::clock::sleep(STALLED_CLIENT_TIMEOUT - Duration::from_secs(1)).await;
+    assert!(turn.records.lock().unwrap().is_empty(), "not stopped early");
+
+    actix::clock::sleep(Duration::from_secs(2)).await;
+    let records = turn.records.lock().unwrap().clone();
+    assert_eq!(records.len(), 1, "stopped once the timeout passed");
+    assert_eq!(records[0].outcome, TurnOutcome::Stopped);
+    assert_eq!(records[0].answer, "1 2 3 ");
+    assert_eq!(turn.asked.lock().unwrap().last(), Some(&Asked::Cancel));
+    drop(turn.frames);
+}
+
+#[actix::test]
+async fn a_slow_reader_that_keeps_reading_is_not_stopped() {
+    tokio::time::pause();
+    let mut turn = start(1, vec![embedded(), endless(&["1 ", "2 ", "3 ", "4 "])]);
+    let pause = STALLED_CLIENT_TIMEOUT.mul_f64(0.6);
+    let mut texts = String::new();
+    for _ in 0..4 {
+        actix::clock::sleep(pause).await;
+        match turn.frames.recv().await {
+            Some(Frame::Delta { text }) => texts.push_str(&text),
+            other => panic!("expected a delta, got {other:?}"),
+        }
+    }
+    assert_eq!(texts, "1 2 3 4 ");
+    assert!(
+        turn.records.lock().unwrap().is_empty(),
+        "each frame taken restarts the wait"
+    );
+    drop(turn.frames);
+    let stopped = super::failures::wait_until(|| !turn.records.lock().unwrap().is_empty()).await;
+    assert!(stopped, "leaving still stops the turn");
+}
+
+#[actix::test]
+async fn pieces_are_acknowledged_once_their_frames_are_in_the_channel() {
+    let pieces: Vec<String> = (0..40).map(|n| format!("w{n} ")).collect();
+    let texts: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut turn = start(1, vec![embedded(), endless(&texts)]);
+    // One frame fits the channel; the others wait for the client in the backlog.
+    let settled = super::failures::wait_until(|| turn.asked.lock().unwrap().len() == 2).await;
+    assert!(settled, "the turn asked for its chat");
+    actix::clock::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        turn.relayed.load(Ordering::SeqCst),
+        0,
+        "nothing acknowledged while frames wait"
+    );
+
+    let mut received = 0;
+    while received < 40 {
+        match turn.frames.recv().await {
+            Some(Frame::Delta { .. }) => received += 1,
+            other => panic!("expected a delta, got {other:?}"),
+        }
+    }
+    let acknowledged =
+        super::failures::wait_until(|| turn.relayed.load(Ordering::SeqCst) == 40).await;
+    assert!(
+        acknowledged,
+        "every piece acknowledged once the backlog drained"
+    );
+}
+
+#[actix::test]
+async fn a_client_that_keeps_up_gets_acknowledgements_in_batches() {
+    let pieces: Vec<String> = (0..64).map(|n| format!("w{n} ")).collect();
+    let texts: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let turn = start(100, vec![embedded(), endless(&texts)]);
+    let acknowledged =
+        super::failures::wait_until(|| turn.relayed.load(Ordering::SeqCst) == 64).await;
+    assert!(
+        acknowledged,
+        "two batches of 32: {}",
+        turn.relayed.load(Ordering::SeqCst)
+    );
+    drop(turn.frames);
+}

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# `make bench-load`: bor's speed, memory and sustained load in front of the mock LLM, and
+# LiteLLM's proxy in front of the same mock, driven by bor-loadgen on this machine.
+# Writes the load section of bench/RESULTS.md (between its markers) from the JSON
+# summaries left in target/bench/load/.
+#
+# BENCH_LOAD_QUICK=1 runs every scenario at a small size (a smoke run, figures rough).
+# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer" picks scenarios.
+# BENCH_LOAD_SKIP_LITELLM=1 leaves the peer out (no Python virtual environment needed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+QUICK="${BENCH_LOAD_QUICK:-0}"
+SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer}"
+OUT=target/bench/load
+VENV=target/bench/litellm-venv
+LITELLM_VERSION=1.106.12
+# Free ports, chosen afresh each run (other servers may run on this machine).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+MOCK_ADDR=127.0.0.1:$(free_port)
+BOR_ADDR=127.0.0.1:$(free_port)
+LITELLM_PORT=$(free_port)
+BENCH_DB=bor_bench
+LOADGEN=target/release/bor-loadgen
+QUESTION="What is the capital of France?"
+
+size() { if [ "$QUICK" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+log() { echo "bench-load: $*" >&2; }
+has() { [[ " $SCENARIOS " == *" $1 "* ]]; }
+
+mkdir -p "$OUT"
+# A run of some scenarios keeps the summaries of the others.
+if [ -z "${BENCH_LOAD_SCENARIOS:-}" ]; then
+    rm -f "$OUT"/*.json
+else
+    for scenario in $SCENARIOS; do
+        rm -f "$OUT/$scenario"-*.json
+    done
+fi
+# Each bor turn and upstream stream holds a file descriptor on each side.
+ulimit -n "$(ulimit -Hn)"
+
+cargo build --release -q -p bor -p bor-mock-llm -p bor-loadgen
+scripts/ensure-postgres.sh
+
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+}
+trap cleanup EXIT
+
+# wait_port ADDR PID: until the server PID listens on ADDR.
+wait_port() {
+    for _ in $(seq 1 300); do
+        kill -0 "$2" 2>/dev/null || { log "the server on $1 exited; see $OUT"; exit 1; }
+        (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    log "nothing listens on $1"
+    exit 1
+}
+
+json_string() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+# The request bodies.
+bor_body() { echo "{\"message\": $(json_string "$1")}"; }
+openai_body() {
+    echo "{\"model\":\"smollm2\",\"stream\":true,\"messages\":[{\"role\":\"system\",\"content\":\"You are bor, an assistant for the user's own knowledge base. The knowledge base has nothing relevant to this question.\"},{\"role\":\"user\",\"content\":$(json_string "$1")}]}"
+}
+
+start_mock() {
+    RUST_LOG=warn target/release/bor-mock-llm --bind "$MOCK_ADDR" > "$OUT/mock.log" 2>&1 &
+    mock_pid=$!
+    pids+=("$mock_pid")
+    wait_port "$MOCK_ADDR" "$mock_pid"
+}
+
+reset_database() {
+    psql -q -h 127.0.0.1 -U postgres -d postgres -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" \
+        -c "CREATE DATABASE $BENCH_DB" > /dev/null
+}
+
+start_bor() {
+    BOR_BIND="$BOR_ADDR" \
+        BOR_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB" \
+        BOR_LLM_BASE_URL="http://$MOCK_ADDR/v1" \
+        BOR_MAX_CONCURRENT_TURNS=10000 \
+        BOR_SHUTDOWN_GRACE=1 \
+        BOR_LOG=info \
+        target/release/bor serve >> "$OUT/bor.log" 2>&1 &
+    bor_pid=$!
+    pids+=("$bor_pid")
+    wait_port "$BOR_ADDR" "$bor_pid"
+}
+
+stop_bor() {
+    kill "$bor_pid" 2>/dev/null || true
+    wait "$bor_pid" 2>/dev/null || true
+}
+
+# loadgen NAME MODE ARGS…: one run, its summary saved as NAME.json.
+loadgen() {
+    local name=$1
+    shift
+    log "$name"
+    "$LOADGEN" "$@" > "$OUT/$name.json"
+}
+
+to_bor() { echo --addr "$BOR_ADDR" --path /api/chat --protocol bor --pid "$bor_pid"; }
+to_mock() { echo --addr "$MOCK_ADDR" --path /v1/chat/completions --protocol openai --pid "$mock_pid"; }
+
+machine_facts() {
+    python3 - "$OUT/machine.json" <<'PY'
+import json, os, subprocess, sys, datetime
+def first(path, key):
+    for line in open(path):
+        if line.startswith(key):
+            return line.split(":", 1)[1].strip()
+facts = {
+    "nproc": os.cpu_count(),
+    "cpu": first("/proc/cpuinfo", "model name"),
+    "memory_gib": round(int(first("/proc/meminfo", "MemTotal").split()[0]) / 1024 / 1024, 1),
+    "kernel": os.uname().release,
+    "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+    "dirty": bool(subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True).stdout.strip()),
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    "load_before": open("/proc/loadavg").read().split()[:3],
+    "quick": os.environ.get("BENCH_LOAD_QUICK", "0") == "1",
+}
+json.dump(facts, open(sys.argv[1], "w"))
+PY
+}
+
+machine_facts
+
+if has micro; then
+    # Criterion micro-benchmarks of the filter and the upstream stream decoding; they
+    # leave their estimates in target/criterion.
+    log "micro-benchmarks (criterion)"
+    rm -rf target/criterion/scaffolding_filter target/criterion/upstream_sse
+    cargo bench -q -p bor-actors --bench relay_paths -- \
+        --warm-up-time "$(size 2 1)" --measurement-time "$(size 5 1)" > "$OUT/criterion.txt" 2>&1
+fi
+
+reset_database
+start_mock
+start_bor
+# Warm both up: connections, the database pool, the allocator.
+loadgen warmup-bor closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+loadgen warmup-mock closed $(to_mock) --body "$(openai_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+
+if has ttft; then
+    for clients in 1 100 1000; do
+        case $clients in
+            1) requests=$(size 3000 300) ;;
+            100) requests=$(size 20000 2000) ;;
+            *) requests=$(size 20000 3000) ;;
+        esac
+        loadgen "ttft-mock-c$clients" closed $(to_mock) --body "$(openai_body "$QUESTION")" \
+            --clients "$clients" --requests "$requests"
+        loadgen "ttft-bor-c$clients" closed $(to_bor) --body "$(bor_body "$QUESTION")" \
+            --clients "$clients" --requests "$requests"
+    done
+fi
+
+if has throughput; then
+    # Long answers streamed as fast as the mock writes them.
+    tokens=$(size 20000 5000)
+    question="Stream a long answer
+MOCK {\"reply\": \"token \", \"repeat\": $tokens}"
+    turns=$(size 40 8)
+    loadgen throughput-mock closed $(to_mock) --body "$(openai_body "$question")" --clients 4 --requests "$turns"
+    loadgen throughput-bor closed $(to_bor) --body "$(bor_body "$question")" --clients 4 --requests "$turns"
+fi
+
+if has memory; then
+    # Slow streams held open together: 40 tokens 500 ms apart (about 20 s each), started
+    # 500 a second so that their retrievals do not queue past the pool's wait timeout.
+    question="Stream slowly
+MOCK {\"reply\": \"token \", \"repeat\": 40, \"token_delay_ms\": 500}"
+    for streams in 1000 5000; do
+        stop_bor
+        start_bor
+        loadgen warmup-memory closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 20 --requests 500 > /dev/null
+        loadgen "memory-bor-$streams" closed $(to_bor) --body "$(bor_body "$question")" \
+            --clients "$streams" --requests "$streams" --ramp-per-s 500
+    done
+    stop_bor
+    start_bor
+    loadgen warmup-bor closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+fi
+
+if has sustained; then
+    duration=$(size 10 4)
+    for rate in 25 50 100 200 400 700 1000 1400 2000; do
+        loadgen "sustained-mock-r$rate" open $(to_mock) --body "$(openai_body "$QUESTION")" \
+            --rate "$rate" --duration-s "$duration"
+        loadgen "sustained-bor-r$rate" open $(to_bor) --body "$(bor_body "$QUESTION")" \
+            --rate "$rate" --duration-s "$duration"
+        # Past the point where bor cannot keep up there is nothing more to learn.
+        if python3 bench/render_load.py --saturated "$OUT" "$rate"; then
+            break
+        fi
+    done
+fi
+
+if has peer && [ "${BENCH_LOAD_SKIP_LITELLM:-0}" != 1 ]; then
+    if [ ! -x "$VENV/bin/litellm" ]; then
+        log "installing litellm[proxy]==$LITELLM_VERSION into $VENV"
+        python3 -m venv "$VENV"
+        "$VENV/bin/pip" install -q "litellm[proxy]==$LITELLM_VERSION"
+    fi
+    cat > "$OUT/litellm.yaml" <<YAML
+model_list:
+  - model_name: smollm2
+    litellm_params:
+      model: openai/smollm2
+      api_base: http://$MOCK_ADDR/v1
+      api_key: not-used
+litellm_settings:
+  telemetry: false
+  turn_off_message_logging: true
+YAML
+    # No outbound fetches (the bundled model cost map), no callbacks or telemetry, one
+    # worker per core as LiteLLM recommends. LiteLLM takes its time to start.
+    # It refuses to start without a master key: requests carry it, as a deployment's would.
+    litellm_key="sk-$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+    LITELLM_MASTER_KEY="$litellm_key" LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_LOG=ERROR \
+        "$VENV/bin/litellm" --config "$OUT/litellm.yaml" --host 127.0.0.1 --port "$LITELLM_PORT" \
+        --num_workers "$(nproc)" > "$OUT/litellm.log" 2>&1 &
+    litellm_pid=$!
+    pids+=("$litellm_pid")
+    for _ in $(seq 1 20); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$LITELLM_PORT") 2>/dev/null && break
+        sleep 5
+    done
+    wait_port "127.0.0.1:$LITELLM_PORT" "$litellm_pid"
+    to_litellm() {
+        echo --addr "127.0.0.1:$LITELLM_PORT" --path /v1/chat/completions --protocol openai \
+            --pid "$litellm_pid" --bearer "$litellm_key"
+    }
+    peer_body="$(openai_body "$QUESTION")"
+    loadgen warmup-litellm closed $(to_litellm) --body "$peer_body" --clients 10 --requests 300 > /dev/null
+    peer_requests=$(size 1000 200)
+    peer_duration=$(size 20 5)
+    loadgen peer-mock-c1 closed $(to_mock) --body "$peer_body" --clients 1 --requests "$peer_requests"
+    loadgen peer-litellm-c1 closed $(to_litellm) --body "$peer_body" --clients 1 --requests "$peer_requests"
+    loadgen peer-bor-c1 closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 1 --requests "$peer_requests"
+    loadgen peer-mock-c100 closed $(to_mock) --body "$peer_body" --clients 100 --duration-s "$peer_duration"
+    loadgen peer-litellm-c100 closed $(to_litellm) --body "$peer_body" --clients 100 --duration-s "$peer_duration"
+    loadgen peer-bor-c100 closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 100 --duration-s "$peer_duration"
+fi
+
+python3 - "$OUT/machine.json" <<'PY'
+import json, sys
+facts = json.load(open(sys.argv[1]))
+facts["load_after"] = open("/proc/loadavg").read().split()[:3]
+json.dump(facts, open(sys.argv[1], "w"))
+PY
+python3 bench/render_load.py --write "$OUT" bench/RESULTS.md
+log "wrote the load section of bench/RESULTS.md"

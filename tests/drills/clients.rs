@@ -1,0 +1,100 @@
+//! Clients that leave in the middle of a stream, and a client that stops reading.
+
+use std::time::Duration;
+
+use bor::db::query_log::TurnStatus;
+use bor_actors::turn::STALLED_CLIENT_TIMEOUT;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use crate::support::{TestApp, directed};
+use crate::{assert_nothing_left, eventually_for, scale};
+
+#[actix_web::test]
+async fn clients_that_leave_mid_stream_free_everything() {
+    let clients = 200 * scale();
+    let app =
+        TestApp::spawn_with(&[("BOR_MAX_CONCURRENT_TURNS", &(clients + 10).to_string())]).await;
+    let question = directed(
+        "Tell me a long story",
+        json!({"reply": "once upon a time there was a story that went on and on", "token_delay_ms": 100}),
+    );
+    let body = json!({ "message": question }).to_string();
+    // Clients arrive in waves of 100, a quarter of a second apart, so that even the long
+    // drill's 2,000 do not queue their retrievals past the database pool's wait.
+    let leave_after_first_delta = (0..clients).map(|n| {
+        let body = body.clone();
+        let address = app.address.clone();
+        async move {
+            actix_web::rt::time::sleep(Duration::from_millis(250 * (n / 100) as u64)).await;
+            let response = TestApp::client()
+                .post(format!("{address}/api/chat"))
+                .insert_header(("Content-Type", "application/json"))
+                .send_body(body)
+                .await
+                .unwrap();
+            let mut events = response.eventsource();
+            let first = events.next().await.unwrap().unwrap();
+            assert_eq!(first.event, "delta", "{}", first.data);
+            // Dropping the stream closes the connection.
+        }
+    });
+    join_all(leave_after_first_delta).await;
+
+    assert!(
+        app.mock
+            .wait_for_client_disconnects_async(clients, Duration::from_secs(30))
+            .await,
+        "every upstream request was dropped: {} of {clients}",
+        app.mock.client_disconnects()
+    );
+    assert_nothing_left(&app, &app.mock).await;
+    let rows = app.wait_for_rows(clients).await;
+    assert_eq!(rows.len(), clients);
+    assert!(rows.iter().all(|row| row.status == TurnStatus::Stopped));
+}
+
+#[actix_web::test]
+async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer() {
+    let app = TestApp::spawn().await;
+    // An answer of 200,000 tokens, several MiB of frames. Once the socket buffers are
+    // full, the turn's backlog holds what waits, the LLM stream is no longer read (the
+    // relay window), and after the stall timeout the turn stops.
+    let question = directed("Flood me", json!({"reply": "w ", "repeat": 200_000}));
+    let body = json!({ "message": question }).to_string();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let address = app.address.trim_start_matches("http://").parse().unwrap();
+    let mut stream = socket.connect(address).await.unwrap();
+    let request = format!(
+        "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // The client now reads nothing, and keeps its connection open.
+    let limit = STALLED_CLIENT_TIMEOUT + Duration::from_secs(30);
+    let stopped = eventually_for(limit, async || app.query_log().await.len() == 1).await;
+    assert!(
+        stopped,
+        "the turn was stopped while its client read nothing"
+    );
+    let row = &app.query_log().await[0];
+    assert_eq!(row.status, TurnStatus::Stopped);
+    assert!(
+        row.answer.len() < 2 * 200_000,
+        "stopped before the whole answer was relayed ({} bytes)",
+        row.answer.len()
+    );
+    assert!(
+        app.mock
+            .wait_for_client_disconnects_async(1, Duration::from_secs(10))
+            .await,
+        "the upstream request was dropped"
+    );
+    assert_nothing_left(&app, &app.mock).await;
+    drop(stream);
+}

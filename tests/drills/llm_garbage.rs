@@ -1,0 +1,103 @@
+//! An LLM server that answers garbage: every turn still ends with the right error frame,
+//! nothing panics, and the service goes on answering.
+
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, directed};
+use crate::{assert_nothing_left, scale};
+
+/// A directive, and the frames the turn must end up with.
+struct Case {
+    name: &'static str,
+    directive: Value,
+    events: &'static [&'static str],
+    code: &'static str,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "lines of invalid JSON in a 200 stream",
+            directive: json!({"garbage": "invalid_json"}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "one 2 MiB line",
+            directive: json!({"garbage": "huge_line"}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "an HTML page with status 200",
+            directive: json!({"garbage": "html"}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "a stream with the wrong content type",
+            directive: json!({"content_type": "text/plain"}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "an HTML error page from a proxy (502)",
+            directive: json!({"html_error": true}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "an HTML error page saying not found (404)",
+            directive: json!({"html_error": true, "status": 404}),
+            events: &["error"],
+            code: "llm_rejected",
+        },
+        Case {
+            name: "invalid JSON from the embeddings endpoint",
+            directive: json!({"garbage": "invalid_json", "on": "embeddings"}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "a 2 MiB line from the embeddings endpoint",
+            directive: json!({"garbage": "huge_line", "on": "embeddings"}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+        Case {
+            name: "an error object after the first tokens",
+            directive: json!({"error_after": 2, "reply": "one two three four"}),
+            events: &["delta", "delta", "error"],
+            code: "llm_interrupted",
+        },
+        Case {
+            name: "a stream cut without its end",
+            directive: json!({"drop_after": 1, "reply": "one two three"}),
+            events: &["delta", "error"],
+            code: "llm_interrupted",
+        },
+        Case {
+            name: "garbage split byte by byte",
+            directive: json!({"garbage": "invalid_json", "split_writes": true}),
+            events: &["retry", "error"],
+            code: "llm_unavailable",
+        },
+    ]
+}
+
+#[actix_web::test]
+async fn garbage_from_the_llm_server_ends_turns_with_the_right_error_frame() {
+    let app = TestApp::spawn_with(&[("BOR_LLM_RETRIES", "1")]).await;
+    for round in 0..scale() {
+        for case in cases() {
+            let question = directed(&format!("Garbage {round}?"), case.directive.clone());
+            let response = app.chat(&question).await;
+            assert_eq!(response.status, 200, "{}", case.name);
+            assert_eq!(response.events(), case.events, "{}", case.name);
+            assert_eq!(response.last().data["code"], case.code, "{}", case.name);
+        }
+    }
+    let clean = app.chat("Still there?").await;
+    assert_eq!(clean.last().event, "done", "the service goes on answering");
+    assert_nothing_left(&app, &app.mock).await;
+}

@@ -1,0 +1,82 @@
+//! Fault drills: bor in front of an LLM server that dies mid-stream and comes back, or
+//! answers garbage; through a database outage; with clients that leave mid-stream or
+//! stop reading; and under a sweep of malformed chat requests. Each drill checks that
+//! every turn ends with the right frame, none hangs, and nothing is left behind (turn
+//! slots, LLM actors, upstream requests).
+//!
+//! The default scale keeps the drills to well under a minute; `BOR_DRILLS=long` runs
+//! each at ten times the scale.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test stops at the first unexpected value"
+)]
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the TestApp support module is shared with tests/api; each binary uses part of it"
+)]
+#[path = "../api/support/mod.rs"]
+mod support;
+
+mod clients;
+mod database;
+mod input_sweep;
+mod llm_garbage;
+mod llm_restart;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{TestApp, eventually};
+
+/// How many times the default size each drill runs at (`BOR_DRILLS=long`: 10).
+pub fn scale() -> usize {
+    match std::env::var("BOR_DRILLS").as_deref() {
+        Ok("long") => 10,
+        _ => 1,
+    }
+}
+
+/// Nothing of any turn is left: every slot is free and every LLM actor has stopped
+/// (each holds a reference to the shared LLM settings while it lives), and the LLM
+/// server is answering nothing.
+pub async fn assert_nothing_left(app: &TestApp, mock: &bor_mock_llm::MockLlm) {
+    let settled = eventually_for(Duration::from_secs(15), async || {
+        app.turns_in_flight() == 0
+            && Arc::strong_count(&app.state.llm) == 1
+            && Arc::strong_count(&app.state.turn) == 1
+            && mock.responses_in_progress() == 0
+    })
+    .await;
+    assert!(
+        settled,
+        "left behind: {} turns in flight, {} LLM actors, {} turn actors, {} upstream responses",
+        app.turns_in_flight(),
+        Arc::strong_count(&app.state.llm) - 1,
+        Arc::strong_count(&app.state.turn) - 1,
+        mock.responses_in_progress()
+    );
+}
+
+/// Polls `condition` every 20 ms until it holds or `limit` passes.
+pub async fn eventually_for(limit: Duration, mut condition: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if condition().await {
+            return true;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    condition().await
+}
+
+#[actix_web::test]
+async fn a_quiet_app_has_nothing_in_flight() {
+    let app = TestApp::spawn().await;
+    assert_eq!(app.turns_in_flight(), 0);
+    let response = app.chat("Hello?").await;
+    assert_eq!(response.last().event, "done");
+    assert!(eventually(async || app.turns_in_flight() == 0).await);
+    assert_nothing_left(&app, &app.mock).await;
+}
