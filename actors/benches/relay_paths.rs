@@ -1,12 +1,16 @@
 //! Micro-benchmarks of the per-token work on bor's relay path: the scaffolding filter
 //! (clean prose and markup-heavy text, in token-sized and network-sized pieces) and the
-//! upstream event stream (SSE framing and chunk decoding). `cargo bench -p bor-actors`.
+//! upstream event stream (SSE framing and chunk decoding), the latter also with the
+//! `eventsource-stream` crate in place of bor's framer, the reason bor frames events
+//! itself. `cargo bench -p bor-actors`.
 
 use std::hint::black_box;
 
 use bor_actors::llm::{ChatStreamDecoder, SseFramer, StreamPiece};
 use bor_actors::scaffolding::ScaffoldingFilter;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
 
 const TOOLS: &[&str] = &["search_documents", "read_document", "list_documents"];
 
@@ -105,6 +109,34 @@ fn upstream_sse(c: &mut Criterion) {
                         black_box(&pieces);
                         pieces.clear();
                     }
+                    black_box(decoder.finish());
+                });
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("eventsource_stream_and_decode", read),
+            &reads,
+            |b, reads| {
+                let mut pieces: Vec<StreamPiece> = Vec::with_capacity(64);
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap_or_else(|err| panic!("a runtime: {err}"));
+                b.iter(|| {
+                    let mut decoder = ChatStreamDecoder::default();
+                    let body = futures_util::stream::iter(
+                        reads.iter().map(|read| Ok::<_, std::convert::Infallible>(*read)),
+                    );
+                    let mut events = body.eventsource();
+                    runtime.block_on(async {
+                        while let Some(event) = events.next().await {
+                            let event = event.unwrap_or_else(|err| panic!("well-formed: {err}"));
+                            decoder
+                                .decode(&event.data, &mut pieces)
+                                .unwrap_or_else(|err| panic!("the body is well-formed: {err}"));
+                            black_box(&pieces);
+                            pieces.clear();
+                        }
+                    });
                     black_box(decoder.finish());
                 });
             },
