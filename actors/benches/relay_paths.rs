@@ -124,7 +124,9 @@ fn upstream_sse(c: &mut Criterion) {
                 b.iter(|| {
                     let mut decoder = ChatStreamDecoder::default();
                     let body = futures_util::stream::iter(
-                        reads.iter().map(|read| Ok::<_, std::convert::Infallible>(*read)),
+                        reads
+                            .iter()
+                            .map(|read| Ok::<_, std::convert::Infallible>(*read)),
                     );
                     let mut events = body.eventsource();
                     runtime.block_on(async {

@@ -109,57 +109,28 @@ async fn a_failed_search_embedding_is_a_tool_error_not_the_end() {
 }
 
 /// A turn whose reply streams "Partial answer" and never ends.
-struct UnfinishedTurn {
-    frames: mpsc::Receiver<Frame>,
-    records: Arc<Mutex<Vec<TurnRecord>>>,
-    asked: Arc<Mutex<Vec<Asked>>>,
+struct UnfinishedTurn(StartedTurn);
+
+impl std::ops::Deref for UnfinishedTurn {
+    type Target = StartedTurn;
+    fn deref(&self) -> &StartedTurn {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for UnfinishedTurn {
+    fn deref_mut(&mut self) -> &mut StartedTurn {
+        &mut self.0
+    }
 }
 
 impl UnfinishedTurn {
     fn start(stop: Option<watch::Receiver<bool>>) -> Self {
-        let asked = Arc::new(Mutex::new(Vec::new()));
-        let records = Arc::new(Mutex::new(Vec::new()));
-        let log = LogCatcher {
-            records: Arc::clone(&records),
-        }
-        .start();
-        let (sender, frames) = mpsc::channel(16);
-        let asked_by_llm = Arc::clone(&asked);
-        let script = VecDeque::from(vec![
-            embedded(),
-            vec![LlmEvent::Content("Partial answer".into())],
-        ]);
-        TurnActor::new(
-            TurnSpec {
-                turn_id: Uuid::new_v4(),
-                question: "Q?".into(),
-                history: Vec::new(),
-            },
-            Arc::new(settings()),
-            TurnDeps {
-                knowledge: Arc::new(empty()),
-                log: log.recipient(),
-                connect_llm: Box::new(move |requester| {
-                    ScriptedLlm {
-                        requester,
-                        script,
-                        asked: asked_by_llm,
-                        relayed: Arc::default(),
-                    }
-                    .start()
-                    .recipient()
-                }),
-                slot: None,
-                stop,
-            },
-            sender,
-        )
-        .start();
-        Self {
-            frames,
-            records,
-            asked,
-        }
+        Self(start_turn(TurnSetup {
+            script: vec![embedded(), vec![LlmEvent::Content("Partial answer".into())]],
+            stop,
+            ..TurnSetup::default()
+        }))
     }
 
     async fn first_frame_is_the_partial_answer(&mut self) {
@@ -235,43 +206,21 @@ async fn a_dropped_stop_signal_does_not_end_the_turn() {
 
 #[actix::test]
 async fn the_stop_signal_closes_a_finished_turn_whose_client_reads_slowly() {
-    let records = Arc::new(Mutex::new(Vec::new()));
-    let log = LogCatcher {
-        records: Arc::clone(&records),
-    }
-    .start();
     let pieces: Vec<String> = (0..40).map(|n| format!("piece{n} ")).collect();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    let mut script = VecDeque::from(vec![embedded(), reply(&pieces)]);
     let (stop, stop_signal) = watch::channel(false);
     // Room for one frame: the rest wait in the turn's backlog while nobody reads.
-    let (sender, mut frames) = mpsc::channel(1);
-    let turn = TurnActor::new(
-        TurnSpec {
-            turn_id: Uuid::new_v4(),
-            question: "Q?".into(),
-            history: Vec::new(),
-        },
-        Arc::new(settings()),
-        TurnDeps {
-            knowledge: Arc::new(empty()),
-            log: log.recipient(),
-            connect_llm: Box::new(move |requester| {
-                ScriptedLlm {
-                    requester,
-                    script: std::mem::take(&mut script),
-                    asked: Arc::new(Mutex::new(Vec::new())),
-                    relayed: Arc::default(),
-                }
-                .start()
-                .recipient()
-            }),
-            slot: None,
-            stop: Some(stop_signal),
-        },
-        sender,
-    )
-    .start();
+    let StartedTurn {
+        turn,
+        mut frames,
+        records,
+        ..
+    } = start_turn(TurnSetup {
+        script: vec![embedded(), reply(&pieces)],
+        capacity: 1,
+        stop: Some(stop_signal),
+        ..TurnSetup::default()
+    });
     assert!(wait_until(|| !records.lock().unwrap().is_empty()).await);
     assert_eq!(records.lock().unwrap()[0].outcome, TurnOutcome::Done);
     assert!(turn.connected(), "the done frame waits for the client");

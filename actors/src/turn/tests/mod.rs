@@ -32,6 +32,26 @@ pub enum Asked {
     Cancel,
 }
 
+/// What a [`ScriptedLlm`] is made of before it knows its requester.
+struct LlmScript {
+    script: VecDeque<Vec<LlmEvent>>,
+    asked: Arc<Mutex<Vec<Asked>>>,
+    relayed: Arc<AtomicUsize>,
+}
+
+impl LlmScript {
+    fn start_for(self, requester: Recipient<LlmEvent>) -> Recipient<LlmCommand> {
+        ScriptedLlm {
+            requester,
+            script: self.script,
+            asked: self.asked,
+            relayed: self.relayed,
+        }
+        .start()
+        .recipient()
+    }
+}
+
 /// Answers each request with the next scripted list of events.
 struct ScriptedLlm {
     requester: Recipient<LlmEvent>,
@@ -281,55 +301,111 @@ impl TurnRun {
     }
 }
 
-/// Runs one turn to its end against the script and collects what it did.
-pub async fn run_turn(
-    question: &str,
-    settings: TurnSettings,
-    knowledge: FixedKnowledge,
-    script: Vec<Vec<LlmEvent>>,
-) -> TurnRun {
+/// How to start a turn for a test; `Default` is a question on an empty knowledge base.
+pub struct TurnSetup {
+    pub question: &'static str,
+    pub settings: TurnSettings,
+    pub knowledge: FixedKnowledge,
+    /// One list of events per request the turn makes.
+    pub script: Vec<Vec<LlmEvent>>,
+    /// Capacity of the frame channel between the turn and its client.
+    pub capacity: usize,
+    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl Default for TurnSetup {
+    fn default() -> Self {
+        Self {
+            question: "Q?",
+            settings: settings(),
+            knowledge: empty(),
+            script: Vec::new(),
+            capacity: 16,
+            stop: None,
+        }
+    }
+}
+
+/// A running turn and what its fakes saw.
+pub struct StartedTurn {
+    pub turn: Addr<TurnActor>,
+    pub frames: mpsc::Receiver<Frame>,
+    pub records: Arc<Mutex<Vec<TurnRecord>>>,
+    pub asked: Arc<Mutex<Vec<Asked>>>,
+    /// Pieces the turn acknowledged to its LLM actor.
+    pub relayed: Arc<AtomicUsize>,
+    log: Addr<LogCatcher>,
+}
+
+impl StartedTurn {
+    /// Every record the turn sent so far (after the log catcher has handled them).
+    pub async fn records(&self) -> Vec<TurnRecord> {
+        self.log.send(Sync).await.unwrap();
+        self.records.lock().unwrap().clone()
+    }
+}
+
+pub fn start_turn(setup: TurnSetup) -> StartedTurn {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let records = Arc::new(Mutex::new(Vec::new()));
+    let relayed = Arc::new(AtomicUsize::new(0));
     let log = LogCatcher {
         records: Arc::clone(&records),
     }
     .start();
-    let script = VecDeque::from(script);
-    let asked_by_llm = Arc::clone(&asked);
-    let (sender, mut receiver) = mpsc::channel(16);
-    TurnActor::new(
+    let (sender, frames) = mpsc::channel(setup.capacity);
+    let llm = LlmScript {
+        script: VecDeque::from(setup.script),
+        asked: Arc::clone(&asked),
+        relayed: Arc::clone(&relayed),
+    };
+    let turn = TurnActor::new(
         TurnSpec {
             turn_id: Uuid::new_v4(),
-            question: question.to_owned(),
+            question: setup.question.to_owned(),
             history: Vec::new(),
         },
-        Arc::new(settings),
+        Arc::new(setup.settings),
         TurnDeps {
-            knowledge: Arc::new(knowledge),
+            knowledge: Arc::new(setup.knowledge),
             log: log.clone().recipient(),
-            connect_llm: Box::new(move |requester| {
-                ScriptedLlm {
-                    requester,
-                    script,
-                    asked: asked_by_llm,
-                    relayed: Arc::default(),
-                }
-                .start()
-                .recipient()
-            }),
+            connect_llm: Box::new(move |requester| llm.start_for(requester)),
             slot: None,
-            stop: None,
+            stop: setup.stop,
         },
         sender,
     )
     .start();
+    StartedTurn {
+        turn,
+        frames,
+        records,
+        asked,
+        relayed,
+        log,
+    }
+}
+
+/// Runs one turn to its end against the script and collects what it did.
+pub async fn run_turn(
+    question: &'static str,
+    settings: TurnSettings,
+    knowledge: FixedKnowledge,
+    script: Vec<Vec<LlmEvent>>,
+) -> TurnRun {
+    let mut started = start_turn(TurnSetup {
+        question,
+        settings,
+        knowledge,
+        script,
+        ..TurnSetup::default()
+    });
     let mut frames = Vec::new();
-    while let Some(frame) = receiver.recv().await {
+    while let Some(frame) = started.frames.recv().await {
         frames.push(frame);
     }
-    log.send(Sync).await.unwrap();
-    let asked = asked.lock().unwrap().clone();
-    let records = records.lock().unwrap().clone();
+    let records = started.records().await;
+    let asked = started.asked.lock().unwrap().clone();
     TurnRun {
         frames,
         asked,

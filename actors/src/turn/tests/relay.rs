@@ -1,71 +1,19 @@
 //! The relay towards a client that reads slowly or not at all (paused time).
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-use actix::prelude::*;
-use tokio::sync::mpsc;
-use uuid::Uuid;
 
 use super::*;
 use crate::record::TurnOutcome;
 use crate::turn::STALLED_CLIENT_TIMEOUT;
 
 /// A running turn whose frames go through a channel of `capacity`.
-struct Started {
-    frames: mpsc::Receiver<Frame>,
-    records: Arc<Mutex<Vec<TurnRecord>>>,
-    asked: Arc<Mutex<Vec<Asked>>>,
-    /// Pieces the turn acknowledged to its LLM actor.
-    relayed: Arc<AtomicUsize>,
-}
-
-fn start(capacity: usize, script: Vec<Vec<LlmEvent>>) -> Started {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let records = Arc::new(Mutex::new(Vec::new()));
-    let log = LogCatcher {
-        records: Arc::clone(&records),
-    }
-    .start();
-    let (sender, frames) = mpsc::channel(capacity);
-    let asked_by_llm = Arc::clone(&asked);
-    let relayed = Arc::new(AtomicUsize::new(0));
-    let relayed_to_llm = Arc::clone(&relayed);
-    let script = VecDeque::from(script);
-    TurnActor::new(
-        TurnSpec {
-            turn_id: Uuid::new_v4(),
-            question: "Q?".into(),
-            history: Vec::new(),
-        },
-        Arc::new(settings()),
-        TurnDeps {
-            knowledge: Arc::new(empty()),
-            log: log.recipient(),
-            connect_llm: Box::new(move |requester| {
-                ScriptedLlm {
-                    requester,
-                    script,
-                    asked: asked_by_llm,
-                    relayed: relayed_to_llm,
-                }
-                .start()
-                .recipient()
-            }),
-            slot: None,
-            stop: None,
-        },
-        sender,
-    )
-    .start();
-    Started {
-        frames,
-        records,
-        asked,
-        relayed,
-    }
+fn start(capacity: usize, script: Vec<Vec<LlmEvent>>) -> StartedTurn {
+    start_turn(TurnSetup {
+        script,
+        capacity,
+        ..TurnSetup::default()
+    })
 }
 
 /// Content pieces of a reply that never ends.
