@@ -22,6 +22,7 @@ use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+use crate::db::query_log::QueryLogEntry;
 use crate::db::{DbPool, run_migrations};
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -216,4 +217,64 @@ async fn execute(conn: &mut AsyncPgConnection, statement: &str) {
         .execute(conn)
         .await
         .unwrap_or_else(|error| panic!("{statement}: {error}"));
+}
+
+/// Stores a document of one chunk with the given embedding, straight into the database
+/// (as rows written by other means than bor are); returns (document id, chunk id).
+pub async fn insert_one_chunk_document(
+    pool: &DbPool,
+    title: &str,
+    text: &str,
+    embedding: &[f32],
+) -> (i64, i64) {
+    use crate::db::documents::NewDocument;
+    use crate::db::schema::{chunks, documents};
+    use diesel::{ExpressionMethods, insert_into};
+
+    let mut conn = pool.get().await.expect("a connection");
+    let document_id: i64 = insert_into(documents::table)
+        .values(NewDocument::new(title, None, text))
+        .returning(documents::id)
+        .get_result(&mut conn)
+        .await
+        .expect("the document is stored");
+    let chunk_id: i64 = insert_into(chunks::table)
+        .values((
+            chunks::document_id.eq(document_id),
+            chunks::ord.eq(0),
+            chunks::text.eq(text),
+            chunks::embedding.eq(embedding),
+        ))
+        .returning(chunks::id)
+        .get_result(&mut conn)
+        .await
+        .expect("the chunk is stored");
+    (document_id, chunk_id)
+}
+
+/// The `query_log` rows, oldest first.
+pub async fn query_log_rows(pool: &DbPool) -> Vec<QueryLogEntry> {
+    use crate::db::schema::query_log;
+    use diesel::{QueryDsl, SelectableHelper};
+
+    let mut conn = pool.get().await.expect("a connection");
+    query_log::table
+        .select(QueryLogEntry::as_select())
+        .order(query_log::id)
+        .load(&mut conn)
+        .await
+        .expect("query_log is readable")
+}
+
+/// The `query_log` rows once there are `n` (rows are written just after a stream
+/// ends), or whatever is there after five seconds.
+pub async fn wait_for_query_log_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEntry> {
+    for _ in 0..500 {
+        let rows = query_log_rows(pool).await;
+        if rows.len() >= n {
+            return rows;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    query_log_rows(pool).await
 }

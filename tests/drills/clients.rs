@@ -60,10 +60,15 @@ async fn clients_that_leave_mid_stream_free_everything() {
 #[actix_web::test]
 async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer() {
     let app = TestApp::spawn().await;
-    // An answer of 200,000 tokens, several MiB of frames. Once the socket buffers are
-    // full, the turn's backlog holds what waits, the LLM stream is no longer read (the
-    // relay window), and after the stall timeout the turn stops.
-    let question = directed("Flood me", json!({"reply": "w ", "repeat": 200_000}));
+    // An answer of 20 MiB in pieces of 1 KiB: more than the socket buffers hold (up to
+    // 4 MiB each way), in few enough frames that even a slow machine fills them well
+    // within the stall timeout. Once they are full, the turn's backlog holds what waits,
+    // the LLM stream is no longer read (the relay window), and after the stall timeout
+    // the turn stops.
+    const PIECE_BYTES: usize = 1024;
+    const PIECES: usize = 20 * 1024;
+    let piece = "w".repeat(PIECE_BYTES);
+    let question = directed("Flood me", json!({"chunks": [piece], "repeat": PIECES}));
     let body = json!({ "message": question }).to_string();
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
@@ -85,7 +90,7 @@ async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer(
     let row = &app.query_log().await[0];
     assert_eq!(row.status, TurnStatus::Stopped);
     assert!(
-        row.answer.len() < 2 * 200_000,
+        row.answer.len() < PIECE_BYTES * PIECES,
         "stopped before the whole answer was relayed ({} bytes)",
         row.answer.len()
     );

@@ -9,14 +9,10 @@ use std::time::Duration;
 
 use bor::config::Config;
 use bor::db::DbPool;
-use bor::db::documents::NewDocument;
 use bor::db::query_log::QueryLogEntry;
-use bor::db::schema::{chunks, documents, query_log};
 use bor::startup::Application;
 use bor::testing::TestDatabase;
 use bor_actors::llm::{LlmClient, LlmSettings};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
@@ -211,46 +207,17 @@ impl RealModelApp {
             .await
             .expect("the model server embeds the chunk")
             .remove(0);
-        let mut conn = self.pool.get().await.expect("a connection");
-        let document_id: i64 = diesel::insert_into(documents::table)
-            .values(NewDocument::new(title, None, text))
-            .returning(documents::id)
-            .get_result(&mut conn)
-            .await
-            .expect("the document is stored");
-        let chunk_id: i64 = diesel::insert_into(chunks::table)
-            .values((
-                chunks::document_id.eq(document_id),
-                chunks::ord.eq(0),
-                chunks::text.eq(text),
-                chunks::embedding.eq(&embedding),
-            ))
-            .returning(chunks::id)
-            .get_result(&mut conn)
-            .await
-            .expect("the chunk is stored");
+        let (document_id, chunk_id) =
+            bor::testing::insert_one_chunk_document(&self.pool, title, text, &embedding).await;
         (document_id, chunk_id, embedding)
     }
 
     /// The `query_log` rows, oldest first, once `n` are there (or after a few seconds).
     pub async fn wait_for_rows(&self, n: usize) -> Vec<QueryLogEntry> {
-        for _ in 0..500 {
-            let rows = self.query_log().await;
-            if rows.len() >= n {
-                return rows;
-            }
-            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-        }
-        self.query_log().await
+        bor::testing::wait_for_query_log_rows(&self.pool, n).await
     }
 
     pub async fn query_log(&self) -> Vec<QueryLogEntry> {
-        let mut conn = self.pool.get().await.expect("a connection");
-        query_log::table
-            .select(QueryLogEntry::as_select())
-            .order(query_log::id)
-            .load(&mut conn)
-            .await
-            .expect("query_log is readable")
+        bor::testing::query_log_rows(&self.pool).await
     }
 }
