@@ -278,3 +278,19 @@ pub async fn wait_for_query_log_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEnt
     }
     query_log_rows(pool).await
 }
+
+/// bor built on port 0 from `defaults`, with `overrides` replacing or adding variables;
+/// not yet running.
+pub async fn build_application(
+    defaults: &[(&str, &str)],
+    overrides: &[(&str, &str)],
+) -> crate::startup::Application {
+    let vars = defaults
+        .iter()
+        .chain(overrides)
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()));
+    let config = crate::config::Config::from_vars(vars).expect("the test configuration is valid");
+    crate::startup::Application::build(config)
+        .await
+        .expect("the app builds")
+}

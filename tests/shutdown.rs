@@ -7,12 +7,9 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bor::db::query_log::{QueryLogEntry, TurnStatus};
-use bor::db::schema::query_log;
-use bor::testing::TestDatabase;
+use bor::db::query_log::TurnStatus;
+use bor::testing::{TestDatabase, query_log_rows};
 use bor_mock_llm::MockLlm;
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -196,16 +193,6 @@ fn turn_id(frames: &[(String, Value)]) -> Option<String> {
         .map(str::to_owned)
 }
 
-async fn rows(db: &TestDatabase) -> Vec<QueryLogEntry> {
-    let mut conn = db.connect().await;
-    query_log::table
-        .select(QueryLogEntry::as_select())
-        .order(query_log::id)
-        .load(&mut conn)
-        .await
-        .expect("query_log is readable")
-}
-
 fn slow_question(words: usize, token_delay_ms: u64) -> (String, String) {
     let reply: Vec<String> = (1..=words).map(|n| format!("word{n}")).collect();
     let reply = reply.join(" ");
@@ -247,7 +234,7 @@ async fn sigterm_lets_turns_in_flight_finish_and_refuses_new_ones() {
     let status = server.exit_status().await;
     assert_eq!(status.code(), Some(0), "{:#?}", server.log_lines());
 
-    let rows = rows(&db).await;
+    let rows = query_log_rows(&db.pool()).await;
     for id in finished {
         let row = rows
             .iter()
@@ -280,7 +267,7 @@ async fn sigterm_after_the_grace_stops_turns_and_every_log_line_is_json() {
     let status = server.exit_status().await;
     assert_eq!(status.code(), Some(0), "{:#?}", server.log_lines());
 
-    let rows = rows(&db).await;
+    let rows = query_log_rows(&db.pool()).await;
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
     assert_eq!(row.status, TurnStatus::Stopped);

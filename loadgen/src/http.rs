@@ -101,17 +101,8 @@ impl Connection {
         mut on_body: impl FnMut(&[u8]),
     ) -> Result<bool, HttpError> {
         match head.framing {
-            Framing::Length(mut left) => {
-                while left > 0 {
-                    if self.start == self.buffer.len() && !self.fill().await? {
-                        return Err(HttpError::Closed);
-                    }
-                    let take = left.min(self.buffer.len() - self.start);
-                    let piece = self.start..self.start + take;
-                    self.start += take;
-                    left -= take;
-                    on_body(&self.buffer[piece]);
-                }
+            Framing::Length(length) => {
+                self.read_exactly(length, &mut on_body).await?;
                 Ok(!head.close)
             }
             Framing::UntilClose => loop {
@@ -126,6 +117,25 @@ impl Connection {
             },
             Framing::Chunked => self.read_chunked(on_body).await.map(|()| !head.close),
         }
+    }
+
+    /// Hands the next `length` body bytes to `on_body`, as they arrive.
+    async fn read_exactly(
+        &mut self,
+        mut length: usize,
+        on_body: &mut impl FnMut(&[u8]),
+    ) -> Result<(), HttpError> {
+        while length > 0 {
+            if self.start == self.buffer.len() && !self.fill().await? {
+                return Err(HttpError::Closed);
+            }
+            let take = length.min(self.buffer.len() - self.start);
+            let piece = self.start..self.start + take;
+            self.start += take;
+            length -= take;
+            on_body(&self.buffer[piece]);
+        }
+        Ok(())
     }
 
     async fn read_chunked(&mut self, mut on_body: impl FnMut(&[u8])) -> Result<(), HttpError> {
@@ -155,17 +165,7 @@ impl Connection {
                 self.start += 2;
                 return Ok(());
             }
-            let mut left = size;
-            while left > 0 {
-                if self.start == self.buffer.len() && !self.fill().await? {
-                    return Err(HttpError::Closed);
-                }
-                let take = left.min(self.buffer.len() - self.start);
-                let piece = self.start..self.start + take;
-                self.start += take;
-                left -= take;
-                on_body(&self.buffer[piece]);
-            }
+            self.read_exactly(size, &mut on_body).await?;
             while self.buffer.len() - self.start < 2 {
                 if !self.fill().await? {
                     return Err(HttpError::Closed);

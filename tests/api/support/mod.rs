@@ -11,12 +11,10 @@ use std::time::Duration;
 
 use actix_web::web;
 use awc::http::header::HeaderMap;
-use bor::config::Config;
 use bor::db::DbPool;
 use bor::db::query_log::QueryLogEntry;
-use bor::startup::Application;
 use bor::state::AppState;
-use bor::testing::TestDatabase;
+use bor::testing::{TestDatabase, build_application};
 use bor_mock_llm::MockLlm;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
@@ -158,21 +156,17 @@ impl TestApp {
             }
             None => db.url().to_owned(),
         };
-        let mut all: Vec<(String, String)> = [
+        let mock_url = mock.base_url();
+        let defaults = [
             ("BOR_BIND", "127.0.0.1:0"),
             ("BOR_DATABASE_URL", database_url.as_str()),
-            ("BOR_LLM_BASE_URL", &mock.base_url()),
+            ("BOR_LLM_BASE_URL", &mock_url),
             ("BOR_LLM_RETRY_DELAY", "0"),
             ("BOR_LLM_READ_TIMEOUT", "5"),
             ("BOR_SSE_KEEPALIVE", "1"),
             ("BOR_LOG", "info"),
-        ]
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-        all.extend(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-        let config = Config::from_vars(all).expect("the test configuration is valid");
-        let application = Application::build(config).await.expect("the app builds");
+        ];
+        let application = build_application(&defaults, vars).await;
         let address = format!("http://127.0.0.1:{}", application.port());
         let state = application.state();
         actix_web::rt::spawn(application.run_until_stopped());

@@ -7,11 +7,9 @@ mod server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bor::config::Config;
 use bor::db::DbPool;
 use bor::db::query_log::QueryLogEntry;
-use bor::startup::Application;
-use bor::testing::TestDatabase;
+use bor::testing::{TestDatabase, build_application};
 use bor_actors::llm::{LlmClient, LlmSettings};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
@@ -140,20 +138,15 @@ impl RealModelApp {
     /// bor on a fresh database, talking to `llm_base_url`; `vars` override the defaults.
     pub async fn spawn(llm_base_url: &str, vars: &[(&str, &str)]) -> RealModelApp {
         let db = TestDatabase::migrated().await;
-        let mut all: Vec<(String, String)> = [
+        let defaults = [
             ("BOR_BIND", "127.0.0.1:0"),
             ("BOR_DATABASE_URL", db.url()),
             ("BOR_LLM_BASE_URL", llm_base_url),
             ("BOR_LLM_RETRY_DELAY", "0"),
             ("BOR_LLM_READ_TIMEOUT", "300"),
             ("BOR_SSE_KEEPALIVE", "1"),
-        ]
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-        all.extend(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-        let config = Config::from_vars(all).expect("the test configuration is valid");
-        let application = Application::build(config).await.expect("the app builds");
+        ];
+        let application = build_application(&defaults, vars).await;
         let address = format!("http://127.0.0.1:{}", application.port());
         actix_web::rt::spawn(application.run_until_stopped());
         RealModelApp {
