@@ -12,7 +12,7 @@ const END: &str = "<!-- knowledge-bench:end -->";
 pub fn section(searches: &[SearchResult], import: &ImportResult) -> String {
     let mut text = format!(
         "{START}\n## Knowledge base (`make bench-knowledge`)\n\n{}\n\n\
-         ### Top-{TOP_K} retrieval, {DIMENSION} dimensions (synthetic clustered vectors, one thread)\n\n\
+         ### Top-{TOP_K} retrieval, {DIMENSION} dimensions (synthetic clustered vectors, one query at a time)\n\n\
          | chunks | queries | p50 | p99 | CPU per query | index memory | memory / raw f32 | recall vs brute force |\n\
          |---|---|---|---|---|---|---|---|\n",
         machine()
@@ -22,20 +22,54 @@ pub fn section(searches: &[SearchResult], import: &ImportResult) -> String {
         text.push('\n');
     }
     text.push_str(
-        "\nOne query at a time on one thread; p50/p99 are wall times, which include waiting \
-         for a core on a shared machine; CPU per query is this thread's processor time. The \
-         index is exact (see docs/RETRIEVAL.md): a first pass over the upper 16 bits of every \
-         f32 (half the bytes of an f32 scan, which memory bandwidth bounds), then exact \
+        "\nOne query at a time; p50/p99 are wall times, which include waiting for a core on \
+         a shared machine; CPU per query is the processor time of every thread of the \
+         search. The index is exact (see docs/RETRIEVAL.md): a first pass over the upper 16 \
+         bits of every f32 (half the bytes of an f32 scan, which memory bandwidth bounds), \
+         split over one thread per core from a million values up (each core streams memory \
+         on its own: here one core reads about 5 GB/s, two about 9.5 GB/s), then exact \
          re-scoring of the rows the first pass cannot rule out. Recall compares the top 5 \
          with a brute-force f32 scan of every vector. Memory is what the index allocates \
          (vectors, ids, per-document rows) against the raw f32 bytes of the vectors.\n",
     );
+    text.push_str(&targets(searches));
     text.push_str(&format!(
         "\n### Import throughput (mock embeddings of {DIMENSION} dimensions over HTTP, PostgreSQL writes)\n\n\
          | documents | chunks | time | chunks per second |\n|---|---|---|---|\n{}\n{END}\n",
         import.row()
     ));
     text
+}
+
+/// The targets of the retrieval work against this run: 100,000 chunks under 5 ms at
+/// p50, index memory at most 1.1 times the raw f32 bytes.
+fn targets(searches: &[SearchResult]) -> String {
+    let mut lines = String::from("\n**Targets.**");
+    if let Some(search) = searches.iter().find(|search| search.chunks == 100_000) {
+        let p50 = search.p50.as_secs_f64() * 1000.0;
+        let verdict = if p50 < 5.0 {
+            "met".to_owned()
+        } else {
+            format!(
+                "**missed** by {:.2} ms: two cores stream the 77 MB of upper halves at about \
+                 10 GB/s, so an exact scan within 1.1× the f32 bytes cannot go much below \
+                 7 ms here (see docs/RETRIEVAL.md)",
+                p50 - 5.0
+            )
+        };
+        lines.push_str(&format!(
+            " 100,000 chunks under 5 ms at p50: {p50:.2} ms, {verdict}."
+        ));
+    }
+    let most = searches
+        .iter()
+        .map(|search| search.memory_bytes as f64 / search.raw_bytes as f64)
+        .fold(0.0, f64::max);
+    let verdict = if most <= 1.1 { "met" } else { "**missed**" };
+    lines.push_str(&format!(
+        " Index memory at most 1.1× the raw f32 bytes: {most:.3}× at the most, {verdict}.\n"
+    ));
+    lines
 }
 
 /// Replaces the knowledge section of the file (or appends it), leaving the rest as is.

@@ -15,8 +15,8 @@ pub struct SearchResult {
     pub queries: usize,
     pub p50: Duration,
     pub p99: Duration,
-    /// Processor time of this thread per query (mean): what a query costs when the
-    /// machine is shared and wall time includes waiting for a core.
+    /// Processor time of the process per query (mean, every scan thread): what a query
+    /// costs when the machine is shared and wall time includes waiting for a core.
     pub cpu_per_query: Option<Duration>,
     pub memory_bytes: usize,
     pub raw_bytes: usize,
@@ -105,7 +105,7 @@ pub fn run(size: usize) -> SearchResult {
     let queries = if size >= 1_000_000 { 60 } else { 300 };
     // Warm-up: the first pass brings the index into the caches it fits in.
     index.search(&query(0), TOP_K);
-    let cpu_before = thread_cpu_time();
+    let cpu_before = process_cpu_time();
     let mut times: Vec<Duration> = (0..queries as u64)
         .map(|n| {
             let q = query(n);
@@ -116,7 +116,7 @@ pub fn run(size: usize) -> SearchResult {
             elapsed
         })
         .collect();
-    let cpu_per_query = thread_cpu_time()
+    let cpu_per_query = process_cpu_time()
         .zip(cpu_before)
         .map(|(after, before)| (after.saturating_sub(before)) / queries as u32);
     times.sort();
@@ -144,10 +144,10 @@ pub fn run(size: usize) -> SearchResult {
     }
 }
 
-/// Processor time used by this thread so far (Linux, from `/proc/thread-self/stat`,
-/// in clock ticks of 10 ms: good for a mean over many queries).
-fn thread_cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+/// Processor time used by this process so far, all threads (Linux, from
+/// `/proc/self/stat`, in clock ticks of 10 ms: good for a mean over many queries).
+fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name (which may hold spaces) start at field 3.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;

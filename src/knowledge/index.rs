@@ -22,6 +22,8 @@ mod planes;
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
+use std::ops::Range;
+use std::sync::OnceLock;
 
 pub use planes::{APPROXIMATION_ERROR, dot};
 use planes::{Planes, dot_high};
@@ -165,6 +167,12 @@ impl VectorIndex {
     /// The `k` chunks most similar to `query`, best first (ties: lower chunk id first).
     /// Empty when the query's dimension is not the index's or the query is zero.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<ScoredChunk> {
+        let parts = scan_parts(self.rows.len(), query.len());
+        self.search_in_parts(query, k, parts)
+    }
+
+    /// [`VectorIndex::search`] with the first pass split into `parts` slices.
+    fn search_in_parts(&self, query: &[f32], k: usize, parts: usize) -> Vec<ScoredChunk> {
         let Some(dimension) = self.dimension.filter(|&d| d == query.len() && d > 0) else {
             return Vec::new();
         };
@@ -175,24 +183,7 @@ impl VectorIndex {
             return Vec::new();
         }
         let margin = 2.0 * APPROXIMATION_ERROR;
-        // First pass: approximate scores; the k best of them bound the rest.
-        let mut approximate_best: BinaryHeap<Reverse<Score>> = BinaryHeap::with_capacity(k + 1);
-        let mut kth_best = f32::NEG_INFINITY;
-        let mut candidates: Vec<(usize, f32)> = Vec::new();
-        for (row, high) in self.vectors.high().chunks_exact(dimension).enumerate() {
-            let approximate = dot_high(&query, high);
-            if approximate < kth_best - margin {
-                continue;
-            }
-            candidates.push((row, approximate));
-            approximate_best.push(Reverse(Score(approximate)));
-            if approximate_best.len() > k {
-                approximate_best.pop();
-            }
-            if approximate_best.len() == k {
-                kth_best = approximate_best.peek().map_or(kth_best, |worst| worst.0.0);
-            }
-        }
+        let (kth_best, candidates) = self.first_pass(&query, k, parts);
         // Second pass: exact scores of the candidates still within reach.
         let mut best: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
         let mut vector = vec![0.0f32; dimension];
@@ -220,6 +211,72 @@ impl VectorIndex {
                 score: candidate.score,
             })
             .collect()
+    }
+
+    /// Scores every row approximately, in `parts` slices of rows scanned at once on
+    /// their own threads (the scan is bound by each core's memory bandwidth). Returns the
+    /// k-th best approximate score and the rows that scored within reach of it.
+    fn first_pass(&self, query: &[f32], k: usize, parts: usize) -> (f32, Vec<(usize, f32)>) {
+        let rows = self.rows.len();
+        let slices = (0..parts).map(|part| rows * part / parts..rows * (part + 1) / parts);
+        let passes: Vec<FirstPass> = if parts <= 1 {
+            vec![self.first_pass_over(query, k, 0..rows)]
+        } else {
+            std::thread::scope(|scope| {
+                let running: Vec<_> = slices
+                    .map(|slice| scope.spawn(move || self.first_pass_over(query, k, slice)))
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|part| {
+                        part.join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    })
+                    .collect()
+            })
+        };
+        // Each slice pruned against its own k-th best, never above the overall one, so
+        // together they keep every row within reach of the overall k-th best.
+        let mut best: Vec<f32> = passes
+            .iter()
+            .flat_map(|pass| pass.best.iter().copied())
+            .collect();
+        best.sort_unstable_by(|a, b| b.total_cmp(a));
+        let kth_best = best.get(k - 1).copied().unwrap_or(f32::NEG_INFINITY);
+        let candidates = passes
+            .into_iter()
+            .flat_map(|pass| pass.candidates)
+            .collect();
+        (kth_best, candidates)
+    }
+
+    /// The first pass over the rows of `slice`: a row whose approximate score is more
+    /// than the margin below the k-th best so far cannot be in the top `k`.
+    fn first_pass_over(&self, query: &[f32], k: usize, slice: Range<usize>) -> FirstPass {
+        let margin = 2.0 * APPROXIMATION_ERROR;
+        let mut best: BinaryHeap<Reverse<Score>> = BinaryHeap::with_capacity(k + 1);
+        let mut kth_best = f32::NEG_INFINITY;
+        let mut candidates: Vec<(usize, f32)> = Vec::new();
+        let dimension = query.len();
+        let high = &self.vectors.high()[slice.start * dimension..slice.end * dimension];
+        for (offset, row_high) in high.chunks_exact(dimension).enumerate() {
+            let approximate = dot_high(query, row_high);
+            if approximate < kth_best - margin {
+                continue;
+            }
+            candidates.push((slice.start + offset, approximate));
+            best.push(Reverse(Score(approximate)));
+            if best.len() > k {
+                best.pop();
+            }
+            if best.len() == k {
+                kth_best = best.peek().map_or(kth_best, |worst| worst.0.0);
+            }
+        }
+        FirstPass {
+            best: best.into_iter().map(|Reverse(score)| score.0).collect(),
+            candidates,
+        }
     }
 
     /// How many chunks of `document_id` the index holds.
@@ -324,6 +381,26 @@ impl VectorIndex {
         self.rows.pop();
         self.vectors.truncate(last, dimension);
     }
+}
+
+/// What the first pass found in one slice of rows.
+struct FirstPass {
+    /// The (up to) k best approximate scores.
+    best: Vec<f32>,
+    /// Rows within reach of the slice's k-th best, with their approximate scores.
+    candidates: Vec<(usize, f32)>,
+}
+
+/// Values (rows × dimension) below which a search scans on one thread: a thread costs
+/// tens of microseconds to start, the scan of 100,000 values about as much.
+const VALUES_PER_SCAN_THREAD: usize = 1 << 20;
+
+/// How many threads scan an index of `rows` rows: one per core, one per
+/// [`VALUES_PER_SCAN_THREAD`] values at the most.
+fn scan_parts(rows: usize, dimension: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
+    (rows * dimension / VALUES_PER_SCAN_THREAD).clamp(1, cores)
 }
 
 /// An approximate score, ordered by `total_cmp`.

@@ -221,6 +221,30 @@ proptest! {
     }
 
     #[test]
+    fn a_search_split_over_threads_equals_brute_force(
+        (dimension, rows, query) in (1usize..24).prop_flat_map(|dimension| (
+            Just(dimension),
+            prop::collection::vec((0i64..12, vectors(dimension)), 0..150),
+            vectors(dimension),
+        )),
+        k in 1usize..12,
+        parts in 2usize..6,
+    ) {
+        let live: Vec<ChunkVector> = rows
+            .iter()
+            .zip(0..)
+            .map(|((document, embedding), id)| chunk(id, *document, embedding))
+            .collect();
+        let index = VectorIndex::build(live.clone(), Some(dimension));
+        let split: Vec<(i64, f32)> = index
+            .search_in_parts(&query, k, parts)
+            .into_iter()
+            .map(|hit| (hit.chunk_id, hit.score))
+            .collect();
+        prop_assert_eq!(split, brute_force(&live, &query, k));
+    }
+
+    #[test]
     fn scores_are_cosine_similarities(
         a in prop::collection::vec(-10.0f32..10.0, 1..64),
         b in prop::collection::vec(-10.0f32..10.0, 1..64),
