@@ -6,7 +6,8 @@
 //! exactly the f32 bytes, no more.
 //!
 //! A search reads the upper plane front to back (half the bytes of an f32 scan; a scan
-//! is bound by memory bandwidth), scoring every row approximately, within
+//! is bound by memory bandwidth, so a large index is read in slices, one thread per
+//! core), scoring every row approximately, within
 //! [`APPROXIMATION_ERROR`] of its exact score. A row whose approximate score is more
 //! than twice that below the k-th best approximate score cannot be in the top `k`
 //! (at least `k` rows score exactly above it); every other row is a candidate and is
