@@ -27,6 +27,13 @@ const LLM_BUCKETS: &[f64] = &[
     0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
 ];
 
+/// Buckets (seconds) of one phase of a turn: milliseconds for embedding and retrieval,
+/// up to minutes for a long answer.
+const PHASE_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    120.0, 300.0,
+];
+
 /// The requests bor makes to the LLM server, as the `endpoint` label names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LlmEndpoint {
@@ -73,6 +80,7 @@ pub struct Metrics {
     tool_calls: IntCounterVec,
     first_delta: Histogram,
     turn_duration: HistogramVec,
+    turn_phases: HistogramVec,
     turns_in_flight: IntGauge,
     llm_requests: HistogramVec,
     log_queue: IntGauge,
@@ -140,6 +148,14 @@ impl Metrics {
             .buckets(TURN_BUCKETS.to_vec()),
             &["outcome"],
         )?;
+        let turn_phases = HistogramVec::new(
+            HistogramOpts::new(
+                "bor_turn_phase_seconds",
+                "Time chat turns spent in each phase (embedding, retrieving, chatting, running_tools).",
+            )
+            .buckets(PHASE_BUCKETS.to_vec()),
+            &["phase"],
+        )?;
         let turns_in_flight = IntGauge::new("bor_turns_in_flight", "Chat turns running now.")?;
         let llm_requests = HistogramVec::new(
             HistogramOpts::new(
@@ -168,6 +184,7 @@ impl Metrics {
         registry.register(Box::new(tool_calls.clone()))?;
         registry.register(Box::new(first_delta.clone()))?;
         registry.register(Box::new(turn_duration.clone()))?;
+        registry.register(Box::new(turn_phases.clone()))?;
         registry.register(Box::new(turns_in_flight.clone()))?;
         registry.register(Box::new(llm_requests.clone()))?;
         registry.register(Box::new(log_queue.clone()))?;
@@ -182,6 +199,7 @@ impl Metrics {
             tool_calls,
             first_delta,
             turn_duration,
+            turn_phases,
             turns_in_flight,
             llm_requests,
             log_queue,
@@ -216,6 +234,13 @@ impl Metrics {
         self.turn_duration
             .with_label_values(&[outcome])
             .observe(record.elapsed_ms as f64 / 1000.0);
+    }
+
+    /// Records the time a turn spent in one phase.
+    pub fn observe_turn_phase(&self, phase: &'static str, elapsed: Duration) {
+        self.turn_phases
+            .with_label_values(&[phase])
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Counts a tool call the model made.

@@ -130,6 +130,21 @@ async fn turn_metrics_move_as_turns_run() {
         "tool labels are bounded"
     );
     grew(&before, &after, "bor_turn_first_delta_seconds_count", 3.0);
+    // Each of the four turns embedded and retrieved; the grounded one chatted twice
+    // around its tools, the recovered one once with its recovery.
+    for (phase, turns) in [
+        ("embedding", 4.0),
+        ("retrieving", 4.0),
+        ("chatting", 5.0),
+        ("running_tools", 1.0),
+    ] {
+        grew(
+            &before,
+            &after,
+            &format!(r#"bor_turn_phase_seconds_count{{phase="{phase}"}}"#),
+            turns,
+        );
+    }
     grew(
         &before,
         &after,

@@ -10,12 +10,14 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use actix::prelude::*;
 
 use super::TurnActor;
 use crate::knowledge::{KnowledgeError, Retrieval};
 use crate::llm::{LlmError, LlmEvent, ToolCall};
+use crate::metrics::metrics;
 use crate::record::{ErrorCode, Source};
 use crate::scaffolding::ScaffoldingFilter;
 
@@ -30,6 +32,19 @@ pub(super) enum Phase {
     RunningTools(ToolRun),
     /// The terminal frame is out, or the client left.
     Ended,
+}
+
+impl Phase {
+    /// The `phase` label of `bor_turn_phase_seconds`; `None` once the turn has ended.
+    fn name(&self) -> Option<&'static str> {
+        match self {
+            Phase::Embedding => Some("embedding"),
+            Phase::Retrieving => Some("retrieving"),
+            Phase::Chatting(_) => Some("chatting"),
+            Phase::RunningTools(_) => Some("running_tools"),
+            Phase::Ended => None,
+        }
+    }
 }
 
 /// What moves a turn forward.
@@ -81,6 +96,7 @@ impl TurnActor {
         use LlmEvent::*;
         let span = self.span.clone();
         let _entered = span.enter();
+        let left = self.phase.name();
         let phase = std::mem::replace(&mut self.phase, Phase::Ended);
         self.phase = match (phase, input) {
             // Its record is written; frames still waiting for a slow client are dropped.
@@ -132,6 +148,18 @@ impl TurnActor {
                 phase
             }
         };
+        self.time_phase(left);
+    }
+
+    /// When the turn has left the phase named `left` (a recovery request counts with the
+    /// chat request before it), records the time it spent there.
+    fn time_phase(&mut self, left: Option<&'static str>) {
+        if let Some(name) = left
+            && self.phase.name() != left
+        {
+            metrics().observe_turn_phase(name, self.phase_started.elapsed());
+            self.phase_started = Instant::now();
+        }
     }
 }
 

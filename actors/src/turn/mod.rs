@@ -62,6 +62,8 @@ pub struct TurnActor {
     answer: String,
     created_at: DateTime<Utc>,
     started: Instant,
+    /// When the turn entered its current phase.
+    phase_started: Instant,
     first_delta_ms: Option<u64>,
     /// Entered while the actor works, so that every log line of the turn carries its id.
     span: tracing::Span,
@@ -103,6 +105,7 @@ impl TurnActor {
             answer: String::new(),
             created_at: Utc::now(),
             started: Instant::now(),
+            phase_started: Instant::now(),
             first_delta_ms: None,
             span: tracing::info_span!("turn", turn_id = %spec.turn_id),
             stop: deps.stop,
