@@ -1,48 +1,114 @@
-//! Top-k search over synthetic vectors: latency percentiles, index memory, recall.
+//! Top-k search: latency percentiles, index memory, and recall against an exact scan,
+//! over synthetic vectors and, when given, real embeddings; and the first pass's
+//! candidate count swept for both kinds of codes (sign bits, which the index uses, and
+//! 8-bit values, `int8.rs`).
 
 use std::time::{Duration, Instant};
 
-use bor::knowledge::index::{ChunkVector, VectorIndex, dot, normalised};
+use bor::knowledge::index::{ChunkVector, VectorIndex, candidate_count};
+
+use super::int8::Int8Index;
 
 pub const DIMENSION: usize = 384;
 pub const TOP_K: usize = 5;
 /// Clusters the synthetic vectors gather around (real embeddings are far from uniform).
 const CLUSTERS: u64 = 256;
 const CHUNKS_PER_DOCUMENT: i64 = 8;
+/// Candidate counts the sweep tries.
+const SWEEP: [usize; 6] = [250, 500, 1_000, 2_000, 4_000, 8_000];
+
+/// Where a set of vectors comes from.
+pub struct VectorSet {
+    pub name: String,
+    pub rows: Vec<Vec<f32>>,
+    pub queries: Vec<Vec<f32>>,
+}
+
+impl VectorSet {
+    pub fn synthetic(size: usize) -> VectorSet {
+        let queries = if size >= 1_000_000 { 60 } else { 300 };
+        VectorSet {
+            name: "synthetic".to_owned(),
+            rows: (0..size as u64).map(vector).collect(),
+            queries: (0..queries).map(query).collect(),
+        }
+    }
+
+    /// Rows and queries from `PREFIX.vectors` and `PREFIX.queries` (f32, little endian,
+    /// [`DIMENSION`] per row).
+    pub fn from_files(prefix: &str, name: &str) -> std::io::Result<VectorSet> {
+        let read = |suffix: &str| -> std::io::Result<Vec<Vec<f32>>> {
+            let bytes = std::fs::read(format!("{prefix}.{suffix}"))?;
+            Ok(bytes
+                .as_chunks::<4>()
+                .0
+                .iter()
+                .map(|b| f32::from_le_bytes(*b))
+                .collect::<Vec<f32>>()
+                .chunks_exact(DIMENSION)
+                .map(<[f32]>::to_vec)
+                .collect())
+        };
+        Ok(VectorSet {
+            name: name.to_owned(),
+            rows: read("vectors")?,
+            queries: read("queries")?,
+        })
+    }
+}
 
 pub struct SearchResult {
+    pub vectors: String,
     pub chunks: usize,
     pub queries: usize,
+    pub candidates: usize,
     pub p50: Duration,
     pub p99: Duration,
     /// Processor time of the process per query (mean, every scan thread): what a query
     /// costs when the machine is shared and wall time includes waiting for a core.
     pub cpu_per_query: Option<Duration>,
     pub memory_bytes: usize,
-    pub raw_bytes: usize,
     pub recall: f64,
     pub recall_queries: usize,
+    /// (kind, candidates, recall, p50) of the sweep.
+    pub sweep: Vec<(&'static str, usize, f64, Duration)>,
 }
 
 impl SearchResult {
     pub fn row(&self) -> String {
         format!(
-            "| {} | {} | {:.2} ms | {:.2} ms | {} | {:.1} MiB | {:.3}× | {:.3} ({} queries) |",
+            "| {} | {} | {} | {} | {:.2} ms | {:.2} ms | {} | {:.1} MiB | {:.0} B | {:.3} ({} queries) |",
+            self.vectors,
             self.chunks,
             self.queries,
+            self.candidates,
             millis(self.p50),
             millis(self.p99),
             self.cpu_per_query
                 .map_or_else(|| "n/a".to_owned(), |cpu| format!("{:.2} ms", millis(cpu))),
             self.memory_bytes as f64 / (1024.0 * 1024.0),
-            self.memory_bytes as f64 / self.raw_bytes as f64,
+            self.memory_bytes as f64 / self.chunks as f64,
             self.recall,
             self.recall_queries,
         )
     }
+
+    pub fn sweep_rows(&self) -> String {
+        self.sweep
+            .iter()
+            .map(|(kind, candidates, recall, p50)| {
+                format!(
+                    "| {} | {} | {kind} | {candidates} | {recall:.3} | {:.2} ms |\n",
+                    self.vectors,
+                    self.chunks,
+                    millis(*p50)
+                )
+            })
+            .collect()
+    }
 }
 
-fn millis(duration: Duration) -> f64 {
+pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
@@ -80,37 +146,58 @@ fn query(n: u64) -> Vec<f32> {
     vector(u64::MAX / 2 + n)
 }
 
-/// The exact answer: every vector scored, sorted by score then chunk id.
-fn brute_force(size: usize, query: &[f32]) -> Vec<i64> {
-    let query = normalised(query).unwrap_or_default();
-    let mut scored: Vec<(f32, i64)> = (0..size as u64)
-        .map(|id| {
-            let unit = normalised(&vector(id)).unwrap_or_default();
-            (dot(&query, &unit), id as i64)
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(TOP_K).map(|(_, id)| id).collect()
+fn ids(hits: &[bor::knowledge::index::ScoredChunk]) -> Vec<i64> {
+    hits.iter().map(|hit| hit.chunk_id).collect()
 }
 
-pub fn run(size: usize) -> SearchResult {
+/// Share of the exact top k found, over `queries`.
+fn recall(exact: &[Vec<i64>], found: &[Vec<i64>]) -> f64 {
+    let hits: usize = exact
+        .iter()
+        .zip(found)
+        .map(|(e, f)| f.iter().filter(|id| e.contains(id)).count())
+        .sum();
+    hits as f64 / exact.iter().map(Vec::len).sum::<usize>().max(1) as f64
+}
+
+/// Times `search` over `queries`: p50, and the answers.
+fn timed(
+    queries: &[Vec<f32>],
+    mut search: impl FnMut(&[f32]) -> Vec<i64>,
+) -> (Duration, Vec<Vec<i64>>) {
+    let mut times = Vec::with_capacity(queries.len());
+    let answers = queries
+        .iter()
+        .map(|q| {
+            let started = Instant::now();
+            let found = search(q);
+            times.push(started.elapsed());
+            found
+        })
+        .collect();
+    times.sort();
+    (times[times.len() / 2], answers)
+}
+
+pub fn run(set: VectorSet, sweep: bool) -> SearchResult {
+    let size = set.rows.len();
     let mut index = VectorIndex::with_capacity(DIMENSION, size);
-    for id in 0..size as u64 {
+    for (id, embedding) in set.rows.iter().enumerate() {
         index.push(ChunkVector {
             chunk_id: id as i64,
             document_id: id as i64 / CHUNKS_PER_DOCUMENT,
-            embedding: vector(id),
+            embedding: embedding.clone(),
         });
     }
-    let queries = if size >= 1_000_000 { 60 } else { 300 };
+    let queries = &set.queries;
     // Warm-up: the first pass brings the index into the caches it fits in.
-    index.search(&query(0), TOP_K);
+    index.search(&queries[0], TOP_K);
     let cpu_before = process_cpu_time();
-    let mut times: Vec<Duration> = (0..queries as u64)
-        .map(|n| {
-            let q = query(n);
+    let mut times: Vec<Duration> = queries
+        .iter()
+        .map(|q| {
             let started = Instant::now();
-            let hits = index.search(&q, TOP_K);
+            let hits = index.search(q, TOP_K);
             let elapsed = started.elapsed();
             assert_eq!(hits.len(), TOP_K.min(size));
             elapsed
@@ -118,29 +205,47 @@ pub fn run(size: usize) -> SearchResult {
         .collect();
     let cpu_per_query = process_cpu_time()
         .zip(cpu_before)
-        .map(|(after, before)| (after.saturating_sub(before)) / queries as u32);
+        .map(|(after, before)| (after.saturating_sub(before)) / queries.len() as u32);
     times.sort();
     let percentile = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
 
-    let recall_queries = if size >= 1_000_000 { 3 } else { 20 };
-    let mut found = 0;
-    for n in 0..recall_queries as u64 {
-        let q = query(n);
-        let expected = brute_force(size, &q);
-        let got: Vec<i64> = index.search(&q, TOP_K).iter().map(|h| h.chunk_id).collect();
-        assert_eq!(got, expected, "the index must equal brute force");
-        found += got.iter().filter(|id| expected.contains(id)).count();
+    // The exact answer: every row scored.
+    let recall_queries = &queries[..queries.len().min(if size >= 1_000_000 { 20 } else { 100 })];
+    let exact: Vec<Vec<i64>> = recall_queries
+        .iter()
+        .map(|q| ids(&index.search_with(q, TOP_K, size, 1)))
+        .collect();
+    let found: Vec<Vec<i64>> = recall_queries
+        .iter()
+        .map(|q| ids(&index.search(q, TOP_K)))
+        .collect();
+
+    let mut swept = Vec::new();
+    if sweep {
+        let parts = std::thread::available_parallelism().map_or(1, usize::from);
+        let int8 = Int8Index::build(&set.rows);
+        for candidates in SWEEP {
+            let (p50, answers) = timed(recall_queries, |q| {
+                ids(&index.search_with(q, TOP_K, candidates, parts))
+            });
+            swept.push(("sign bits", candidates, recall(&exact, &answers), p50));
+            let (p50, answers) =
+                timed(recall_queries, |q| int8.search(q, TOP_K, candidates, parts));
+            swept.push(("int8", candidates, recall(&exact, &answers), p50));
+        }
     }
     SearchResult {
+        vectors: set.name,
         chunks: size,
-        queries,
+        queries: queries.len(),
+        candidates: candidate_count(TOP_K, size).min(size),
         p50: percentile(0.5),
         p99: percentile(0.99),
         cpu_per_query,
         memory_bytes: index.stats().memory_bytes,
-        raw_bytes: size * DIMENSION * size_of::<f32>(),
-        recall: found as f64 / (recall_queries * TOP_K) as f64,
-        recall_queries,
+        recall: recall(&exact, &found),
+        recall_queries: recall_queries.len(),
+        sweep: swept,
     }
 }
 

@@ -18,6 +18,9 @@ pub enum DbError {
     /// A query failed.
     #[error("database query failed")]
     Query(#[from] diesel::result::Error),
+    /// The in-memory full-text index built from the rows failed to take them.
+    #[error("the in-memory full-text index failed")]
+    FullText(#[source] tantivy::TantivyError),
     /// Running, reverting or listing migrations failed.
     #[error("database migrations failed")]
     Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -34,7 +37,7 @@ impl DbError {
                 DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection
             ),
             DbError::Query(diesel::result::Error::BrokenTransactionManager) => true,
-            DbError::Query(_) | DbError::Migration(_) => false,
+            DbError::Query(_) | DbError::Migration(_) | DbError::FullText(_) => false,
         }
     }
 }

@@ -1,33 +1,31 @@
-//! The in-memory vector index: exact top-k cosine search over every chunk embedding.
+//! The in-memory vector index: top-k cosine search over every chunk embedding.
 //!
 //! PostgreSQL stays the source of truth; this is a copy made for speed. Vectors are
 //! normalised when they enter, so cosine similarity is a dot product, and stored row
-//! after row, split bit for bit into an upper and a lower 16-bit plane (`planes.rs`):
-//! exactly the f32 bytes, no more.
+//! after row as f32, each with its sign code beside it (`codes.rs`: one bit per
+//! dimension, 48 bytes for 384 dimensions).
 //!
-//! A search reads the upper plane front to back (half the bytes of an f32 scan; a scan
-//! is bound by memory bandwidth, so a large index is read in slices, one thread per
-//! core), scoring every row approximately, within
-//! [`APPROXIMATION_ERROR`] of its exact score. A row whose approximate score is more
-//! than twice that below the k-th best approximate score cannot be in the top `k`
-//! (at least `k` rows score exactly above it); every other row is a candidate and is
-//! scored exactly from both planes, keeping the best `k` in a bounded heap. The result
-//! is therefore exact: the same rows, scores and order as scoring every f32 row and
-//! sorting (ties: lower chunk id first).
+//! A search first measures the Hamming distance of every row's code to the query's
+//! (the codes of 100,000 rows are 4.8 MB, a 32nd of the vectors: a scan bound by memory
+//! bandwidth reads 32 times less; a large index is read in slices, one thread per
+//! core), keeps the [`candidate_count`] rows nearest the query's code, and scores those
+//! exactly from their f32 vectors, keeping the best `k` (ties: lower chunk id first).
+//! An index of at most that many rows is scored whole, so its result is exact; above,
+//! a row missed by the first pass is missed by the search (the benchmark measures
+//! recall against an exact scan, see `docs/RETRIEVAL.md`).
 //!
 //! All rows have one dimension, the embedding model's. Rows of another dimension (from
 //! an earlier model) cannot be compared with a query; they are refused and counted per
 //! document ([`IndexStats::dimension_mismatch`]) until the document is re-imported.
 
-mod planes;
+mod codes;
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
-use std::ops::Range;
 use std::sync::OnceLock;
 
-pub use planes::{APPROXIMATION_ERROR, dot};
-use planes::{Planes, dot_high};
+use codes::SignCodes;
+pub use codes::dot;
 
 /// A chunk's embedding as stored in the database.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +77,9 @@ struct RowKey {
 pub struct VectorIndex {
     dimension: Option<usize>,
     /// Unit vectors, `dimension` values per row.
-    vectors: Planes,
+    vectors: Vec<f32>,
+    /// Their sign codes, for the first pass of a search.
+    codes: SignCodes,
     /// Which chunk each row is.
     rows: Vec<RowKey>,
     /// The rows of each document, to replace or remove a document's chunks.
@@ -94,6 +94,7 @@ impl VectorIndex {
     pub fn new(dimension: Option<usize>) -> VectorIndex {
         VectorIndex {
             dimension,
+            codes: SignCodes::new(dimension.unwrap_or(0)),
             ..VectorIndex::default()
         }
     }
@@ -103,6 +104,7 @@ impl VectorIndex {
     pub fn with_capacity(dimension: usize, rows: usize) -> VectorIndex {
         let mut index = VectorIndex::new(Some(dimension));
         index.vectors.reserve_exact(rows * dimension);
+        index.codes.reserve_rows(rows);
         index.rows.reserve_exact(rows);
         index
     }
@@ -134,6 +136,7 @@ impl VectorIndex {
         self.remove_document(document_id);
         if self.dimension.is_none() {
             self.dimension = chunks.first().map(|chunk| chunk.embedding.len());
+            self.codes = SignCodes::new(self.dimension.unwrap_or(0));
         }
         let dimension = self.dimension.unwrap_or(0);
         let wanted = chunks
@@ -168,12 +171,20 @@ impl VectorIndex {
     /// The `k` chunks most similar to `query`, best first (ties: lower chunk id first).
     /// Empty when the query's dimension is not the index's or the query is zero.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<ScoredChunk> {
-        let parts = scan_parts(self.rows.len(), query.len());
-        self.search_in_parts(query, k, parts)
+        let candidates = candidate_count(k, self.rows.len());
+        let parts = scan_parts(self.rows.len(), self.codes.words_per_row());
+        self.search_with(query, k, candidates, parts)
     }
 
-    /// [`VectorIndex::search`] with the first pass split into `parts` slices.
-    fn search_in_parts(&self, query: &[f32], k: usize, parts: usize) -> Vec<ScoredChunk> {
+    /// [`VectorIndex::search`] scoring `candidates` rows exactly, with the first pass
+    /// split into `parts` slices (the benchmark measures recall against both).
+    pub fn search_with(
+        &self,
+        query: &[f32],
+        k: usize,
+        candidates: usize,
+        parts: usize,
+    ) -> Vec<ScoredChunk> {
         let Some(dimension) = self.dimension.filter(|&d| d == query.len() && d > 0) else {
             return Vec::new();
         };
@@ -183,24 +194,25 @@ impl VectorIndex {
         if k == 0 {
             return Vec::new();
         }
-        let margin = 2.0 * APPROXIMATION_ERROR;
-        let (kth_best, candidates) = self.first_pass(&query, k, parts);
-        // Second pass: exact scores of the candidates still within reach.
+        let rows = self.rows.len();
         let mut best: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
-        let mut vector = vec![0.0f32; dimension];
-        for (row, approximate) in candidates {
-            if approximate < kth_best - margin {
-                continue;
-            }
-            self.vectors.read_row(row, &mut vector);
+        let mut score = |row: usize| {
+            let vector = &self.vectors[row * dimension..(row + 1) * dimension];
             best.push(Reverse(Candidate {
-                score: dot(&query, &vector),
+                score: dot(&query, vector),
                 chunk_id: self.rows[row].chunk_id,
                 row,
             }));
             if best.len() > k {
                 best.pop();
             }
+        };
+        if rows <= candidates.max(k) {
+            (0..rows).for_each(&mut score);
+        } else {
+            self.nearest_codes(&query, candidates.max(k), parts)
+                .into_iter()
+                .for_each(&mut score);
         }
         let mut found: Vec<Candidate> = best.into_iter().map(|Reverse(c)| c).collect();
         found.sort_unstable_by(|a, b| b.cmp(a));
@@ -214,70 +226,75 @@ impl VectorIndex {
             .collect()
     }
 
-    /// Scores every row approximately, in `parts` slices of rows scanned at once on
-    /// their own threads (the scan is bound by each core's memory bandwidth). Returns the
-    /// k-th best approximate score and the rows that scored within reach of it.
-    fn first_pass(&self, query: &[f32], k: usize, parts: usize) -> (f32, Vec<(usize, f32)>) {
+    /// The first pass: the `wanted` rows whose sign codes are nearest the query's
+    /// (Hamming distance; ties: lower row first), measured in `parts` slices of rows
+    /// at once on their own threads (the scan is bound by each core's memory bandwidth).
+    fn nearest_codes(&self, query: &[f32], wanted: usize, parts: usize) -> Vec<usize> {
+        let code = SignCodes::encode(query);
         let rows = self.rows.len();
-        let slices = (0..parts).map(|part| rows * part / parts..rows * (part + 1) / parts);
-        let passes: Vec<FirstPass> = if parts <= 1 {
-            vec![self.first_pass_over(query, k, 0..rows)]
+        let mut distances = vec![0u16; rows];
+        let histogram_len = query.len() + 1;
+        let histogram = if parts <= 1 {
+            let mut histogram = vec![0u32; histogram_len];
+            self.codes
+                .distances(&code, 0..rows, &mut distances, &mut histogram);
+            histogram
         } else {
+            let mut slices = Vec::with_capacity(parts);
+            let mut rest = distances.as_mut_slice();
+            let mut start = 0;
+            for part in 0..parts {
+                let end = rows * (part + 1) / parts;
+                let (slice, tail) = rest.split_at_mut(end - start);
+                slices.push((start..end, slice));
+                rest = tail;
+                start = end;
+            }
+            let code = &code;
             std::thread::scope(|scope| {
                 let running: Vec<_> = slices
-                    .map(|slice| scope.spawn(move || self.first_pass_over(query, k, slice)))
-                    .collect();
-                running
                     .into_iter()
-                    .map(|part| {
-                        part.join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    .map(|(range, out)| {
+                        scope.spawn(move || {
+                            let mut histogram = vec![0u32; histogram_len];
+                            self.codes.distances(code, range, out, &mut histogram);
+                            histogram
+                        })
                     })
-                    .collect()
+                    .collect();
+                let mut total = vec![0u32; histogram_len];
+                for part in running {
+                    let histogram = part
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    total.iter_mut().zip(histogram).for_each(|(t, h)| *t += h);
+                }
+                total
             })
         };
-        // Each slice pruned against its own k-th best, never above the overall one, so
-        // together they keep every row within reach of the overall k-th best.
-        let mut best: Vec<f32> = passes
-            .iter()
-            .flat_map(|pass| pass.best.iter().copied())
-            .collect();
-        best.sort_unstable_by(|a, b| b.total_cmp(a));
-        let kth_best = best.get(k - 1).copied().unwrap_or(f32::NEG_INFINITY);
-        let candidates = passes
-            .into_iter()
-            .flat_map(|pass| pass.candidates)
-            .collect();
-        (kth_best, candidates)
-    }
-
-    /// The first pass over the rows of `slice`: a row whose approximate score is more
-    /// than the margin below the k-th best so far cannot be in the top `k`.
-    fn first_pass_over(&self, query: &[f32], k: usize, slice: Range<usize>) -> FirstPass {
-        let margin = 2.0 * APPROXIMATION_ERROR;
-        let mut best: BinaryHeap<Reverse<Score>> = BinaryHeap::with_capacity(k + 1);
-        let mut kth_best = f32::NEG_INFINITY;
-        let mut candidates: Vec<(usize, f32)> = Vec::new();
-        let dimension = query.len();
-        let high = &self.vectors.high()[slice.start * dimension..slice.end * dimension];
-        for (offset, row_high) in high.chunks_exact(dimension).enumerate() {
-            let approximate = dot_high(query, row_high);
-            if approximate < kth_best - margin {
-                continue;
+        // The distance of the `wanted`-th nearest row: every row nearer is taken, and
+        // rows at that distance until `wanted` are.
+        let mut nearer = 0usize;
+        let mut limit = 0usize;
+        for (distance, count) in histogram.iter().enumerate() {
+            if nearer + *count as usize >= wanted {
+                limit = distance;
+                break;
             }
-            candidates.push((slice.start + offset, approximate));
-            best.push(Reverse(Score(approximate)));
-            if best.len() > k {
-                best.pop();
-            }
-            if best.len() == k {
-                kth_best = best.peek().map_or(kth_best, |worst| worst.0.0);
+            nearer += *count as usize;
+        }
+        let mut at_limit = wanted - nearer;
+        let mut chosen = Vec::with_capacity(wanted);
+        for (row, distance) in distances.iter().enumerate() {
+            let distance = usize::from(*distance);
+            if distance < limit {
+                chosen.push(row);
+            } else if distance == limit && at_limit > 0 {
+                at_limit -= 1;
+                chosen.push(row);
             }
         }
-        FirstPass {
-            best: best.into_iter().map(|Reverse(score)| score.0).collect(),
-            candidates,
-        }
+        chosen
     }
 
     /// How many chunks of `document_id` the index holds.
@@ -287,7 +304,8 @@ impl VectorIndex {
 
     pub fn stats(&self) -> IndexStats {
         let map_entry = size_of::<(i64, Vec<u32>)>() + 1;
-        let memory_bytes = self.vectors.capacity_bytes()
+        let memory_bytes = self.vectors.capacity() * size_of::<f32>()
+            + self.codes.capacity_bytes()
             + self.rows.capacity() * size_of::<RowKey>()
             + self.rows_of_document.capacity() * map_entry
             + self
@@ -306,30 +324,38 @@ impl VectorIndex {
         }
     }
 
-    /// Adds one chunk (its document's other chunks stay). Refused, and counted, when
-    /// its dimension is not the index's (the first chunk sets it when unknown) or its
-    /// vector is zero or not finite.
-    pub fn push(&mut self, chunk: ChunkVector) {
+    /// Adds one chunk (its document's other chunks stay); true when it was taken.
+    /// Refused, and counted, when its dimension is not the index's (the first chunk
+    /// sets it when unknown) or its vector is zero or not finite.
+    pub fn push(&mut self, chunk: ChunkVector) -> bool {
         let ChunkVector {
             chunk_id,
             document_id,
             embedding,
         } = chunk;
-        let dimension = *self.dimension.get_or_insert(embedding.len());
+        let dimension = match self.dimension {
+            Some(dimension) => dimension,
+            None => {
+                self.dimension = Some(embedding.len());
+                self.codes = SignCodes::new(embedding.len());
+                embedding.len()
+            }
+        };
         if embedding.len() != dimension {
             let entry = self
                 .mismatched
                 .entry(document_id)
                 .or_insert((0, embedding.len()));
             entry.0 += 1;
-            return;
+            return false;
         }
         let Some(unit) = normalised(&embedding) else {
             *self.unusable.entry(document_id).or_default() += 1;
-            return;
+            return false;
         };
         let row = self.rows.len() as u32;
-        self.vectors.push_row(&unit);
+        self.codes.push_row(&unit);
+        self.vectors.extend_from_slice(&unit);
         self.rows.push(RowKey {
             chunk_id,
             document_id,
@@ -338,6 +364,32 @@ impl VectorIndex {
             .entry(document_id)
             .or_default()
             .push(row);
+        true
+    }
+
+    /// The chunk ids of `document_id` that the index holds.
+    pub fn accepted(&self, document_id: i64) -> std::collections::HashSet<i64> {
+        self.rows_of_document
+            .get(&document_id)
+            .into_iter()
+            .flatten()
+            .map(|row| self.rows[*row as usize].chunk_id)
+            .collect()
+    }
+
+    /// The cosine similarity of chunk `chunk_id` of `document_id` to `query` (a unit
+    /// vector of the index's dimension); `None` when the index does not hold it.
+    pub fn score_of(&self, document_id: i64, chunk_id: i64, query: &[f32]) -> Option<f32> {
+        let dimension = self.dimension.filter(|&d| d == query.len())?;
+        let row = *self
+            .rows_of_document
+            .get(&document_id)?
+            .iter()
+            .find(|row| self.rows[**row as usize].chunk_id == chunk_id)? as usize;
+        Some(dot(
+            query,
+            &self.vectors[row * dimension..(row + 1) * dimension],
+        ))
     }
 
     /// Room for `additional` rows, growing by a sixteenth beyond the need so that
@@ -351,16 +403,18 @@ impl VectorIndex {
         let rows = additional + self.rows.len() / 16;
         self.rows.reserve_exact(rows);
         self.vectors.reserve_exact(rows * dimension);
+        self.codes.reserve_rows(rows);
     }
 
-    /// Gives memory back after removals, keeping the index within about 1.1 times the
-    /// bytes of its vectors.
+    /// Gives memory back after removals, keeping the spare room within a sixteenth of
+    /// the rows.
     fn release_spare_capacity(&mut self) {
         let len = self.rows.len();
         if self.rows.capacity() > len + len / 16 + 16 {
             let keep = len + len / 64;
             self.rows.shrink_to(keep);
             self.vectors.shrink_to(keep * self.dimension.unwrap_or(0));
+            self.codes.shrink_to_rows(keep);
         }
     }
 
@@ -368,7 +422,9 @@ impl VectorIndex {
         let dimension = self.dimension.unwrap_or(0);
         let last = self.rows.len() - 1;
         if row != last {
-            self.vectors.copy_row(last, row, dimension);
+            self.vectors
+                .copy_within(last * dimension..(last + 1) * dimension, row * dimension);
+            self.codes.copy_row(last, row);
             let moved = self.rows[last];
             self.rows[row] = moved;
             if let Some(slot) = self
@@ -380,53 +436,32 @@ impl VectorIndex {
             }
         }
         self.rows.pop();
-        self.vectors.truncate(last, dimension);
+        self.vectors.truncate(last * dimension);
+        self.codes.truncate(last);
     }
 }
 
-/// What the first pass found in one slice of rows.
-struct FirstPass {
-    /// The (up to) k best approximate scores.
-    best: Vec<f32>,
-    /// Rows within reach of the slice's k-th best, with their approximate scores.
-    candidates: Vec<(usize, f32)>,
+/// Code words below which a search measures distances on one thread: a thread costs
+/// tens of microseconds to start, the distances of 100,000 words about as much.
+const WORDS_PER_SCAN_THREAD: usize = 1 << 18;
+
+/// Rows scored exactly at the least: an index of at most this many rows is scored
+/// whole, so small knowledge bases get exact results.
+pub const MIN_CANDIDATES: usize = 1_000;
+
+/// How many rows nearest the query's sign code are scored exactly for the top `k` of
+/// an index of `rows` rows (chosen from the recall measured in `docs/RETRIEVAL.md`).
+pub fn candidate_count(k: usize, rows: usize) -> usize {
+    MIN_CANDIDATES.max(k * 100).max(rows / 256)
 }
 
-/// Values (rows × dimension) below which a search scans on one thread: a thread costs
-/// tens of microseconds to start, the scan of 100,000 values about as much.
-const VALUES_PER_SCAN_THREAD: usize = 1 << 20;
-
-/// How many threads scan an index of `rows` rows: one per core, one per
-/// [`VALUES_PER_SCAN_THREAD`] values at the most.
-fn scan_parts(rows: usize, dimension: usize) -> usize {
+/// How many threads measure distances in an index of `rows` rows: one per core, one
+/// per [`WORDS_PER_SCAN_THREAD`] code words at the most.
+fn scan_parts(rows: usize, words_per_row: usize) -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
-    (rows * dimension / VALUES_PER_SCAN_THREAD).clamp(1, cores)
+    (rows * words_per_row / WORDS_PER_SCAN_THREAD).clamp(1, cores)
 }
-
-/// An approximate score, ordered by `total_cmp`.
-#[derive(Debug, Clone, Copy)]
-struct Score(f32);
-
-impl Ord for Score {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
-impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Score {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Score {}
 
 /// A scored row, ordered by score, then by lower chunk id first.
 #[derive(Debug, Clone, Copy)]

@@ -1,42 +1,81 @@
-//! The vector index of a running service, kept in step with PostgreSQL: loaded at
-//! start-up, updated per document when documents change (by this service directly,
-//! and by every instance through `LISTEN`/`NOTIFY`, see `notify.rs`), and reloaded
-//! whole on demand, after a lost notification connection, or when the embedding model
-//! turns out to give vectors of another dimension.
+//! The knowledge base in memory, kept in step with PostgreSQL: every chunk's vector
+//! (`index.rs`), its text and title (`store.rs`) and its words (`full_text.rs`), so
+//! that retrieval needs no database round trip. Loaded at start-up, updated per
+//! document when documents change (by this service directly, and by every instance
+//! through `LISTEN`/`NOTIFY`, see `notify.rs`), and reloaded whole on demand, after a
+//! lost notification connection, or when the embedding model turns out to give
+//! vectors of another dimension.
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use bor_actors::knowledge::Retrieval;
 use futures_util::TryStreamExt;
 
-use super::index::{ChunkVector, IndexStats, ScoredChunk, VectorIndex};
-use crate::db::chunks::{self, ChunkEmbedding};
+use super::full_text::FullTextIndex;
+use super::index::{ChunkVector, IndexStats, MIN_CANDIDATES, VectorIndex};
+use super::retrieval;
+use super::store::ChunkStore;
+use crate::db::chunks::{self, IndexedChunk};
 use crate::db::{DbError, DbPool};
+
+/// Rows up to which retrieval runs on the calling thread: the search of such an index
+/// takes well under a tenth of a millisecond; larger ones go to a blocking thread.
+const INLINE_SEARCH_ROWS: usize = 4 * MIN_CANDIDATES;
+
+/// One consistent copy of the knowledge base.
+pub struct Memory {
+    pub vectors: VectorIndex,
+    pub chunks: ChunkStore,
+    /// Updated through `&self` (it has a writer of its own), so outside the lock.
+    pub text: Arc<FullTextIndex>,
+}
+
+impl Memory {
+    fn new(dimension: Option<usize>) -> Result<Memory, DbError> {
+        Ok(Memory {
+            vectors: VectorIndex::new(dimension),
+            chunks: ChunkStore::default(),
+            text: Arc::new(FullTextIndex::new().map_err(full_text_error)?),
+        })
+    }
+}
+
+/// Bytes of the in-memory knowledge base, by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUse {
+    pub vectors: usize,
+    pub chunks: usize,
+    pub full_text: usize,
+}
 
 pub struct LiveIndex {
     pool: DbPool,
-    index: Arc<RwLock<VectorIndex>>,
+    memory: Arc<RwLock<Memory>>,
     /// Held by reloads and per-document updates, so that an update is never applied to
     /// an index that a reload is about to replace.
     writer: tokio::sync::Mutex<()>,
 }
 
-impl From<ChunkEmbedding> for ChunkVector {
-    fn from(row: ChunkEmbedding) -> ChunkVector {
-        ChunkVector {
-            chunk_id: row.id,
-            document_id: row.document_id,
-            embedding: row.embedding,
-        }
+fn vector_of(row: &mut IndexedChunk) -> ChunkVector {
+    ChunkVector {
+        chunk_id: row.id,
+        document_id: row.document_id,
+        embedding: std::mem::take(&mut row.embedding),
     }
+}
+
+fn full_text_error(error: tantivy::TantivyError) -> DbError {
+    DbError::FullText(error)
 }
 
 impl LiveIndex {
     /// Loads every chunk; the dimension is the most common one stored.
     pub async fn load(pool: DbPool) -> Result<LiveIndex, DbError> {
-        let index = read_all(&pool, None).await?;
+        let memory = read_all(&pool, None).await?;
         Ok(LiveIndex {
             pool,
-            index: Arc::new(RwLock::new(index)),
+            memory: Arc::new(RwLock::new(memory)),
             writer: tokio::sync::Mutex::new(()),
         })
     }
@@ -45,15 +84,15 @@ impl LiveIndex {
     /// (else the current one, else the most common stored).
     pub async fn reload(&self, dimension: Option<usize>) -> Result<IndexStats, DbError> {
         let _writer = self.writer.lock().await;
-        let dimension = dimension.or(self.read().dimension());
+        let dimension = dimension.or(self.read().vectors.dimension());
         let fresh = read_all(&self.pool, dimension).await?;
-        let stats = fresh.stats();
+        let stats = fresh.vectors.stats();
         *self.write() = fresh;
         tracing::info!(
             chunks = stats.chunks,
             documents = stats.documents,
             dimension = ?stats.dimension,
-            "vector index loaded"
+            "knowledge base loaded into memory"
         );
         if stats.dimension_mismatch > 0 {
             tracing::warn!(
@@ -71,7 +110,7 @@ impl LiveIndex {
         if dimension == 0 {
             return Ok(());
         }
-        let current = self.read().dimension();
+        let current = self.read().vectors.dimension();
         match current {
             Some(held) if held != dimension => {
                 tracing::warn!(
@@ -84,9 +123,9 @@ impl LiveIndex {
             Some(_) => Ok(()),
             None => {
                 let _writer = self.writer.lock().await;
-                let mut index = self.write();
-                if index.dimension().is_none() {
-                    *index = VectorIndex::new(Some(dimension));
+                let mut memory = self.write();
+                if memory.vectors.dimension().is_none() {
+                    memory.vectors = VectorIndex::new(Some(dimension));
                 }
                 Ok(())
             }
@@ -94,7 +133,7 @@ impl LiveIndex {
     }
 
     /// Reads the chunks of `document_ids` again (a document without chunks, or gone, is
-    /// removed from the index).
+    /// removed from memory).
     pub async fn refresh_documents(&self, document_ids: &[i64]) -> Result<(), DbError> {
         if document_ids.is_empty() {
             return Ok(());
@@ -102,48 +141,58 @@ impl LiveIndex {
         let _writer = self.writer.lock().await;
         let rows = {
             let mut conn = self.pool.get().await?;
-            chunks::embeddings_of(&mut conn, document_ids).await?
+            chunks::indexed_of(&mut conn, document_ids).await?
         };
-        let mut by_document: std::collections::HashMap<i64, Vec<ChunkVector>> =
+        let mut by_document: HashMap<i64, Vec<IndexedChunk>> =
             document_ids.iter().map(|id| (*id, Vec::new())).collect();
         for row in rows {
-            by_document
-                .entry(row.document_id)
-                .or_default()
-                .push(row.into());
+            by_document.entry(row.document_id).or_default().push(row);
         }
-        let mut index = self.write();
-        for (document_id, vectors) in by_document {
-            let refused = index.replace_document(document_id, vectors);
-            if let Some((count, dimension)) = refused.mismatched {
-                tracing::warn!(
-                    document_id,
-                    chunks = count,
-                    dimension,
-                    expected = ?index.dimension(),
-                    "document refused by the vector index: its embeddings have another dimension than the embedding model's; re-import it"
-                );
+        // Vectors and texts change together under the lock; the words after it, so that
+        // searches do not wait for the full-text commit (a search between the two finds
+        // the old words, and leaves out chunks it cannot find in the store).
+        let mut indexed: Vec<(i64, i64, String)> = Vec::new();
+        let text = {
+            let mut memory = self.write();
+            for (document_id, mut rows) in by_document {
+                let vectors = rows.iter_mut().map(vector_of).collect();
+                let refused = memory.vectors.replace_document(document_id, vectors);
+                warn_refused(document_id, refused, memory.vectors.dimension());
+                let accepted = memory.vectors.accepted(document_id);
+                memory.chunks.remove_document(document_id);
+                for row in rows {
+                    if accepted.contains(&row.id) {
+                        indexed.push((row.id, document_id, row.text.clone()));
+                        memory
+                            .chunks
+                            .insert(row.id, document_id, &row.title, row.text);
+                    }
+                }
             }
-            if refused.unusable > 0 {
-                tracing::warn!(
-                    document_id,
-                    chunks = refused.unusable,
-                    "chunks with zero or non-finite embeddings are left out of retrieval"
-                );
-            }
+            Arc::clone(&memory.text)
+        };
+        for document_id in document_ids {
+            text.remove_document(*document_id);
         }
-        Ok(())
+        for (chunk_id, document_id, words) in &indexed {
+            text.add(*chunk_id, *document_id, words)
+                .map_err(full_text_error)?;
+        }
+        text.commit().map_err(full_text_error)
     }
 
-    /// The `k` chunks most similar to `query`, searched on a blocking thread (a large
-    /// index takes milliseconds).
-    pub async fn search(&self, query: Vec<f32>, k: usize) -> Vec<ScoredChunk> {
-        let index = Arc::clone(&self.index);
+    /// Hybrid retrieval over the memory (see `retrieval.rs`): on this thread for a small
+    /// knowledge base, on a blocking thread for a large one.
+    pub async fn retrieve(&self, query: String, embedding: Vec<f32>, top_k: usize) -> Retrieval {
+        if self.read().vectors.stats().chunks <= INLINE_SEARCH_ROWS {
+            return retrieval::retrieve(&self.read(), &query, &embedding, top_k);
+        }
+        let memory = Arc::clone(&self.memory);
         let search = move || {
-            index
+            let memory = memory
                 .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .search(&query, k)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            retrieval::retrieve(&memory, &query, &embedding, top_k)
         };
         tokio::task::spawn_blocking(search)
             .await
@@ -151,45 +200,83 @@ impl LiveIndex {
     }
 
     pub fn stats(&self) -> IndexStats {
-        self.read().stats()
+        self.read().vectors.stats()
+    }
+
+    pub fn memory_use(&self) -> MemoryUse {
+        let memory = self.read();
+        MemoryUse {
+            vectors: memory.vectors.stats().memory_bytes,
+            chunks: memory.chunks.memory_bytes(),
+            full_text: memory.text.memory_bytes(),
+        }
     }
 
     /// How many chunks of `document_id` the index holds.
     pub fn chunk_count(&self, document_id: i64) -> usize {
-        self.read().chunk_count(document_id)
+        self.read().vectors.chunk_count(document_id)
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, VectorIndex> {
+    fn read(&self) -> RwLockReadGuard<'_, Memory> {
         // A poisoned lock still holds an index: searching it beats failing every turn.
-        self.index
+        self.memory
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, VectorIndex> {
-        self.index
+    fn write(&self) -> RwLockWriteGuard<'_, Memory> {
+        self.memory
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
-/// Streams every chunk's embedding into a new index.
-async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<VectorIndex, DbError> {
+fn warn_refused(document_id: i64, refused: super::index::Refused, expected: Option<usize>) {
+    if let Some((count, dimension)) = refused.mismatched {
+        tracing::warn!(
+            document_id,
+            chunks = count,
+            dimension,
+            expected = ?expected,
+            "document refused by the vector index: its embeddings have another dimension than the embedding model's; re-import it"
+        );
+    }
+    if refused.unusable > 0 {
+        tracing::warn!(
+            document_id,
+            chunks = refused.unusable,
+            "chunks with zero or non-finite embeddings are left out of retrieval"
+        );
+    }
+}
+
+/// Streams every chunk into a new copy of the knowledge base.
+async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbError> {
     let mut conn = pool.get().await?;
     let counts = chunks::dimension_counts(&mut conn).await?;
     let Some(dimension) = dimension.or_else(|| counts.first().map(|(d, _)| *d)) else {
-        return Ok(VectorIndex::new(None));
+        return Memory::new(None);
     };
     let rows = counts
         .iter()
         .find(|(d, _)| *d == dimension)
         .map_or(0, |(_, n)| usize::try_from(*n).unwrap_or(0));
-    let mut index = VectorIndex::with_capacity(dimension, rows);
-    let mut stream = chunks::stream_embeddings(&mut conn).await?;
-    while let Some(row) = stream.try_next().await? {
-        index.push(row.into());
+    let mut memory = Memory::new(Some(dimension))?;
+    memory.vectors = VectorIndex::with_capacity(dimension, rows);
+    let mut stream = chunks::stream_indexed(&mut conn).await?;
+    while let Some(mut row) = stream.try_next().await? {
+        if memory.vectors.push(vector_of(&mut row)) {
+            memory
+                .text
+                .add(row.id, row.document_id, &row.text)
+                .map_err(full_text_error)?;
+            memory
+                .chunks
+                .insert(row.id, row.document_id, &row.title, row.text);
+        }
     }
-    Ok(index)
+    memory.text.commit().map_err(full_text_error)?;
+    Ok(memory)
 }
 
 #[cfg(test)]
@@ -226,10 +313,13 @@ mod tests {
         let stats = index.stats();
         assert_eq!(stats.dimension, Some(3), "the most common stored dimension");
         assert_eq!((stats.chunks, stats.dimension_mismatch), (2, 1));
+        let found = index.retrieve("old".into(), vec![1.0, 0.1, 0.0], 1).await;
+        assert_eq!(found.hits[0].document_id, old_a);
         assert_eq!(
-            index.search(vec![1.0, 0.1, 0.0], 1).await[0].document_id,
-            old_a
+            (&*found.hits[0].title, &*found.hits[0].text),
+            ("old a", "old a")
         );
+        assert!(found.text_match, "\"old\" is in both old chunks");
 
         index.ensure_dimension(0).await.unwrap();
         assert_eq!(
@@ -241,9 +331,15 @@ mod tests {
         let stats = index.stats();
         assert_eq!(stats.dimension, Some(4));
         assert_eq!((stats.chunks, stats.dimension_mismatch), (1, 2));
-        let hits = index.search(vec![0.0, 0.0, 0.5, 1.0], 5).await;
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].document_id, new);
+        let found = index
+            .retrieve("old".into(), vec![0.0, 0.0, 0.5, 1.0], 5)
+            .await;
+        assert_eq!(found.hits.len(), 1);
+        assert_eq!(found.hits[0].document_id, new);
+        assert!(
+            !found.text_match,
+            "the old chunks have another dimension: their words are not searched"
+        );
 
         // Rows deleted behind its back are gone after a refresh of their document.
         let mut conn = pool.get().await.unwrap();

@@ -1,17 +1,20 @@
-//! The knowledge base: documents and their chunks in PostgreSQL, an in-memory vector
-//! index kept in step with them, and the operations on both.
+//! The knowledge base: documents and their chunks in PostgreSQL, a copy in memory kept
+//! in step with them (vectors, texts and a full-text index: retrieval never waits on
+//! the database), and the operations on both.
 //!
 //! [`KnowledgeService`] is what the rest of bor uses: the turns through the
 //! `KnowledgeBase` trait (hybrid retrieval, reading and listing documents), the HTTP
 //! API and `bor import` to add and delete documents.
 
 pub mod chunking;
+pub mod full_text;
 mod fusion;
 pub mod index;
 pub mod ingest;
 mod live_index;
 pub mod notify;
 mod retrieval;
+mod store;
 
 use std::sync::Arc;
 
@@ -26,7 +29,7 @@ use futures_util::future::BoxFuture;
 pub use fusion::RRF_K;
 pub use index::IndexStats;
 use ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved};
-pub use live_index::LiveIndex;
+pub use live_index::{LiveIndex, MemoryUse};
 pub use retrieval::RANKED_PER_SIGNAL;
 
 use crate::db::documents::{self, DocumentSummary};
@@ -102,13 +105,13 @@ impl KnowledgeService {
 
     async fn retrieve_now(
         &self,
-        query: &str,
+        query: String,
         embedding: Vec<f32>,
         top_k: usize,
     ) -> Result<Retrieval, DbError> {
         self.model_dimension.observe(embedding.len());
         self.index.ensure_dimension(embedding.len()).await?;
-        retrieval::retrieve(&self.pool, &self.index, query, embedding, top_k).await
+        Ok(self.index.retrieve(query, embedding, top_k).await)
     }
 }
 
@@ -126,7 +129,7 @@ impl KnowledgeBase for KnowledgeService {
     ) -> BoxFuture<'static, Result<Retrieval, KnowledgeError>> {
         let this = self.clone();
         Box::pin(async move {
-            this.retrieve_now(&query, embedding, top_k)
+            this.retrieve_now(query, embedding, top_k)
                 .await
                 .map_err(knowledge_error)
         })

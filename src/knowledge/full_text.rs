@@ -1,0 +1,250 @@
+//! The full-text half of retrieval, in memory: tantivy over a RAM directory, ranking
+//! chunks by BM25 against the words of the question (see `docs/RETRIEVAL.md`).
+//!
+//! Text is cut into words, lowercased, English stop words dropped and the rest stemmed
+//! (Snowball's English stemmer), as PostgreSQL's `english` configuration does. The
+//! ranking takes every chunk that holds any word of the question; a chunk *matches*
+//! (the full-text half of the grounded rule) when it holds every one of them.
+//!
+//! Each chunk is one tantivy document: its id (a fast field, to name the hits), its
+//! document's id (indexed, so a document's chunks are deleted together) and its text
+//! (indexed with term frequencies, not stored: the text lives in the chunk store).
+
+use std::sync::Mutex;
+
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+/// The name the analyzer is registered under.
+const ANALYZER: &str = "bor_english";
+/// Words longer than this (in bytes) are left out, as PostgreSQL leaves out very long
+/// words: they are hashes, URLs or base64, not words anyone asks about.
+const LONGEST_WORD: usize = 40;
+/// The indexing buffer: tantivy's least (it grows as documents come, up to this).
+const WRITER_MEMORY: usize = 15_000_000;
+
+const CHUNK_ID: &str = "chunk_id";
+const DOCUMENT_ID: &str = "document_id";
+const TEXT: &str = "text";
+
+/// What the full-text search found for a question.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextMatches {
+    /// Chunk ids, best BM25 score first (ties: lower chunk id first).
+    pub ranked: Vec<i64>,
+    /// Some chunk holds every word of the question.
+    pub matched: bool,
+}
+
+pub struct FullTextIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    chunk_id: Field,
+    document_id: Field,
+    text: Field,
+}
+
+impl FullTextIndex {
+    pub fn new() -> tantivy::Result<FullTextIndex> {
+        let mut schema = Schema::builder();
+        let chunk_id = schema.add_i64_field(CHUNK_ID, FAST);
+        let document_id = schema.add_i64_field(DOCUMENT_ID, INDEXED);
+        let text = schema.add_text_field(
+            TEXT,
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(ANALYZER)
+                    .set_index_option(IndexRecordOption::WithFreqs),
+            ),
+        );
+        let index = Index::create_in_ram(schema.build());
+        index.tokenizers().register(ANALYZER, analyzer());
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(FullTextIndex {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            chunk_id,
+            document_id,
+            text,
+        })
+    }
+
+    /// Adds a chunk; searches see it after [`FullTextIndex::commit`].
+    pub fn add(&self, chunk_id: i64, document_id: i64, text: &str) -> tantivy::Result<()> {
+        let mut document = TantivyDocument::default();
+        document.add_i64(self.chunk_id, chunk_id);
+        document.add_i64(self.document_id, document_id);
+        document.add_text(self.text, text);
+        self.writer().add_document(document)?;
+        Ok(())
+    }
+
+    /// Forgets every chunk of `document_id` (at the next commit).
+    pub fn remove_document(&self, document_id: i64) {
+        self.writer()
+            .delete_term(Term::from_field_i64(self.document_id, document_id));
+    }
+
+    /// Makes the changes so far visible to searches.
+    pub fn commit(&self) -> tantivy::Result<()> {
+        self.writer().commit()?;
+        self.reader.reload()
+    }
+
+    /// The best `limit` chunks for `question`, and whether one holds all its words.
+    pub fn search(&self, question: &str, limit: usize) -> tantivy::Result<TextMatches> {
+        let terms = self.terms(question);
+        if terms.is_empty() || limit == 0 {
+            return Ok(TextMatches::default());
+        }
+        let clauses = |occur: Occur| -> BooleanQuery {
+            BooleanQuery::new(
+                terms
+                    .iter()
+                    .map(|term| {
+                        let query: Box<dyn Query> =
+                            Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
+                        (occur, query)
+                    })
+                    .collect(),
+            )
+        };
+        let searcher = self.reader.searcher();
+        let top = searcher.search(
+            &clauses(Occur::Should),
+            &TopDocs::with_limit(limit).order_by_score(),
+        )?;
+        let mut ranked = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let column = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .i64(CHUNK_ID)?;
+            if let Some(chunk_id) = column.first(address.doc_id) {
+                ranked.push((score, chunk_id));
+            }
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let matched = !ranked.is_empty() && searcher.search(&clauses(Occur::Must), &Count)? > 0;
+        Ok(TextMatches {
+            ranked: ranked.into_iter().map(|(_, chunk_id)| chunk_id).collect(),
+            matched,
+        })
+    }
+
+    /// Bytes the index takes (postings, term dictionary, field norms, fast fields).
+    pub fn memory_bytes(&self) -> usize {
+        self.reader
+            .searcher()
+            .space_usage()
+            .map_or(0, |usage| usage.total().get_bytes() as usize)
+    }
+
+    /// The distinct indexed words of `question`.
+    fn terms(&self, question: &str) -> Vec<Term> {
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(ANALYZER)
+            .unwrap_or_else(analyzer);
+        let mut stream = analyzer.token_stream(question);
+        let mut words: Vec<String> = Vec::new();
+        while stream.advance() {
+            words.push(stream.token().text.clone());
+        }
+        words.sort();
+        words.dedup();
+        words
+            .iter()
+            .map(|word| Term::from_field_text(self.text, word))
+            .collect()
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
+        // A poisoned lock still holds a writer: indexing on beats failing every update.
+        self.writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(LONGEST_WORD))
+        .filter(LowerCaser);
+    match StopWordFilter::new(Language::English) {
+        Some(stop_words) => builder
+            .filter(stop_words)
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(chunks: &[(i64, i64, &str)]) -> FullTextIndex {
+        let index = FullTextIndex::new().unwrap();
+        for (chunk_id, document_id, text) in chunks {
+            index.add(*chunk_id, *document_id, text).unwrap();
+        }
+        index.commit().unwrap();
+        index
+    }
+
+    #[test]
+    fn words_are_stemmed_and_stop_words_ignored() {
+        let index = index_of(&[(1, 1, "The cats were sleeping."), (2, 1, "Dogs bark.")]);
+        let found = index.search("cat sleeps", 10).unwrap();
+        assert_eq!(found.ranked, vec![1]);
+        assert!(found.matched);
+        assert_eq!(
+            index.search("what is the", 10).unwrap(),
+            TextMatches::default(),
+            "stop words only"
+        );
+    }
+
+    #[test]
+    fn chunks_holding_some_words_are_ranked_and_only_all_words_match() {
+        let index = index_of(&[
+            (1, 1, "Install bor on Linux with make run."),
+            (2, 1, "The pool of database connections."),
+            (3, 2, "Linux Linux Linux: bor runs on Linux."),
+        ]);
+        let found = index.search("install on linux", 10).unwrap();
+        assert_eq!(found.ranked[0], 1, "the chunk with both words first");
+        assert_eq!(found.ranked.len(), 2);
+        assert!(found.matched);
+        let partial = index.search("install windows", 10).unwrap();
+        assert_eq!(partial.ranked, vec![1]);
+        assert!(!partial.matched, "no chunk holds every word");
+    }
+
+    #[test]
+    fn a_removed_document_is_gone_after_the_commit() {
+        let index = index_of(&[(1, 1, "alpha beta"), (2, 2, "alpha gamma")]);
+        index.remove_document(1);
+        index.add(3, 1, "alpha delta").unwrap();
+        index.commit().unwrap();
+        let mut found = index.search("alpha", 10).unwrap().ranked;
+        found.sort();
+        assert_eq!(found, vec![2, 3]);
+        assert!(index.memory_bytes() > 0);
+    }
+}
