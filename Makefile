@@ -55,7 +55,7 @@ vendor-web:
 # Retrieval over 10k, 100k and 1M synthetic chunks and import throughput (a few
 # minutes); the figures replace the knowledge section of bench/RESULTS.md.
 bench-knowledge: postgres
-	cargo bench --bench knowledge
+	cargo bench --bench knowledge -- $(if $(wildcard target/bench/minilm.vectors),--real target/bench/minilm)
 
 postgres:
 	@scripts/ensure-postgres.sh

@@ -115,7 +115,7 @@ def render(out):
         "bor (release build), the mock LLM (`bor-mock-llm`, zero token delay unless said) and "
         "the load generator (`bor-loadgen`, one thread) share the same cores, so every "
         "figure includes their competition. Turns take the deflected path on an empty "
-        "knowledge base: embedding request, retrieval in PostgreSQL, one streamed chat "
+        "knowledge base: embedding request, retrieval in memory, one streamed chat "
         "request, the `query_log` row. The floor is the same chat request sent straight to "
         "the mock; *added* is bor's percentile minus the floor's."
     )

@@ -72,11 +72,15 @@ impl Application {
         )
         .await?;
         let stats = library.index().stats();
+        let memory = library.index().memory_use();
         tracing::info!(
             chunks = stats.chunks,
             documents = stats.documents,
             dimension = ?stats.dimension,
-            "vector index loaded"
+            vector_bytes = memory.vectors,
+            text_bytes = memory.chunks,
+            full_text_bytes = memory.full_text,
+            "knowledge base loaded into memory"
         );
         actix_web::rt::spawn(notify::follow(
             config.database_url.clone(),

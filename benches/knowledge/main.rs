@@ -60,7 +60,12 @@ fn main() {
         eprintln!("{}", ranker.row());
     }
 
-    let section = report::section(&searches, &import, &relevance);
+    let full_text = real.and_then(|prefix| relevance::full_text_memory(prefix));
+    if let Some((chunks, text, index)) = full_text {
+        eprintln!("full text: {chunks} chunks, {text:.0} B of text and {index:.0} B of index each");
+    }
+
+    let section = report::section(&searches, &import, &relevance, full_text);
     println!("{section}");
     if write {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/RESULTS.md");

@@ -156,7 +156,7 @@ pub async fn run() -> Vec<Relevance> {
     }
     let stored: Vec<(i64, i64, String)> = {
         use bor::db::schema::chunks::dsl;
-        use diesel::prelude::*;
+        use diesel::QueryDsl;
         dsl::chunks
             .select((dsl::id, dsl::document_id, dsl::text))
             .order(dsl::id)
@@ -195,4 +195,25 @@ pub async fn run() -> Vec<Relevance> {
         score("PostgreSQL ts_rank_cd, every word", &postgres),
         score("BM25 (tantivy), any word", &bm25),
     ]
+}
+
+/// Memory of the full-text index over real paragraphs (`PREFIX.txt`, one per line):
+/// (chunks, mean text bytes, index bytes per chunk).
+pub fn full_text_memory(prefix: &str) -> Option<(usize, f64, f64)> {
+    let texts = std::fs::read_to_string(format!("{prefix}.txt")).ok()?;
+    let index = FullTextIndex::new().ok()?;
+    let mut chunks = 0usize;
+    let mut text_bytes = 0usize;
+    for (id, line) in texts.lines().enumerate() {
+        index.add(id as i64, id as i64 / 8, line).ok()?;
+        chunks += 1;
+        text_bytes += line.len();
+    }
+    index.commit().ok()?;
+    let per_chunk = |bytes: usize| bytes as f64 / chunks.max(1) as f64;
+    Some((
+        chunks,
+        per_chunk(text_bytes),
+        per_chunk(index.memory_bytes()),
+    ))
 }

@@ -14,6 +14,7 @@ pub fn section(
     searches: &[SearchResult],
     import: &ImportResult,
     relevance: &[Relevance],
+    full_text: Option<(usize, f64, f64)>,
 ) -> String {
     let mut text = format!(
         "{START}\n## Knowledge base (`make bench-knowledge`)\n\n{}\n\n\
@@ -55,6 +56,14 @@ pub fn section(
          | ranker | right chunk first | right chunk in the top 5 | MRR@10 | questions ranking nothing |\n\
          |---|---|---|---|---|\n{rankers}"
     ));
+    if let Some((chunks, text_bytes, index_bytes)) = full_text {
+        text.push_str(&format!(
+            "\nMemory of text and words, over {chunks} real paragraphs (the MiniLM set, \
+             {text_bytes:.0} bytes of text each on average): the chunk store keeps the text \
+             (plus about 60 bytes of map entries per chunk), the full-text index takes \
+             {index_bytes:.0} bytes per chunk.\n"
+        ));
+    }
     text.push_str(&format!(
         "\n### Import throughput (mock embeddings of {DIMENSION} dimensions over HTTP, PostgreSQL writes)\n\n\
          | documents | chunks | time | chunks per second |\n|---|---|---|---|\n{}\n{END}\n",

@@ -4,7 +4,7 @@
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Integer, Text};
+use diesel::sql_types::Integer;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::stream::{BoxStream, StreamExt};
 
@@ -151,6 +151,8 @@ const INDEXED_COLUMNS: (
 
 #[cfg(test)]
 mod tests {
+    use diesel::sql_types::{BigInt, Text};
+
     use super::*;
     use crate::db::documents::NewDocument;
     use crate::db::documents::tests::{insert_chunks, insert_document};

@@ -29,7 +29,7 @@ use futures_util::future::BoxFuture;
 pub use fusion::RRF_K;
 pub use index::IndexStats;
 use ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved};
-pub use live_index::{LiveIndex, MemoryUse};
+pub use live_index::LiveIndex;
 pub use retrieval::RANKED_PER_SIGNAL;
 
 use crate::db::documents::{self, DocumentSummary};
