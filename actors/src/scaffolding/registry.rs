@@ -239,6 +239,12 @@ pub static FAMILIES: &[Family] = &[
         &["<|open|>think<|sep|>"],
         closed_by(&["<|close|>think<|sep|>"]),
     ),
+    reasoning("Solar Open think", &["<|think|>"], closed_by(&["<|end|>"])),
+    reasoning(
+        "Hunyuan 3 think, labelled tokens",
+        &["<think:opensource>"],
+        closed_by(&["</think:opensource>"]),
+    ),
     reasoning(
         "Solar Open 2 think",
         &["<|think:start|>"],
@@ -355,13 +361,13 @@ pub static FAMILIES: &[Family] = &[
     // Tool-call markup, removed whatever name it carries.
     tool(
         "Hermes / Qwen / GLM tool call",
-        &["<tool_call>"],
-        closed_by(&["</tool_call>"]),
+        &["<tool_call>", "<tool_call:opensource>"],
+        closed_by(&["</tool_call>", "</tool_call:opensource>"]),
     ),
     tool(
         "tool_calls block (Apriel, Jamba, Hunyuan, MiniMax M1)",
-        &["<tool_calls>"],
-        closed_by(&["</tool_calls>"]),
+        &["<tool_calls>", "<tool_calls:opensource>"],
+        closed_by(&["</tool_calls>", "</tool_calls:opensource>"]),
     ),
     tool(
         "function_call block (Hermes, Granite 20B FC)",
@@ -574,6 +580,16 @@ pub static FAMILIES: &[Family] = &[
         closed_by(&["<|end_message|>"]),
     ),
     tool(
+        "Solar Open tool-call section",
+        &["<|tool_calls|>"],
+        closed_by(&["<|calls|>"]),
+    ),
+    tool(
+        "Solar Open tool call",
+        &["<|tool_call:begin|>"],
+        closed_by(&["<|tool_call:end|>"]),
+    ),
+    tool(
         "Solar Open 2 tool call",
         &["<|tool_call:start|>"],
         closed_by(&["<|tool_call:end|>"]),
@@ -732,6 +748,9 @@ pub static FAMILIES: &[Family] = &[
             "<|START_OF_TURN_TOKEN|>",
             "<|assistant|>",
             "<|message_model|>",
+            "<|begin|>assistant",
+            "<|content|>",
+            "<|flush|>",
             "<|channel|>commentary to=assistant",
             "<|im_middle|>",
             "<|role_sep|>",

@@ -135,6 +135,18 @@ pub const SAMPLES: &[Sample] = &[
         Inline,
     ),
     sample(
+        "Solar Open think",
+        "<|think|>We check the refund chunk first.<|end|>",
+        Reasoning(WHY),
+        Inline,
+    ),
+    sample(
+        "Hunyuan 3 think, labelled tokens",
+        "<think:opensource>We check the refund chunk first.</think:opensource>",
+        Reasoning(WHY),
+        Inline,
+    ),
+    sample(
         "Solar Open 2 think",
         "<|think:start|>We check the refund chunk first.<|think:end|>",
         Reasoning(WHY),
@@ -557,6 +569,24 @@ pub const SAMPLES: &[Sample] = &[
         Inline,
     ),
     sample(
+        "Solar Open tool-call section",
+        "<|tool_calls|><|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>search_documents<|tool_call:args|>{\"query\": \"refunds\"}<|tool_call:end|><|calls|>",
+        Tool,
+        Inline,
+    ),
+    sample(
+        "Solar Open tool call",
+        "<|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>search_documents<|tool_call:args|>{\"query\": \"refunds\"}<|tool_call:end|>",
+        Tool,
+        Inline,
+    ),
+    sample(
+        "tool_calls block (Apriel, Jamba, Hunyuan, MiniMax M1)",
+        "<tool_calls:opensource>\n<tool_call:opensource>search_documents<tool_sep:opensource>\n<arg_key:opensource>query</arg_key:opensource>\n<arg_value:opensource>refunds</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
+        Tool,
+        Inline,
+    ),
+    sample(
         "Solar Open 2 tool call",
         "<|tool_call:start|>search_documents\n<|tool_arg:start|>query<|tool_arg:value|>refunds<|tool_arg:end|>\n<|tool_call:end|>",
         Tool,
@@ -780,6 +810,12 @@ pub const SAMPLES: &[Sample] = &[
     sample("turn headers", "<start_of_turn>model", Framing, Inline),
     sample("turn headers", "<|CHATBOT_TOKEN|>", Framing, Inline),
     sample("turn headers", "<|message_model|>", Framing, Inline),
+    sample(
+        "turn headers",
+        "<|begin|>assistant<|content|>",
+        Framing,
+        Inline,
+    ),
     sample(
         "turn headers",
         "<|channel|>commentary to=assistant",
