@@ -15,8 +15,6 @@ enum Op {
     Blanks,
     /// Exactly these bytes.
     Lit(&'static [u8]),
-    /// These bytes, if the next byte is their first.
-    Opt(&'static [u8]),
     /// An identifier that is one of bor's tool names.
     ToolName,
     /// Marks the call as recognised: cut off by the end of the message, it is still a call.
@@ -38,16 +36,18 @@ enum Op {
     EolOrEnd,
     /// The next byte, if any, is not this one (not consumed).
     NotFollowedBy(u8),
+    /// The closing tag of the opener (`</t>` after `<t>`).
+    ClosingTag,
 }
 
 use Op::{
-    Balanced, Blanks, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Opt, Peek, Sub, ToolName, Ws,
+    Balanced, Blanks, ClosingTag, Confirm, EolOrEnd, List, Lit, NotFollowedBy, Peek, Sub, ToolName,
+    Ws,
 };
 
-/// `"name": N, "arguments"|"parameters": …}` — after the opening `{`.
-const JSON_CALL: &[Op] = &[
-    Ws,
-    Lit(b"\"name\""),
+/// A call object's members after `{"`: `name": N, "arguments"|"parameters": …}`.
+const NAME_AND_ARGUMENTS: &[Op] = &[
+    Lit(b"name\""),
     Ws,
     Lit(b":"),
     Ws,
@@ -69,6 +69,83 @@ const JSON_CALL: &[Op] = &[
     Balanced { quotes: b"\"" },
 ];
 
+/// `ype": "function", "name": …}` — Llama 3.x's typed call, after `{"t`.
+const TYPED_CALL: &[Op] = &[
+    Lit(b"ype\""),
+    Ws,
+    Lit(b":"),
+    Ws,
+    Lit(b"\"function\""),
+    Ws,
+    Lit(b","),
+    Ws,
+    Lit(b"\""),
+    Sub(NAME_AND_ARGUMENTS),
+];
+
+/// A call object's members after its `{`.
+const CALL_MEMBERS: &[Op] = &[
+    Ws,
+    Lit(b"\""),
+    Peek {
+        byte: b't',
+        then: &[Lit(b"t"), Sub(TYPED_CALL)],
+        otherwise: NAME_AND_ARGUMENTS,
+    },
+];
+
+/// `{"name": …}`, a JSON call object.
+const CALL_OBJECT: &[Op] = &[Lit(b"{"), Sub(CALL_MEMBERS)];
+
+/// `ool_call": {…}}` or `ool_calls": [{…}, …]}` — a call object or a list of them in a
+/// wrapper object, after `{"t`.
+const WRAPPED_CALLS: &[Op] = &[
+    Lit(b"ool_call"),
+    Peek {
+        byte: b's',
+        then: &[
+            Lit(b"s\""),
+            Ws,
+            Lit(b":"),
+            Ws,
+            Lit(b"["),
+            List {
+                item: CALL_OBJECT,
+                close: b']',
+            },
+            Ws,
+            Lit(b"}"),
+        ],
+        otherwise: &[
+            Lit(b"\""),
+            Ws,
+            Lit(b":"),
+            Ws,
+            Sub(CALL_OBJECT),
+            Ws,
+            Lit(b"}"),
+        ],
+    },
+];
+
+/// A JSON call object after its `{`, or a wrapper object of calls.
+const JSON_CALL: &[Op] = &[
+    Ws,
+    Lit(b"\""),
+    Peek {
+        byte: b't',
+        then: &[
+            Lit(b"t"),
+            Peek {
+                byte: b'y',
+                then: TYPED_CALL,
+                otherwise: WRAPPED_CALLS,
+            },
+        ],
+        otherwise: NAME_AND_ARGUMENTS,
+    },
+];
+
 /// `N(…)`, a pythonic call.
 const PYTHONIC_CALL: &[Op] = &[
     ToolName,
@@ -78,13 +155,10 @@ const PYTHONIC_CALL: &[Op] = &[
     Balanced { quotes: b"\"'" },
 ];
 
-/// `{"name": …}`, a JSON call object.
-const JSON_CALL_OBJECT: &[Op] = &[Lit(b"{"), Sub(JSON_CALL)];
-
 /// One item of a call list: a JSON call object or a pythonic call.
 const CALL_ITEM: &[Op] = &[Peek {
     byte: b'{',
-    then: JSON_CALL_OBJECT,
+    then: CALL_OBJECT,
     otherwise: PYTHONIC_CALL,
 }];
 
@@ -100,9 +174,8 @@ const CALL_LIST: &[Op] = &[
     NotFollowedBy(b'('),
 ];
 
-/// `json\n{call}\n```\n` or with a list of calls — after the opening backticks.
+/// `\n{call}\n```\n` or with a list of calls — after the backticks and the info string.
 const JSON_FENCE: &[Op] = &[
-    Opt(b"json"),
     Blanks,
     Lit(b"\n"),
     Ws,
@@ -115,12 +188,29 @@ const JSON_FENCE: &[Op] = &[
                 close: b']',
             },
         ],
-        otherwise: JSON_CALL_OBJECT,
+        otherwise: CALL_OBJECT,
     },
     Ws,
     Lit(b"```"),
     Blanks,
     EolOrEnd,
+];
+
+/// `{call}</t>` — after the tag `<t>`.
+const TAGGED_JSON: &[Op] = &[Ws, Sub(CALL_OBJECT), Ws, ClosingTag];
+
+/// `N<|message|>` — after `to=`.
+const RECIPIENT: &[Op] = &[ToolName, Lit(b"<|message|>")];
+
+/// `N\n{arguments}`.
+const RECIPIENT_LINE: &[Op] = &[
+    ToolName,
+    Blanks,
+    Lit(b"\n"),
+    Ws,
+    Lit(b"{"),
+    Confirm,
+    Balanced { quotes: b"\"" },
 ];
 
 fn program(shape: CallShape) -> &'static [Op] {
@@ -129,6 +219,9 @@ fn program(shape: CallShape) -> &'static [Op] {
         CallShape::CallList => CALL_LIST,
         CallShape::CallBraces => CALL_BRACES,
         CallShape::JsonFence => JSON_FENCE,
+        CallShape::TaggedJson => TAGGED_JSON,
+        CallShape::Recipient => RECIPIENT,
+        CallShape::RecipientLine => RECIPIENT_LINE,
     }
 }
 
@@ -160,7 +253,8 @@ enum Offer {
     Failed,
 }
 
-/// How deeply programs may nest (the deepest, `JSON_FENCE`, needs 6).
+/// How deeply programs may nest (the deepest, `JSON_FENCE`, needs 4: a sub-program in
+/// last place replaces its finished parent).
 const MAX_DEPTH: usize = 8;
 
 const NO_FRAME: Frame = Frame {
@@ -178,7 +272,9 @@ pub(super) struct CallScan {
     /// Bytes consumed so far.
     consumed: usize,
     confirmed: bool,
-    /// Progress inside the current `Lit`/`Opt`.
+    /// The opener the call follows (for `ClosingTag`).
+    opener: &'static [u8],
+    /// Progress inside the current `Lit` or `ClosingTag`.
     literal_at: usize,
     /// Where the identifier of the current `ToolName` starts.
     name_start: Option<usize>,
@@ -190,8 +286,9 @@ pub(super) struct CallScan {
 }
 
 impl CallScan {
-    pub fn new(shape: CallShape) -> Self {
+    pub fn new(shape: CallShape, opener: &'static [u8]) -> Self {
         CallScan {
+            opener,
             frames: [Frame {
                 ops: program(shape),
                 ..NO_FRAME
@@ -268,8 +365,15 @@ impl CallScan {
         self.escaped = false;
     }
 
-    /// Runs `ops` as a sub-program; false when programs nest too deeply.
+    /// Runs `ops` as a sub-program, in place of the current frame when that one has
+    /// finished; false when programs nest too deeply.
     fn enter(&mut self, ops: &'static [Op]) -> bool {
+        if let Some(top) = self.top()
+            && top.pc >= top.ops.len()
+        {
+            *top = Frame { ops, ..NO_FRAME };
+            return true;
+        }
         let Some(frame) = self.frames.get_mut(self.open_frames) else {
             return false;
         };
@@ -293,11 +397,7 @@ impl CallScan {
             Ws => self.skip_while(byte.is_ascii_whitespace()),
             Blanks => self.skip_while(matches!(byte, b' ' | b'\t' | b'\r')),
             Lit(text) => self.literal(text, byte),
-            Opt(text) if self.literal_at == 0 && text.first() != Some(&byte) => {
-                self.next_op();
-                Offer::Passed
-            }
-            Opt(text) => self.literal(text, byte),
+            ClosingTag => self.closing_tag(byte),
             ToolName => self.tool_name(text, tools),
             Confirm => {
                 self.confirmed = true;
@@ -381,6 +481,23 @@ impl CallScan {
         Offer::Consumed
     }
 
+    /// `</` and the opener after its `<`.
+    fn closing_tag(&mut self, byte: u8) -> Offer {
+        let expected = match self.literal_at {
+            0 => Some(b'<'),
+            1 => Some(b'/'),
+            at => self.opener.get(at - 1).copied(),
+        };
+        if expected != Some(byte) {
+            return Offer::Failed;
+        }
+        self.literal_at += 1;
+        if self.literal_at == self.opener.len() + 1 {
+            self.next_op();
+        }
+        Offer::Consumed
+    }
+
     fn tool_name(&mut self, text: &[u8], tools: &[Box<str>]) -> Offer {
         let start = *self.name_start.get_or_insert(self.consumed);
         let byte = text[self.consumed];
@@ -440,17 +557,22 @@ mod tests {
 
     /// The verdict on `text` (after the opener), fed whole and byte by byte.
     fn verdict(shape: CallShape, text: &str, at_end: bool) -> Verdict {
+        verdict_after(shape, b"", text, at_end)
+    }
+
+    /// `verdict` for a shape that reads its opener.
+    fn verdict_after(shape: CallShape, opener: &'static [u8], text: &str, at_end: bool) -> Verdict {
         let tools = tools();
         let decide = |scan: &mut CallScan, verdict: Verdict| match verdict {
             Verdict::Pending if at_end => scan.finish(),
             verdict => verdict,
         };
-        let mut whole = CallScan::new(shape);
+        let mut whole = CallScan::new(shape, opener);
         let whole = {
             let v = whole.feed(text.as_bytes(), &tools);
             decide(&mut whole, v)
         };
-        let mut scan = CallScan::new(shape);
+        let mut scan = CallScan::new(shape, opener);
         let mut by_byte = Verdict::Pending;
         for end in 1..=text.len() {
             by_byte = scan.feed(&text.as_bytes()[..end], &tools);
@@ -537,7 +659,7 @@ mod tests {
             verdict(CallShape::CallBraces, "get_weather{city:Paris}", false),
             Verdict::NotCall
         );
-        let fence = "json\n[\n {\"name\": \"read_document\", \"arguments\": {}},\n {\"name\": \"search_documents\", \"arguments\": {}}\n]\n```\n";
+        let fence = "\n[\n {\"name\": \"read_document\", \"arguments\": {}},\n {\"name\": \"search_documents\", \"arguments\": {}}\n]\n```\n";
         assert_eq!(
             verdict(CallShape::JsonFence, &format!("{fence}after"), false),
             Verdict::Call(fence.len())
@@ -548,7 +670,83 @@ mod tests {
             Verdict::Call(bare.len())
         );
         assert_eq!(
-            verdict(CallShape::JsonFence, "python\nprint(1)\n```\n", false),
+            verdict(CallShape::JsonFence, "\nprint(1)\n```\n", false),
+            Verdict::NotCall
+        );
+    }
+
+    #[test]
+    fn json_calls_typed_or_wrapped() {
+        let typed =
+            r#""type": "function", "name": "read_document", "parameters": {"document_id": 3}}"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, typed, false),
+            Verdict::Call(typed.len())
+        );
+        let one = r#""tool_call": {"name": "read_document", "arguments": {}}}"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, &format!("{one}!"), false),
+            Verdict::Call(one.len())
+        );
+        let many = r#" "tool_calls" : [{"name": "read_document", "arguments": {}}, {"type": "function", "name": "search_documents", "parameters": {"query": "q"}}] }"#;
+        assert_eq!(
+            verdict(CallShape::JsonObject, many, false),
+            Verdict::Call(many.len())
+        );
+        for user_json in [
+            r#""type": "object", "name": "read_document"}"#,
+            r#""tool": "hammer"}"#,
+            r#""tool_calls": [{"name": "get_weather", "arguments": {}}]}"#,
+            r#""response": "read_document is a tool"}"#,
+        ] {
+            assert_eq!(
+                verdict(CallShape::JsonObject, user_json, false),
+                Verdict::NotCall,
+                "{user_json}"
+            );
+        }
+    }
+
+    #[test]
+    fn tagged_calls_close_with_their_opener() {
+        let tagged = "\n{\"name\": \"read_document\", \"arguments\": {}}\n</json>";
+        assert_eq!(
+            verdict_after(
+                CallShape::TaggedJson,
+                b"<json>",
+                &format!("{tagged} after"),
+                false
+            ),
+            Verdict::Call(tagged.len())
+        );
+        let wrong_close = "{\"name\": \"read_document\", \"arguments\": {}}</xml>";
+        assert_eq!(
+            verdict_after(CallShape::TaggedJson, b"<json>", wrong_close, false),
+            Verdict::NotCall
+        );
+    }
+
+    #[test]
+    fn recipients_name_a_tool() {
+        assert_eq!(
+            verdict(CallShape::Recipient, "read_document<|message|>{}", false),
+            Verdict::Call("read_document<|message|>".len())
+        );
+        assert_eq!(
+            verdict(CallShape::Recipient, "user<|message|>", false),
+            Verdict::NotCall
+        );
+        let line = "read_document\n{\"document_id\": 2}";
+        assert_eq!(
+            verdict(CallShape::RecipientLine, &format!("{line}\n"), false),
+            Verdict::Call(line.len())
+        );
+        assert_eq!(
+            verdict(CallShape::RecipientLine, "read_document is a tool", false),
+            Verdict::NotCall
+        );
+        assert_eq!(
+            verdict(CallShape::RecipientLine, "all\nHello", false),
             Verdict::NotCall
         );
     }

@@ -14,9 +14,14 @@
 //!   or at the end of the line) and inside fenced blocks nothing is removed, except that a
 //!   ```` ``` ````/```` ```json ```` fence whose whole body is a call to one of bor's tools
 //!   is a call.
+//! - Models open fences right after their sentence: a tool-call fence (and a JSON call
+//!   fence) counts after text on its line too, when nothing follows its info string;
+//!   backticks followed by more text on the line are inline code.
 //! - Whitespace right after removed markup is dropped while nothing visible has been sent
 //!   yet, so an answer does not start with the blank lines that followed its reasoning.
-//! - Reasoning runs to its closer: markup inside it stays in the reasoning text.
+//! - Reasoning runs to its closer: markup inside it stays in the reasoning text. The one
+//!   exception is Kimi K2's tool-call section, which those models open from inside
+//!   reasoning they never close: it ends the reasoning and is removed.
 //! - Where a marker may start (line start, word start) is judged on the visible text:
 //!   markup removed just before it does not count.
 

@@ -45,18 +45,27 @@ pub enum End {
     Call(CallShape),
 }
 
-/// The call-syntax formats that are only markup when they name one of bor's tools.
+/// The call-syntax formats that are only markup when they name one of bor's tools. Each
+/// is read from right after its opener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallShape {
-    /// `{"name": N, "arguments"|"parameters": …}` (after the `{`).
+    /// A JSON call object after its `{`: `{"name": N, "arguments"|"parameters": …}`, also
+    /// with `"type": "function"` first, or wrapped as `{"tool_call": {…}}` or
+    /// `{"tool_calls": [{…}, …]}`.
     JsonObject,
     /// `[N(a=1), …]` or `[{"name": N, …}, …]`, not followed by `(` (a markdown link).
     CallList,
     /// `call:N{…}` (after the `call:`).
     CallBraces,
-    /// A ```` ``` ```` or ```` ```json ```` fence whose whole body is a JSON call or a list
-    /// of them (after the backticks).
+    /// A code fence whose whole body is a JSON call or a list of them (after the
+    /// backticks and the info string).
     JsonFence,
+    /// `<t>{"name": N, …}</t>`: a JSON call object in the opener's tag pair.
+    TaggedJson,
+    /// `N<|message|>`, a role header addressed to one of bor's tools (after `to=`).
+    Recipient,
+    /// `N` on its own line, then the JSON arguments object.
+    RecipientLine,
 }
 
 /// Where an opener may start.
@@ -67,8 +76,13 @@ pub enum Position {
     WordStart,
     /// Preceded on its line only by spaces or tabs.
     LineStart,
+    /// Where a code fence may open: at the start of a line, or after text when nothing
+    /// but blanks follows the opener on its line (a model that opens its fence right
+    /// after its sentence). Text after the opener makes it inline code, not a fence.
+    FenceOpen,
     /// At the first non-whitespace of the message, and followed by a character for which
-    /// the function is true.
+    /// the function is true. Such an opener needs no anchor, and may be empty (a call
+    /// shape that starts the message).
     MessageStart(fn(char) -> bool),
     /// Followed by nothing but whitespace to the end of the message.
     MessageEnd,
@@ -140,16 +154,37 @@ const fn at(family: Family, at: Position) -> Family {
     Family { at, ..family }
 }
 
+/// A code fence's closing backticks, which a lone run of backticks never stands for.
+const FENCE_END: End = End::Closers {
+    closers: &["```"],
+    stops: &[],
+    lone_closers: false,
+};
+
 /// Every family the filter removes, routes or unwraps.
 pub static FAMILIES: &[Family] = &[
-    // Reasoning. `<think>` stays first: see FORCED_OPEN_FAMILY.
+    // Reasoning. `<think>` stays first: see FORCED_OPEN_FAMILY. Besides `</think>`, the
+    // closers of reasoning that other templates open in the prompt end it, so
+    // `thinking_forced_open` serves those templates too; Kimi K2 opens its tool-call
+    // section from inside unclosed reasoning, which ends the reasoning there.
     reasoning(
-        "DeepSeek-R1 / Qwen3 / GLM / MiniMax think",
+        "think tags (DeepSeek-R1, Qwen3, GLM, MiniMax, Kimi, Nemotron, …)",
         &["<think>"],
-        closed_by(&["</think>"]),
+        End::Closers {
+            closers: &[
+                "</think>",
+                "<|think:end|>",
+                "[BEGIN FINAL RESPONSE]",
+                "<|END_THINKING|>",
+                "<|close|>think<|sep|>",
+                "</mm:think>",
+            ],
+            stops: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
+            lone_closers: true,
+        },
     ),
     reasoning(
-        "thinking tags",
+        "thinking tags (Apriel 1.5)",
         &["<thinking>"],
         closed_by(&["</thinking>"]),
     ),
@@ -159,7 +194,7 @@ pub static FAMILIES: &[Family] = &[
         closed_by(&["</reasoning>"]),
     ),
     reasoning(
-        "Mistral Magistral think",
+        "Mistral Magistral / Ministral think",
         &["[THINK]"],
         closed_by(&["[/THINK]"]),
     ),
@@ -185,8 +220,63 @@ pub static FAMILIES: &[Family] = &[
         closed_by(&["<|end_of_thought|>"]),
     ),
     reasoning(
+        "Apertus inner monologue",
+        &["<|inner_prefix|>"],
+        closed_by(&["<|inner_suffix|>"]),
+    ),
+    reasoning(
+        "MiniMax M3 think",
+        &["<mm:think>"],
+        closed_by(&["</mm:think>"]),
+    ),
+    reasoning(
+        "K2 Horizon think",
+        &["<ifm|think>", "<ifm|think_fast>", "<ifm|think_faster>"],
+        closed_by(&["</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"]),
+    ),
+    reasoning(
+        "Kimi K3 think section",
+        &["<|open|>think<|sep|>"],
+        closed_by(&["<|close|>think<|sep|>"]),
+    ),
+    reasoning("Solar Open think", &["<|think|>"], closed_by(&["<|end|>"])),
+    reasoning(
+        "Hunyuan 3 think, labelled tokens",
+        &["<think:opensource>"],
+        closed_by(&["</think:opensource>"]),
+    ),
+    reasoning(
+        "Solar Open 2 think",
+        &["<|think:start|>"],
+        closed_by(&["<|think:end|>"]),
+    ),
+    reasoning(
+        "Inkling thinking block",
+        &["<|content_thinking|>"],
+        closed_by(&["<|end_message|>"]),
+    ),
+    reasoning(
+        "openPangu think",
+        &["[unused16]"],
+        closed_by(&["[unused17]"]),
+    ),
+    at(
+        reasoning(
+            "Muse Glimmer self channel",
+            &[
+                "<|start|>assistant to=self<|message|>",
+                "to=self<|message|>",
+            ],
+            closed_by(&["<|eom|>", "<|eot|>"]),
+        ),
+        Position::WordStart,
+    ),
+    reasoning(
         "gpt-oss analysis channel",
-        &["<|channel|>analysis<|message|>"],
+        &[
+            "<|channel|>analysis<|message|>",
+            "<|channel|> analysis<|message|>",
+        ],
         End::Closers {
             closers: &["<|end|>"],
             stops: &["<|start|>", "<|channel|>"],
@@ -207,11 +297,15 @@ pub static FAMILIES: &[Family] = &[
     ),
     // Answer wrappers.
     answer(
-        "Granite response",
+        "Granite / ERNIE response",
         &["<response>"],
         closed_by(&["</response>"]),
     ),
-    answer("answer tags", &["<answer>"], closed_by(&["</answer>"])),
+    answer(
+        "answer tags (Hunyuan)",
+        &["<answer>"],
+        closed_by(&["</answer>"]),
+    ),
     answer(
         "Cohere Command R7B response",
         &["<|START_RESPONSE|>"],
@@ -228,26 +322,55 @@ pub static FAMILIES: &[Family] = &[
         closed_by(&["<|end_of_solution|>"]),
     ),
     answer(
+        "Apriel 1.6 final response",
+        &["[BEGIN FINAL RESPONSE]"],
+        closed_by(&["[END FINAL RESPONSE]"]),
+    ),
+    answer(
+        "Kimi K3 response section",
+        &["<|open|>response<|sep|>"],
+        closed_by(&["<|close|>response<|sep|>"]),
+    ),
+    answer(
+        "Inkling text block",
+        &["<|content_text|>"],
+        closed_by(&["<|end_message|>"]),
+    ),
+    at(
+        answer(
+            "Muse Glimmer user channel",
+            &[
+                "<|start|>assistant to=user<|message|>",
+                "to=user<|message|>",
+            ],
+            closed_by(&["<|eot|>", "<|eom|>"]),
+        ),
+        Position::WordStart,
+    ),
+    answer(
         "gpt-oss final channel and preamble",
         &[
             "<|channel|>final<|message|>",
             "<|channel|>commentary<|message|>",
+            "<|channel|> final<|message|>",
+            "<|channel|> commentary<|message|>",
+            "<|channel|>final <|constrain|>json<|message|>",
         ],
         closed_by(&["<|return|>", "<|end|>"]),
     ),
     // Tool-call markup, removed whatever name it carries.
     tool(
         "Hermes / Qwen / GLM tool call",
-        &["<tool_call>"],
-        closed_by(&["</tool_call>"]),
+        &["<tool_call>", "<tool_call:opensource>"],
+        closed_by(&["</tool_call>", "</tool_call:opensource>"]),
     ),
     tool(
-        "tool_calls block",
-        &["<tool_calls>"],
-        closed_by(&["</tool_calls>"]),
+        "tool_calls block (Apriel, Jamba, Hunyuan, MiniMax M1)",
+        &["<tool_calls>", "<tool_calls:opensource>"],
+        closed_by(&["</tool_calls>", "</tool_calls:opensource>"]),
     ),
     tool(
-        "function_call block",
+        "function_call block (Hermes, Granite 20B FC)",
         &["<function_call>"],
         closed_by(&["</function_call>"]),
     ),
@@ -257,14 +380,34 @@ pub static FAMILIES: &[Family] = &[
         closed_by(&["</function_calls>"]),
     ),
     tool(
-        "Qwen3-Coder / Llama function",
-        &["<function="],
+        "function tag (Qwen3-Coder, Functionary, Hermes, MiniCPM 5)",
+        &["<function=", "<function name="],
         closed_by(&["</function>"]),
     ),
     tool(
         "hallucinated tool result",
         &["<tool_response>"],
         closed_by(&["</tool_response>"]),
+    ),
+    tool(
+        "Gemma 4 hallucinated tool response",
+        &["<|tool_response>"],
+        closed_by(&["<tool_response|>"]),
+    ),
+    tool(
+        "FunctionGemma hallucinated function response",
+        &["<start_function_response>"],
+        closed_by(&["<end_function_response>"]),
+    ),
+    tool(
+        "DeepSeek hallucinated tool outputs",
+        &["<｜tool▁outputs▁begin｜>"],
+        closed_by(&["<｜tool▁outputs▁end｜>"]),
+    ),
+    tool(
+        "DeepSeek hallucinated tool output",
+        &["<｜tool▁output▁begin｜>"],
+        closed_by(&["<｜tool▁output▁end｜>"]),
     ),
     tool(
         "Llama 3.1 python_tag",
@@ -303,7 +446,7 @@ pub static FAMILIES: &[Family] = &[
         closed_by(&["<|tool_call_end|>"]),
     ),
     tool(
-        "DeepSeek V3 / R1 tool calls",
+        "DeepSeek V3 / R1 / Step 3 tool calls",
         &[
             "<｜tool▁calls▁begin｜>",
             "<｜tool_calls_begin｜>",
@@ -334,13 +477,29 @@ pub static FAMILIES: &[Family] = &[
         ]),
     ),
     tool(
+        "GigaChat 3.5 GCML tool calls",
+        &["<｜GCML｜tool_calls>"],
+        closed_by(&["</｜GCML｜tool_calls>"]),
+    ),
+    tool(
         "gpt-oss tool call",
         &[
             "<|channel|>commentary to=",
             "<|channel|>analysis to=",
             "<|start|>assistant to=",
+            "<|channel|> commentary to=",
+            "<|channel|> analysis to=",
+            "<|start|> assistant to=",
         ],
         closed_by(&["<|call|>"]),
+    ),
+    at(
+        tool(
+            "gpt-oss tool call, recipient in the role header",
+            &["to=functions."],
+            closed_by(&["<|call|>"]),
+        ),
+        Position::WordStart,
     ),
     tool(
         "gpt-oss tool call, special tokens decoded away",
@@ -351,6 +510,11 @@ pub static FAMILIES: &[Family] = &[
         "MiniMax M2 tool call",
         &["<minimax:tool_call>"],
         closed_by(&["</minimax:tool_call>"]),
+    ),
+    tool(
+        "MiniMax M3 tool call",
+        &["]<]minimax[>[<tool_call>"],
+        closed_by(&["]<]minimax[>[</tool_call>"]),
     ),
     tool(
         "ByteDance Seed tool call",
@@ -377,15 +541,84 @@ pub static FAMILIES: &[Family] = &[
         &["<|START_ACTION|>"],
         closed_by(&["<|END_ACTION|>"]),
     ),
+    tool(
+        "Apertus tool calls",
+        &["<|tools_prefix|>"],
+        closed_by(&["<|tools_suffix|>"]),
+    ),
+    tool(
+        "FunctionGemma function call",
+        &["<start_function_call>"],
+        closed_by(&["<end_function_call>"]),
+    ),
+    tool(
+        "GigaChat 3 / 3.1 function call",
+        &["function call<|role_sep|>", "<|function_call|>"],
+        End::EndOfMessage,
+    ),
+    tool(
+        "Kimi K3 tools section",
+        &["<|open|>tools<|sep|>"],
+        closed_by(&["<|close|>tools<|sep|>"]),
+    ),
+    tool(
+        "K2 Horizon tool-call group",
+        &["<ifm|tool_calls>"],
+        closed_by(&["</ifm|tool_calls>"]),
+    ),
+    tool(
+        "K2 Horizon tool call",
+        &["<ifm|tool_call>"],
+        closed_by(&["</ifm|tool_call>"]),
+    ),
+    tool(
+        "Inkling tool invocation",
+        &[
+            "<|content_invoke_tool_json|>",
+            "<|content_invoke_tool_text|>",
+        ],
+        closed_by(&["<|end_message|>"]),
+    ),
+    tool(
+        "Solar Open tool-call section",
+        &["<|tool_calls|>"],
+        closed_by(&["<|calls|>"]),
+    ),
+    tool(
+        "Solar Open tool call",
+        &["<|tool_call:begin|>"],
+        closed_by(&["<|tool_call:end|>"]),
+    ),
+    tool(
+        "Solar Open 2 tool call",
+        &["<|tool_call:start|>"],
+        closed_by(&["<|tool_call:end|>"]),
+    ),
+    tool(
+        "dots function call",
+        &["<dots_function_call>"],
+        closed_by(&["</dots_function_call>"]),
+    ),
+    tool(
+        "LongCat tool call",
+        &["<longcat_tool_call>"],
+        closed_by(&["</longcat_tool_call>"]),
+    ),
+    tool(
+        "Muse Glimmer function calls",
+        &["<atem:function_calls>"],
+        closed_by(&["</atem:function_calls>"]),
+    ),
+    tool(
+        "openPangu tool call",
+        &["[unused11]"],
+        closed_by(&["[unused12]"]),
+    ),
     at(
         tool(
             "Cohere Command R action",
-            &["Action: ```json"],
-            End::Closers {
-                closers: &["```"],
-                stops: &[],
-                lone_closers: false,
-            },
+            &["Action: ```json", "Action:\n```json"],
+            FENCE_END,
         ),
         Position::LineStart,
     ),
@@ -393,13 +626,9 @@ pub static FAMILIES: &[Family] = &[
         tool(
             "tool_code / tool_call fence",
             &["```tool_code", "```tool_call"],
-            End::Closers {
-                closers: &["```"],
-                stops: &[],
-                lone_closers: false,
-            },
+            FENCE_END,
         ),
-        Position::LineStart,
+        Position::FenceOpen,
     ),
     at(
         tool(
@@ -425,8 +654,57 @@ pub static FAMILIES: &[Family] = &[
         Position::WordStart,
     ),
     at(
-        tool("JSON call fence", &["```"], End::Call(CallShape::JsonFence)),
-        Position::LineStart,
+        tool(
+            "JSON call fence",
+            &["```json", "```"],
+            End::Call(CallShape::JsonFence),
+        ),
+        Position::FenceOpen,
+    ),
+    tool(
+        "Hermes tag around a JSON call",
+        &["<tool>", "<tools>", "<json>", "<xml>", "<JSON>"],
+        End::Call(CallShape::TaggedJson),
+    ),
+    at(
+        tool(
+            "GigaChat 3 function call, special tokens decoded away",
+            &["function call{"],
+            End::Call(CallShape::JsonObject),
+        ),
+        Position::WordStart,
+    ),
+    at(
+        tool(
+            "Muse Glimmer recipient header",
+            &["to="],
+            End::Call(CallShape::Recipient),
+        ),
+        Position::WordStart,
+    ),
+    // Functionary v3.2 writes the recipient of each part on its own line: `all` (the
+    // user) first in the message and `>>>all` later, or a tool's name before its
+    // arguments. `all` comes before the empty opener, which would claim the same text.
+    at(
+        framing("Functionary v3.2 answer recipient", &["all"]),
+        Position::MessageStart(|c| c == '\n'),
+    ),
+    framing(
+        "Functionary v3.2 answer recipient, later parts",
+        &[">>>all\n"],
+    ),
+    tool(
+        "Functionary v3.2 tool recipient",
+        &[">>>"],
+        End::Call(CallShape::RecipientLine),
+    ),
+    at(
+        tool(
+            "Functionary v3.2 tool recipient, first in the message",
+            &[""],
+            End::Call(CallShape::RecipientLine),
+        ),
+        Position::MessageStart(char::is_alphabetic),
     ),
     // Turn framing.
     framing(
@@ -441,8 +719,17 @@ pub static FAMILIES: &[Family] = &[
             "<|return|>",
             "<|eos|>",
             "<end_of_turn>",
+            "<turn|>",
             "<|END_OF_TURN_TOKEN|>",
             "<｜end▁of▁sentence｜>",
+            "<|eot|>",
+            "<|eom|>",
+            "<|role_end|>",
+            "<|end_message|>",
+            "<|content_model_end_sampling|>",
+            "<|close|>message<|sep|>",
+            "<|message_sep|>",
+            "<seed:eos>",
         ],
     ),
     framing(
@@ -450,13 +737,29 @@ pub static FAMILIES: &[Family] = &[
         &[
             "<|im_start|>assistant",
             "<|start|>assistant",
+            "<|start|> assistant",
             "<|start_header_id|>assistant<|end_header_id|>",
+            "<|im_assistant|>assistant<|im_middle|>",
+            "<｜Assistant｜>",
+            "<|turn>model",
+            "<start_of_turn>model",
+            "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+            "<|CHATBOT_TOKEN|>",
+            "<|START_OF_TURN_TOKEN|>",
+            "<|assistant|>",
+            "<|message_model|>",
+            "<|begin|>assistant",
+            "<|content|>",
+            "<|flush|>",
+            "<|channel|>commentary to=assistant",
+            "<|im_middle|>",
+            "<|role_sep|>",
             "<|start|>",
             "<|im_start|>",
         ],
     ),
     at(
-        framing("end-of-sequence tags", &["</s>", "<eos>"]),
+        framing("end-of-sequence tags", &["</s>", "<eos>", "[e~["]),
         Position::MessageEnd,
     ),
 ];

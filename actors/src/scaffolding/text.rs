@@ -149,14 +149,14 @@ impl ScaffoldingFilter {
             match self.buf[end..].chars().next() {
                 None if !at_end => return Some(Decision::Hold(first)),
                 Some(next) if followed_by(next) => {
-                    let action = Action::Span {
-                        family: marker.family,
-                        end,
-                    };
-                    return Some(Decision::Act {
-                        start: first,
-                        action,
-                    });
+                    if let Some(action) =
+                        self.marker_action(marker.family, marker.text, end, at_end)
+                    {
+                        return Some(Decision::Act {
+                            start: first,
+                            action,
+                        });
+                    }
                 }
                 _ => {}
             }
@@ -215,39 +215,62 @@ impl ScaffoldingFilter {
                 Action::Drop { end }
             });
         }
-        if let Position::MessageEnd = family.at {
-            if !bytes[end..].iter().all(u8::is_ascii_whitespace) {
-                return Match::No;
+        match family.at {
+            Position::MessageEnd => {
+                if !bytes[end..].iter().all(u8::is_ascii_whitespace) {
+                    return Match::No;
+                }
+                if !at_end {
+                    return Match::Partial;
+                }
             }
-            if !at_end {
-                return Match::Partial;
+            Position::FenceOpen if !self.at_line_start(start) => {
+                match rest_of_line_is_blank(&bytes[end..]) {
+                    Some(true) => {}
+                    Some(false) => return Match::No,
+                    None if at_end => return Match::No,
+                    None => return Match::Partial,
+                }
             }
+            _ => {}
         }
-        match (family.role, family.end) {
+        match self.marker_action(marker.family, text, end, at_end) {
+            Some(action) => Match::Yes(action),
+            None => Match::No,
+        }
+    }
+
+    /// What the opener `text` of `FAMILIES[family]`, ending at `end`, starts; `None` when
+    /// it is a call shape that names none of bor's tools.
+    fn marker_action(
+        &self,
+        family: usize,
+        text: &'static [u8],
+        end: usize,
+        at_end: bool,
+    ) -> Option<Action> {
+        match (FAMILIES[family].role, FAMILIES[family].end) {
             (_, End::Call(shape)) => {
-                let mut scan = CallScan::new(shape);
-                let verdict = match scan.feed(&bytes[end..], &self.tools) {
+                let mut scan = CallScan::new(shape, text);
+                let verdict = match scan.feed(&self.buf.as_bytes()[end..], &self.tools) {
                     Verdict::Pending if at_end => scan.finish(),
                     verdict => verdict,
                 };
                 match verdict {
-                    Verdict::Call(len) => Match::Yes(Action::Strip { end: end + len }),
-                    Verdict::NotCall => Match::No,
-                    Verdict::Pending => Match::Yes(Action::Candidate {
-                        family: marker.family,
+                    Verdict::Call(len) => Some(Action::Strip { end: end + len }),
+                    Verdict::NotCall => None,
+                    Verdict::Pending => Some(Action::Candidate {
+                        family,
                         opener_len: text.len(),
                         scan: Box::new(scan),
                     }),
                 }
             }
-            (Role::ToolCall, End::Token) => Match::Yes(Action::Strip { end }),
+            (Role::ToolCall, End::Token) => Some(Action::Strip { end }),
             (Role::ToolCall | Role::Reasoning, End::Closers { .. } | End::EndOfMessage) => {
-                Match::Yes(Action::Span {
-                    family: marker.family,
-                    end,
-                })
+                Some(Action::Span { family, end })
             }
-            (Role::Reasoning | Role::Answer | Role::Framing, _) => Match::Yes(Action::Drop { end }),
+            (Role::Reasoning | Role::Answer | Role::Framing, _) => Some(Action::Drop { end }),
         }
     }
 
@@ -258,6 +281,8 @@ impl ScaffoldingFilter {
                 .byte_before(start)
                 .is_some_and(|byte| byte.is_ascii_alphanumeric() || byte == b'_'),
             Position::LineStart => self.at_line_start(start),
+            // At a line start always; elsewhere decided once the opener has arrived.
+            Position::FenceOpen => true,
             Position::MessageStart(_) => false,
         }
     }
@@ -317,4 +342,14 @@ impl ScaffoldingFilter {
         }
         Decision::Text(after)
     }
+}
+
+/// Whether nothing but spaces, tabs and carriage returns come before the next newline;
+/// `None` while no newline has arrived.
+fn rest_of_line_is_blank(rest: &[u8]) -> Option<bool> {
+    let blanks = rest
+        .iter()
+        .take_while(|byte| matches!(byte, b' ' | b'\t' | b'\r'))
+        .count();
+    rest.get(blanks).map(|&byte| byte == b'\n')
 }

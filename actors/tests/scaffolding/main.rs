@@ -6,6 +6,7 @@
 )]
 
 mod corpus;
+mod formats;
 mod fuzz;
 mod properties;
 

@@ -2,6 +2,8 @@
 //! with the output each piece should give.
 
 use bor_actors::scaffolding::registry::{CallShape, End, FAMILIES, Family, Position, Role};
+use std::sync::LazyLock;
+
 use proptest::prelude::*;
 
 use super::{Filtered, TOOLS, filter};
@@ -76,11 +78,8 @@ enum Piece {
         inner: Vec<usize>,
         names_tool: bool,
     },
-    /// A closer of `FAMILIES[family]` without its opener.
-    LoneCloser {
-        family: usize,
-        closer: usize,
-    },
+    /// One of the closers met alone (`lone_closers()`).
+    LoneCloser(usize),
     /// An end-of-sequence tag (generated only as the last piece).
     EndTag,
 }
@@ -125,29 +124,35 @@ fn placeable(family: &Family) -> bool {
     !matches!(family.at, Position::MessageStart(_) | Position::MessageEnd)
 }
 
-/// The call text of a call shape, opener included.
-fn call(shape: CallShape, name: &str, inner: &str) -> String {
+/// The call text of a call shape after `opener`, opener included.
+fn call(shape: CallShape, opener: &str, name: &str, inner: &str) -> String {
+    let object = format!(r#"{{"name": "{name}", "arguments": {{"query": "{inner}"}}}}"#);
     match shape {
-        CallShape::JsonObject => {
-            format!(r#"{{"name": "{name}", "arguments": {{"query": "{inner}"}}}}"#)
-        }
-        CallShape::CallList => format!(r#"[{name}(query="{inner}")]"#),
+        // The opener ends with the object's `{`.
+        CallShape::JsonObject => format!("{opener}{}", &object[1..]),
+        CallShape::CallList => format!(r#"{opener}{name}(query="{inner}")]"#),
         // Unquoted: brackets would unbalance it.
         CallShape::CallBraces => format!(
-            "call:{name}{{query:{}}}",
+            "{opener}{name}{{query:{}}}",
             inner.replace(['[', ']', '(', ')', '{', '}'], "")
         ),
-        CallShape::JsonFence => format!(
-            "```json\n{{\"name\": \"{name}\", \"arguments\": {{\"q\": \"{inner}\"}}}}\n```\n"
-        ),
+        CallShape::JsonFence => format!("{opener}\n{object}\n```\n"),
+        CallShape::TaggedJson => format!("{opener}{object}</{}", &opener[1..]),
+        CallShape::Recipient => format!("{opener}{name}<|message|>"),
+        CallShape::RecipientLine => format!("{opener}{name}\n{{\"query\": \"{inner}\"}}"),
     }
 }
 
 /// Renders a piece into content and the filter's expected output; `Some` with where it
 /// starts when it opens a span without closer, which takes the rest of the message.
 fn render(piece: &Piece, expected: &mut Expected) -> Option<usize> {
+    // A kept JSON fence must open a code block, so it starts a line; a tool fence may
+    // open after text.
     let separator = match piece {
-        Piece::Markup { family, .. } if matches!(FAMILIES[*family].at, Position::LineStart) => "\n",
+        Piece::Markup { family, .. } => match (FAMILIES[*family].at, FAMILIES[*family].end) {
+            (Position::LineStart, _) | (Position::FenceOpen, End::Call(_)) => "\n",
+            _ => " ",
+        },
         Piece::Fence { .. } => "\n",
         _ => " ",
     };
@@ -171,14 +176,10 @@ fn render(piece: &Piece, expected: &mut Expected) -> Option<usize> {
             inner,
             names_tool,
         } => (*family, *opener, *closer, inner, *names_tool),
-        Piece::LoneCloser { family, closer } => {
-            let family = &FAMILIES[*family];
-            let End::Closers { closers, .. } = family.end else {
-                return None;
-            };
-            let closer = closers[closer % closers.len()];
+        Piece::LoneCloser(closer) => {
+            let (closer, role) = lone_closers()[closer % lone_closers().len()];
             expected.input.push_str(closer);
-            if family.role == Role::ToolCall {
+            if role == Role::ToolCall {
                 expected.spans.push(closer.to_owned());
             }
             return None;
@@ -199,7 +200,7 @@ fn render(piece: &Piece, expected: &mut Expected) -> Option<usize> {
             } else {
                 "get_weather"
             };
-            let text = call(shape, name, &inner);
+            let text = call(shape, opener, name, &inner);
             expected.input.push_str(&text);
             if names_tool {
                 expected.spans.push(text);
@@ -213,7 +214,21 @@ fn render(piece: &Piece, expected: &mut Expected) -> Option<usize> {
         }
         (role, End::Closers { closers, .. }) => {
             let closer = closers[closer % closers.len()];
-            let text = format!("{opener}{inner}{closer}");
+            // An answer is filtered as text: a space keeps its last word apart from the
+            // closer (`functools` and `[END FINAL RESPONSE]` would make an opener).
+            // A recipient is a function (`to=assistant` is a header of its own).
+            let inner = if role == Role::Answer {
+                format!("{inner} ")
+            } else if opener.ends_with("to=") {
+                format!("functions.{inner}")
+            } else {
+                inner
+            };
+            let text = if matches!(family.at, Position::FenceOpen) {
+                format!("{opener}\n{inner}\n{closer}")
+            } else {
+                format!("{opener}{inner}{closer}")
+            };
             expected.input.push_str(&text);
             match role {
                 Role::ToolCall => expected.spans.push(text),
@@ -286,26 +301,42 @@ fn piece() -> impl Strategy<Value = Piece> {
     let families: Vec<usize> = (0..FAMILIES.len())
         .filter(|&family| placeable(&FAMILIES[family]))
         .collect();
-    let lone_closing: Vec<usize> = (0..FAMILIES.len())
-        .filter(|&family| {
-            matches!(
-                FAMILIES[family].end,
-                End::Closers {
-                    lone_closers: true,
-                    ..
-                }
-            )
-        })
-        .collect();
     prop_oneof![
         3 => words(8).prop_map(Piece::Prose),
         1 => words(4).prop_map(Piece::InlineCode),
         1 => (any::<bool>(), prop::collection::vec(words(4), 1..4)).prop_map(|(tilde, lines)| Piece::Fence { tilde, lines }),
-        1 => (prop::sample::select(lone_closing), any::<usize>()).prop_map(|(family, closer)| Piece::LoneCloser { family, closer }),
+        1 => any::<usize>().prop_map(Piece::LoneCloser),
         3 => (prop::sample::select(families), any::<usize>(), any::<usize>(), words(5), any::<bool>()).prop_map(
             |(family, opener, closer, inner, names_tool)| Piece::Markup { family, opener, closer, inner, names_tool }
         ),
     ]
+}
+
+/// Every closer that is markup where it is met alone, with the role of the family it is
+/// read for: the first whose lone closer it is. A closer that is also an opener (an
+/// end-of-turn token) is left out: it has the opener's meaning.
+fn lone_closers() -> &'static [(&'static str, Role)] {
+    static CLOSERS: LazyLock<Vec<(&'static str, Role)>> = LazyLock::new(|| {
+        let mut closers: Vec<(&'static str, Role)> = Vec::new();
+        for family in FAMILIES {
+            let End::Closers {
+                closers: texts,
+                lone_closers: true,
+                ..
+            } = family.end
+            else {
+                continue;
+            };
+            for &closer in texts {
+                let is_opener = FAMILIES.iter().any(|other| other.openers.contains(&closer));
+                if !is_opener && !closers.iter().any(|(seen, _)| *seen == closer) {
+                    closers.push((closer, family.role));
+                }
+            }
+        }
+        closers
+    });
+    &CLOSERS
 }
 
 /// `text` cut at the given fractions of its length (moved to char boundaries).
