@@ -4,12 +4,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model bench bench-knowledge bench-load drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-load drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local model server if needed)"
-	@echo "make test             provision PostgreSQL, then every test (test-quick, test-real-model, test-browser)"
+	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
+	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
 	@echo "make test-real-model  the compatibility suite against the local model server"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
 	@echo "make drills           the fault drills only (also part of make test)"
@@ -26,6 +27,7 @@ run:
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick
+	@scripts/test-openai-sdk.sh
 	@scripts/test-real-model.sh
 	@$(MAKE) --no-print-directory test-browser
 
@@ -36,6 +38,10 @@ test-quick:
 	else \
 		cargo test --workspace; \
 	fi
+
+# Installs the openai SDK from PyPI into target/openai-sdk-venv the first time.
+test-openai-sdk: postgres
+	@scripts/test-openai-sdk.sh
 
 # Installs (the first time: compiles llama.cpp, about 5 minutes), starts and stops the
 # local model server around tests/real_model.
@@ -75,7 +81,7 @@ bench-load:
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --features bor/real-model -- -D warnings
+	cargo clippy --workspace --all-targets --features bor/real-model,bor/openai-sdk -- -D warnings
 
 fmt:
 	cargo fmt --all

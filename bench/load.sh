@@ -2,16 +2,17 @@
 # `make bench-load`: bor's speed, memory and sustained load in front of the mock LLM, and
 # LiteLLM's proxy in front of the same mock, driven by bor-loadgen on this machine.
 # Writes the load section of bench/RESULTS.md (between its markers) from the JSON
-# summaries left in target/bench/load/.
+# summaries left in target/bench/load/; the `v1` scenario (the time to first token
+# /v1/chat/completions adds over /api/chat) writes a section of its own.
 #
 # BENCH_LOAD_QUICK=1 runs every scenario at a small size (a smoke run, figures rough).
-# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer" picks scenarios.
+# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer v1" picks scenarios.
 # BENCH_LOAD_SKIP_LITELLM=1 leaves the peer out (no Python virtual environment needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUICK="${BENCH_LOAD_QUICK:-0}"
-SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer}"
+SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer v1}"
 OUT=target/bench/load
 VENV=target/bench/litellm-venv
 LITELLM_VERSION=1.106.12
@@ -69,6 +70,9 @@ json_string() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1
 
 # The request bodies.
 bor_body() { echo "{\"message\": $(json_string "$1")}"; }
+v1_body() {
+    echo "{\"model\":\"bor\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":$(json_string "$1")}]}"
+}
 openai_body() {
     echo "{\"model\":\"smollm2\",\"stream\":true,\"messages\":[{\"role\":\"system\",\"content\":\"You are bor, an assistant for the user's own knowledge base. The knowledge base has nothing relevant to this question.\"},{\"role\":\"user\",\"content\":$(json_string "$1")}]}"
 }
@@ -112,6 +116,7 @@ loadgen() {
 }
 
 to_bor() { echo --addr "$BOR_ADDR" --path /api/chat --protocol bor --pid "$bor_pid"; }
+to_bor_v1() { echo --addr "$BOR_ADDR" --path /v1/chat/completions --protocol openai --pid "$bor_pid"; }
 to_mock() { echo --addr "$MOCK_ADDR" --path /v1/chat/completions --protocol openai --pid "$mock_pid"; }
 
 machine_facts() {
@@ -256,11 +261,42 @@ YAML
     loadgen peer-bor-c100 closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 100 --duration-s "$peer_duration"
 fi
 
+if has v1; then
+    # The same turn through /api/chat and through /v1: the runs alternate, which goes
+    # first changing from repeat to repeat, so that the machine's load (other builds
+    # share it) falls on both alike.
+    for clients in 1 100; do
+        if [ "$clients" = 1 ]; then requests=$(size 2000 300); else requests=$(size 10000 2000); fi
+        for repeat in $(seq 1 "$(size 5 2)"); do
+            cut -d' ' -f1-3 /proc/loadavg > "$OUT/v1-load-c$clients-$repeat.txt"
+            chat=(loadgen "v1-chat-c$clients-$repeat" closed $(to_bor) --body "$(bor_body "$QUESTION")")
+            v1=(loadgen "v1-openai-c$clients-$repeat" closed $(to_bor_v1) --body "$(v1_body "$QUESTION")")
+            if [ $((repeat % 2)) = 1 ]; then order=(chat v1); else order=(v1 chat); fi
+            for run in "${order[@]}"; do
+                if [ "$run" = chat ]; then
+                    "${chat[@]}" --clients "$clients" --requests "$requests"
+                else
+                    "${v1[@]}" --clients "$clients" --requests "$requests"
+                fi
+            done
+        done
+    done
+fi
+
 python3 - "$OUT/machine.json" <<'PY'
 import json, sys
 facts = json.load(open(sys.argv[1]))
 facts["load_after"] = open("/proc/loadavg").read().split()[:3]
 json.dump(facts, open(sys.argv[1], "w"))
 PY
-python3 bench/render_load.py --write "$OUT" bench/RESULTS.md
-log "wrote the load section of bench/RESULTS.md"
+for scenario in micro ttft throughput memory sustained peer; do
+    if has "$scenario"; then
+        python3 bench/render_load.py --write "$OUT" bench/RESULTS.md
+        log "wrote the load section of bench/RESULTS.md"
+        break
+    fi
+done
+if has v1; then
+    python3 bench/render_v1.py --write "$OUT" bench/RESULTS.md
+    log "wrote the /v1 section of bench/RESULTS.md"
+fi

@@ -303,21 +303,27 @@ def render(out):
     return "\n".join(lines)
 
 
-def write(out, results):
-    section = f"{BEGIN}\n{render(out)}\n{END}"
+def replace_section(results, begin, end, body):
+    """Puts `body` between the markers `begin` and `end` of RESULTS.md (appended when
+    the markers are not there yet)."""
+    section = f"{begin}\n{body}\n{end}"
     if os.path.exists(results):
         with open(results) as f:
             text = f.read()
     else:
         text = "# Benchmark results\n\n"
-    if BEGIN in text and END in text:
-        start = text.index(BEGIN)
-        end = text.index(END) + len(END)
-        text = text[:start] + section + text[end:]
+    if begin in text and end in text:
+        start = text.index(begin)
+        stop = text.index(end) + len(end)
+        text = text[:start] + section + text[stop:]
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     with open(results, "w") as f:
         f.write(text)
+
+
+def write(out, results):
+    replace_section(results, BEGIN, END, render(out))
 
 
 def main(args):

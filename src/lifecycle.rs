@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use tokio::sync::{Semaphore, watch};
 
 /// How long turns told to stop may take to record their end.
@@ -16,6 +17,8 @@ const STOPPED_TURNS_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Lifecycle {
     started: Instant,
+    /// The wall-clock time of `started`.
+    started_at: DateTime<Utc>,
     /// Cleared when the service begins to stop: new turns are refused.
     accepting: AtomicBool,
     /// Set to `true` when the turns still running must stop; every turn holds a receiver.
@@ -32,6 +35,7 @@ impl Lifecycle {
     pub fn new() -> Self {
         Self {
             started: Instant::now(),
+            started_at: Utc::now(),
             accepting: AtomicBool::new(true),
             stop_turns: watch::Sender::new(false),
         }
@@ -39,6 +43,11 @@ impl Lifecycle {
 
     pub fn uptime(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// When the service started.
+    pub fn started_at(&self) -> DateTime<Utc> {
+        self.started_at
     }
 
     /// Whether new turns are accepted (false once the service is stopping).

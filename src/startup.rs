@@ -117,6 +117,10 @@ impl Application {
         // Frames are small writes: each goes out at once rather than after the client's
         // delayed ACK of the last one.
         .tcp_nodelay(true)
+        // A client that closes its side has left: the request's handler is dropped at
+        // once (a turn waiting for its whole answer stops, its upstream request with it)
+        // instead of running on for nobody.
+        .h1_allow_half_closed(false)
         .shutdown_timeout(SERVER_STOP_TIMEOUT_SECS)
         .listen(listener)
         .map_err(bind_error)?

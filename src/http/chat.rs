@@ -1,37 +1,22 @@
-//! `POST /api/chat`: validates the request before any stream opens, takes a turn slot,
-//! starts the turn's actor and relays its frames as SSE (SPEC §3, §4).
+//! `POST /api/chat`: validates the request before any stream opens, starts the turn
+//! (see [`super::turn`]) and relays its frames as SSE events (SPEC §3, §4).
 
-use std::sync::Arc;
-
-use actix::Actor;
-use actix_web::http::header;
 use actix_web::{HttpRequest, Responder, post, web};
-use actix_web_lab::sse;
-use bor_actors::llm::{ChatMessage, LlmActor};
-use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
+use bor_actors::llm::ChatMessage;
+use bor_actors::turn::Frame;
 use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use super::body::read_json_body;
 use super::error::{ApiError, ErrorBody};
+use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
 use crate::state::AppState;
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 /// Most history entries a turn may carry.
 pub const MAX_HISTORY: usize = 20;
-/// Frames buffered between a turn and its HTTP response.
-const FRAME_CHANNEL_CAPACITY: usize = 64;
-
-/// A validated chat request.
-#[derive(Debug, PartialEq)]
-pub struct ChatInput {
-    pub question: String,
-    pub history: Vec<ChatMessage>,
-}
 
 /// The body of `POST /api/chat`.
 #[derive(ToSchema)]
@@ -71,57 +56,17 @@ pub async fn chat(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<impl Responder, ApiError> {
-    if !state.lifecycle.is_accepting() {
-        return Err(ApiError::ShuttingDown);
-    }
+    refuse_when_stopping(&state)?;
     let body = read_json_body(&request, payload, MAX_BODY_BYTES).await?;
     let input = parse_chat_input(&body, state.config.max_message_chars)?;
-    let slot = Arc::clone(&state.turn_slots)
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Busy)?;
-    // Checked again with the slot held: a stop that began meanwhile either waits for
-    // this turn or is seen here.
-    if !state.lifecycle.is_accepting() {
-        return Err(ApiError::ShuttingDown);
-    }
-
-    let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
-    let llm_settings = Arc::clone(&state.llm);
-    TurnActor::new(
-        TurnSpec {
-            turn_id: Uuid::new_v4(),
-            question: input.question,
-            history: input.history,
-        },
-        Arc::clone(&state.turn),
-        TurnDeps {
-            knowledge: Arc::clone(&state.knowledge),
-            log: state.log.clone().recipient(),
-            connect_llm: Box::new(move |requester| {
-                LlmActor::new(llm_settings, requester).start().recipient()
-            }),
-            slot: Some(slot),
-            stop: Some(state.lifecycle.stop_signal()),
-        },
-        sender,
-    )
-    .start();
-
-    let events = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        let frame = receiver.recv().await?;
-        Some((frame.to_event(), receiver))
-    })
-    .boxed_local();
-    Ok(sse::Sse::from_infallible_stream(events)
-        .with_keep_alive(state.config.sse_keepalive)
-        .customize()
-        .insert_header(("X-Accel-Buffering", "no"))
-        .insert_header((header::CACHE_CONTROL, "no-cache")))
+    let turn = start_turn(&state, input)?;
+    let events = turn.into_frames().map(|frame| frame.to_event());
+    Ok(event_stream(events, state.config.sse_keepalive))
 }
 
 /// Checks the body against SPEC §3: message present and non-empty, not too long
 /// (Unicode scalar values after trimming), history of at most 20 user/assistant turns.
-pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<ChatInput, ApiError> {
+pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<TurnInput, ApiError> {
     let object = body
         .as_object()
         .ok_or_else(|| ApiError::InvalidJson("the body must be a JSON object".to_owned()))?;
@@ -152,7 +97,7 @@ pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<ChatIn
             ));
         }
     };
-    Ok(ChatInput {
+    Ok(TurnInput {
         question: question.to_owned(),
         history,
     })
@@ -188,7 +133,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(body: Value) -> Result<ChatInput, ApiError> {
+    fn parse(body: Value) -> Result<TurnInput, ApiError> {
         parse_chat_input(&body, 10)
     }
 

@@ -4,7 +4,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpResponse, ResponseError};
+use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -64,7 +64,7 @@ impl ApiError {
 
     /// What the client reads: the error itself, except for 500s and 503s whose cause
     /// may name internals.
-    fn public_message(&self) -> String {
+    pub(super) fn public_message(&self) -> String {
         match self {
             Self::Internal(_) => "Something went wrong on our side — please try again.".to_owned(),
             Self::Unavailable(_) => {
@@ -112,6 +112,20 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
+        self.response_head().json(ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message: self.public_message(),
+            },
+        })
+    }
+}
+
+impl ApiError {
+    /// The response without its body: the status and the headers that go with it
+    /// (`Retry-After`, `WWW-Authenticate`); a hidden cause is logged here. Each edge
+    /// adds the body in its own error shape.
+    pub(super) fn response_head(&self) -> HttpResponseBuilder {
         match self {
             Self::Internal(cause) => tracing::error!(%cause, "internal error"),
             Self::Unavailable(cause) => tracing::warn!(%cause, "dependency unavailable"),
@@ -128,12 +142,7 @@ impl ResponseError for ApiError {
             }
             _ => {}
         }
-        response.json(ErrorBody {
-            error: ErrorDetail {
-                code: self.code(),
-                message: self.public_message(),
-            },
-        })
+        response
     }
 }
 

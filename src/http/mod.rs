@@ -9,11 +9,13 @@ pub mod documents;
 pub mod error;
 mod health;
 mod metrics;
+pub mod openai;
 mod openapi;
 mod request_id;
 mod static_files;
+mod turn;
 
-use actix_web::{HttpResponse, ResponseError, web};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use admin::Admin;
@@ -30,6 +32,9 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(health::health)
         .service(admin_health::admin_health)
         .service(chat::chat)
+        .service(openai::models)
+        .service(openai::model)
+        .service(openai::chat_completions)
         .service(documents::list)
         .service(documents::add)
         .service(documents::delete)
@@ -39,6 +44,12 @@ pub fn routes(config: &mut ServiceConfig) {
         .default_service(web::to(not_found));
 }
 
-async fn not_found() -> HttpResponse {
-    ApiError::NotFound("no such route".to_owned()).error_response()
+/// Unknown paths: 404 `not_found`, in the OpenAI shape under `/v1/`.
+async fn not_found(request: HttpRequest) -> HttpResponse {
+    let error = ApiError::NotFound("no such route".to_owned());
+    if request.path().starts_with("/v1/") {
+        openai::OpenAiError::from(error).error_response()
+    } else {
+        error.error_response()
+    }
 }

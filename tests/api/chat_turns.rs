@@ -11,14 +11,6 @@ use crate::support::*;
 
 const LEAK: &str = "<tool_call>\n{\"name\": \"search_documents\", \"arguments\": {\"query\": \"x\"}}\n</tool_call>";
 
-async fn log_line(turn_id: &str) -> String {
-    let found = eventually(async || !turn_log_lines(turn_id).is_empty()).await;
-    assert!(found, "the turn's log line was written");
-    let lines = turn_log_lines(turn_id);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    lines[0].clone()
-}
-
 #[actix_web::test]
 async fn a_clean_turn_streams_deltas_then_done_and_is_logged() {
     let app = TestApp::spawn().await;
@@ -77,7 +69,7 @@ async fn a_clean_turn_streams_deltas_then_done_and_is_logged() {
     assert_eq!(row.answer, "Mock answer: What is bor?");
     assert_eq!((row.rounds, row.retries, row.scaffold_stripped), (1, 0, 0));
     assert!(row.first_token_ms.is_some());
-    let line = log_line(&response.turn_id()).await;
+    let line = single_turn_log_line(&response.turn_id()).await;
     assert!(
         line.ends_with(&format!(
             "chat turn turn_id={} path=deflected outcome=done rounds=1 elapsed_ms={} retries=0 scaffold_stripped=0",
@@ -106,7 +98,7 @@ async fn a_dead_endpoint_that_recovers_is_retried_before_the_first_token() {
     assert_eq!(app.mock.chat_requests().len(), 3);
     let rows = app.wait_for_rows(1).await;
     assert_eq!(rows[0].retries, 2);
-    let line = log_line(&response.turn_id()).await;
+    let line = single_turn_log_line(&response.turn_id()).await;
     assert!(line.ends_with("retries=2 scaffold_stripped=0"), "{line}");
 }
 
@@ -126,7 +118,7 @@ async fn a_dead_endpoint_ends_in_llm_unavailable_without_a_row() {
         4,
         "the first attempt and 3 retries"
     );
-    let line = log_line(&response.turn_id()).await;
+    let line = single_turn_log_line(&response.turn_id()).await;
     assert!(
         line.contains("path=deflected outcome=error code=llm_unavailable rounds=1 "),
         "{line}"
@@ -147,7 +139,7 @@ async fn a_dead_embedding_endpoint_fails_before_retrieval() {
     assert_eq!(response.events(), vec!["retry", "error"]);
     assert_eq!(response.last().data["code"], "llm_unavailable");
     assert!(app.mock.chat_requests().is_empty());
-    let line = log_line(&response.turn_id()).await;
+    let line = single_turn_log_line(&response.turn_id()).await;
     assert!(
         line.contains("path=undecided outcome=error code=llm_unavailable rounds=0"),
         "{line}"
@@ -226,7 +218,7 @@ async fn a_scaffolding_only_reply_gets_one_corrective_retry() {
     let rows = app.wait_for_rows(1).await;
     assert!(rows[0].recovered);
     assert_eq!(rows[0].scaffold_stripped as usize, LEAK.chars().count());
-    let line = log_line(&response.turn_id()).await;
+    let line = single_turn_log_line(&response.turn_id()).await;
     assert!(
         line.ends_with(&format!(
             "retries=0 scaffold_stripped={}",
@@ -248,7 +240,7 @@ async fn scaffolding_twice_is_a_malformed_reply() {
         "The model returned a malformed reply — please try again."
     );
     assert_eq!(app.mock.chat_requests().len(), 2);
-    let line = log_line(&response.turn_id()).await;
+    let line = single_turn_log_line(&response.turn_id()).await;
     assert!(
         line.contains("outcome=error code=malformed_reply rounds=2"),
         "{line}"
@@ -372,7 +364,7 @@ async fn a_client_that_leaves_stops_the_turn_and_the_upstream_request() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].status, TurnStatus::Stopped);
     assert!(rows[0].answer.starts_with("once"), "{}", rows[0].answer);
-    let line = log_line(&rows[0].turn_id.to_string()).await;
+    let line = single_turn_log_line(&rows[0].turn_id.to_string()).await;
     assert!(line.contains("outcome=stopped"), "{line}");
 }
 
@@ -420,6 +412,6 @@ async fn the_api_key_is_sent_as_bearer_and_never_logged() {
             Some(format!("Bearer {KEY}").as_str())
         );
     }
-    log_line(&response.turn_id()).await;
+    single_turn_log_line(&response.turn_id()).await;
     assert!(!all_logs().contains(KEY), "the key never reaches the log");
 }

@@ -14,6 +14,8 @@ mod import;
 mod instances;
 mod log_actor;
 mod metrics;
+mod openai_refusals;
+mod openai_turns;
 mod openapi;
 mod refusals;
 mod request_ids;

@@ -14,6 +14,9 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
     ("post", "/api/chat", "/api/chat"),
+    ("get", "/v1/models", "/v1/models"),
+    ("get", "/v1/models/{model}", "/v1/models/bor"),
+    ("post", "/v1/chat/completions", "/v1/chat/completions"),
     ("get", "/api/documents", "/api/documents"),
     ("post", "/api/admin/documents", "/api/admin/documents"),
     (
@@ -148,5 +151,38 @@ async fn the_chat_stream_and_its_frames_are_described() {
     assert_eq!(
         description["components"]["securitySchemes"]["admin_token"]["scheme"],
         "bearer"
+    );
+}
+
+#[actix_web::test]
+async fn the_openai_routes_and_their_shapes_are_described() {
+    let app = TestApp::spawn().await;
+    let description = description(&app).await;
+    let completions = &description["paths"]["/v1/chat/completions"]["post"];
+    let ok = &completions["responses"]["200"]["content"];
+    assert_eq!(
+        ok["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ChatCompletion"
+    );
+    assert_eq!(
+        ok["text/event-stream"]["schema"]["$ref"],
+        "#/components/schemas/ChatCompletionChunk"
+    );
+    for status in ["400", "404", "413", "415", "500", "502", "503"] {
+        assert_eq!(
+            completions["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/OpenAiErrorBody",
+            "{status}"
+        );
+    }
+    let schemas = &description["components"]["schemas"];
+    assert_eq!(
+        schemas["BorExtension"]["required"],
+        json!(["turn_id", "path", "sources"])
+    );
+    assert_eq!(
+        description["paths"]["/v1/models"]["get"]["responses"]["200"]["content"]["application/json"]
+            ["schema"]["$ref"],
+        "#/components/schemas/ModelList"
     );
 }

@@ -105,10 +105,16 @@ impl Frame {
         matches!(self, Self::Done(_) | Self::Error { .. })
     }
 
-    pub fn to_event(&self) -> sse::Event {
+    /// The frame's `data:` JSON, on one line.
+    pub fn data_json(&self) -> String {
         // Frames hold only strings, numbers and enums: serialising them cannot fail.
-        let data = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned());
-        sse::Data::new(data).event(self.event_name()).into()
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    pub fn to_event(&self) -> sse::Event {
+        sse::Data::new(self.data_json())
+            .event(self.event_name())
+            .into()
     }
 }
 

@@ -54,3 +54,12 @@ pub fn turn_log_lines(turn_id: &str) -> Vec<String> {
         .filter(|line| line.contains("chat turn"))
         .collect()
 }
+
+/// The one `chat turn` line of a turn, once it is written.
+pub async fn single_turn_log_line(turn_id: &str) -> String {
+    let found = super::eventually(async || !turn_log_lines(turn_id).is_empty()).await;
+    assert!(found, "the turn's log line was written");
+    let lines = turn_log_lines(turn_id);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    lines[0].clone()
+}

@@ -3,6 +3,7 @@
 
 mod admin;
 mod logs;
+mod openai;
 mod proxy;
 
 use std::net::SocketAddr;
@@ -21,11 +22,12 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 pub use admin::JsonResponse;
-pub use logs::{all_logs, log_lines_containing, turn_log_lines};
+pub use logs::{all_logs, log_lines_containing, single_turn_log_line, turn_log_lines};
+pub use openai::StreamEvent;
 pub use proxy::TcpProxy;
 
 /// The longest a test waits for a turn's stream to end.
-const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
+pub const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct TestApp {
     pub address: String,

@@ -1,0 +1,145 @@
+//! The OpenAI-compatible API (SPEC §13): `GET /v1/models` and
+//! `POST /v1/chat/completions`, so that any OpenAI client can use bor as a model. A
+//! completion is a turn of the same engine as `POST /api/chat` (started through
+//! [`super::turn`]); only the reading of the request and the encoding of its frames
+//! differ. Every error is in the OpenAI shape.
+
+mod completion;
+mod error;
+mod request;
+mod stream;
+mod wire;
+
+use actix_web::{Either, HttpRequest, HttpResponse, Responder, get, post, web};
+use chrono::Utc;
+use utoipa::ToSchema;
+
+use super::body::read_json_body;
+use super::chat::MAX_BODY_BYTES;
+use super::error::ApiError;
+use super::turn::{event_stream, refuse_when_stopping, start_turn};
+use crate::state::AppState;
+pub use error::OpenAiError;
+use request::parse_completion_request;
+pub use wire::OpenAiErrorBody;
+use wire::{ChatCompletion, ChatCompletionChunk, CompletionHead, MODEL_ID, Model, ModelList};
+
+/// The models bor serves: one, `bor`.
+#[utoipa::path(
+    tag = "openai",
+    responses((status = 200, description = "the one model, `bor`", body = ModelList))
+)]
+#[get("/v1/models")]
+pub async fn models(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(ModelList {
+        object: "list",
+        data: vec![bor_model(&state)],
+    })
+}
+
+/// One model by its id.
+#[utoipa::path(
+    tag = "openai",
+    params(("model" = String, Path, description = "`bor`")),
+    responses(
+        (status = 200, description = "the model", body = Model),
+        (status = 404, description = "`not_found`: bor serves no other model", body = OpenAiErrorBody),
+    )
+)]
+#[get("/v1/models/{model}")]
+pub async fn model(
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, OpenAiError> {
+    if id.as_str() != MODEL_ID {
+        return Err(ApiError::NotFound(format!("bor serves one model, `{MODEL_ID}`")).into());
+    }
+    Ok(HttpResponse::Ok().json(bor_model(&state)))
+}
+
+fn bor_model(state: &AppState) -> Model {
+    Model::bor(state.lifecycle.started_at().timestamp())
+}
+
+/// The body of `POST /v1/chat/completions` (fields bor reads; all others are ignored).
+#[derive(ToSchema)]
+pub struct ChatCompletionRequestBody {
+    #[schema(example = "bor")]
+    pub model: String,
+    /// The last is the question (role `user`); the `user` and `assistant` messages before
+    /// it are the history (the last 20). `system`, `developer` and `tool` messages are
+    /// ignored.
+    pub messages: Vec<RequestMessage>,
+    /// `true`: a stream of chunks; `false` (default): one completion.
+    pub stream: Option<bool>,
+}
+
+#[derive(ToSchema)]
+pub struct RequestMessage {
+    #[schema(example = "user")]
+    pub role: String,
+    pub content: MessageContent,
+}
+
+/// A string, or a list of text parts (other parts, such as images, are refused).
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum MessageContent {
+    Text(String),
+    Parts(Vec<TextPart>),
+}
+
+#[derive(ToSchema)]
+pub struct TextPart {
+    #[schema(example = "text")]
+    pub r#type: String,
+    pub text: String,
+}
+
+/// One chat turn as an OpenAI chat completion.
+///
+/// The turn is the one `POST /api/chat` runs (retrieval, tools, retries before the first
+/// token, the scaffolding guardrail, the `query_log` row). With `stream: true` the
+/// answer is `data:` lines of `chat.completion.chunk` objects: a first chunk with the
+/// role, `content` and `reasoning_content` deltas, SSE comments for retries, tool calls
+/// and keep-alives, a last chunk with `finish_reason: "stop"` and the `bor` extension
+/// (turn id, path, sources), then `data: [DONE]`; a failed turn sends an error object
+/// before `[DONE]`. With `stream: false` a failed turn is a 503, 502 or 500.
+#[utoipa::path(
+    tag = "openai",
+    request_body(content = ChatCompletionRequestBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "`stream: false`: one completion; `stream: true`: its chunks as Server-Sent Events", content(
+            (ChatCompletion = "application/json"),
+            (ChatCompletionChunk = "text/event-stream"),
+        )),
+        (status = 400, description = "`invalid_json`, `invalid_history`, `empty_message` or `message_too_long`", body = OpenAiErrorBody),
+        (status = 404, description = "`not_found`: a model other than `bor`", body = OpenAiErrorBody),
+        (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = OpenAiErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = OpenAiErrorBody),
+        (status = 500, description = "`internal` (`stream: false`)", body = OpenAiErrorBody),
+        (status = 502, description = "`llm_interrupted`, `llm_rejected` or `malformed_reply` (`stream: false`)", body = OpenAiErrorBody),
+        (status = 503, description = "`busy` (with `Retry-After`), `unavailable` (shutting down), or `llm_unavailable` (`stream: false`)", body = OpenAiErrorBody),
+    )
+)]
+#[post("/v1/chat/completions")]
+pub async fn chat_completions(
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<Either<impl Responder, web::Json<ChatCompletion>>, OpenAiError> {
+    refuse_when_stopping(&state)?;
+    let body = read_json_body(&request, payload, MAX_BODY_BYTES).await?;
+    let completion_request = parse_completion_request(&body, state.config.max_message_chars)?;
+    let turn = start_turn(&state, completion_request.input)?;
+    let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());
+    if completion_request.stream {
+        let events = stream::completion_stream(head, turn);
+        return Ok(Either::Left(event_stream(
+            events,
+            state.config.sse_keepalive,
+        )));
+    }
+    let completion = completion::complete(head, turn).await?;
+    Ok(Either::Right(web::Json(completion)))
+}

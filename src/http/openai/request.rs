@@ -1,0 +1,407 @@
+//! Reading a chat-completion request into a turn (SPEC §13): the last message is the
+//! question and must be the user's; the `user` and `assistant` messages before it are
+//! the history (the last 20); `system`, `developer` and `tool` messages, the client's
+//! `tools` and every other field are ignored. Content is a string or a list of text
+//! parts; other parts (images, audio, files) are refused rather than silently dropped.
+//!
+//! Codes, as on `/api/chat`: a body of the wrong shape is `invalid_json`, messages in
+//! an order bor cannot answer are `invalid_history`, the question's text gives
+//! `empty_message` or `message_too_long`, and another model is `not_found`.
+
+use bor_actors::llm::ChatMessage;
+use serde_json::{Map, Value};
+
+use super::wire::MODEL_ID;
+use crate::http::chat::MAX_HISTORY;
+use crate::http::error::ApiError;
+use crate::http::turn::TurnInput;
+
+/// Roles of the OpenAI API whose messages bor leaves out of the history.
+const IGNORED_ROLES: [&str; 4] = ["system", "developer", "tool", "function"];
+
+/// A validated `POST /v1/chat/completions`.
+#[derive(Debug, PartialEq)]
+pub struct CompletionRequest {
+    pub stream: bool,
+    pub input: TurnInput,
+}
+
+pub fn parse_completion_request(
+    body: &Value,
+    max_message_chars: usize,
+) -> Result<CompletionRequest, ApiError> {
+    let object = body
+        .as_object()
+        .ok_or_else(|| ApiError::InvalidJson("the body must be a JSON object".to_owned()))?;
+    check_model(object)?;
+    let stream = match object.get("stream") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(stream)) => *stream,
+        Some(_) => {
+            return Err(ApiError::InvalidJson(
+                "`stream` must be true or false".to_owned(),
+            ));
+        }
+    };
+    let messages = match object.get("messages") {
+        Some(Value::Array(messages)) => messages,
+        Some(_) => {
+            return Err(ApiError::InvalidJson(
+                "`messages` must be a list".to_owned(),
+            ));
+        }
+        None => return Err(ApiError::InvalidJson("`messages` is missing".to_owned())),
+    };
+    let Some((last, earlier)) = messages.split_last() else {
+        return Err(ApiError::InvalidJson(
+            "`messages` is empty; its last message must be the user's question".to_owned(),
+        ));
+    };
+    let question = question(last, earlier.len(), max_message_chars)?;
+    let history = history(earlier)?;
+    Ok(CompletionRequest {
+        stream,
+        input: TurnInput { question, history },
+    })
+}
+
+fn check_model(object: &Map<String, Value>) -> Result<(), ApiError> {
+    match object.get("model") {
+        Some(Value::String(model)) if model == MODEL_ID => Ok(()),
+        Some(Value::String(model)) => Err(ApiError::NotFound(format!(
+            "the model `{}` does not exist; bor serves one model, `{MODEL_ID}`",
+            cut(model, 100)
+        ))),
+        Some(_) => Err(ApiError::InvalidJson("`model` must be a string".to_owned())),
+        None => Err(ApiError::InvalidJson(format!(
+            "`model` is missing; bor serves one model, `{MODEL_ID}`"
+        ))),
+    }
+}
+
+/// The trimmed text of the last message, which must be the user's.
+fn question(message: &Value, index: usize, max_chars: usize) -> Result<String, ApiError> {
+    let invalid = |what: String| ApiError::InvalidJson(format!("messages[{index}]: {what}"));
+    let role = role(message).map_err(invalid)?;
+    if role != "user" {
+        return Err(ApiError::InvalidHistory(format!(
+            "the last message must be the user's question; messages[{index}] is a `{}` message",
+            cut(role, 40)
+        )));
+    }
+    let text = text_content(message)
+        .map_err(invalid)?
+        .ok_or_else(|| invalid("`content` is missing".to_owned()))?;
+    let question = text.trim();
+    if question.is_empty() {
+        return Err(ApiError::EmptyMessage);
+    }
+    if question.chars().count() > max_chars {
+        return Err(ApiError::MessageTooLong { max: max_chars });
+    }
+    Ok(question.to_owned())
+}
+
+/// The user and assistant messages with text, the last [`MAX_HISTORY`] of them.
+fn history(messages: &[Value]) -> Result<Vec<ChatMessage>, ApiError> {
+    let mut history = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let invalid = |what: String| ApiError::InvalidHistory(format!("messages[{index}]: {what}"));
+        let role = role(message).map_err(invalid)?;
+        if IGNORED_ROLES.contains(&role) {
+            continue;
+        }
+        if role != "user" && role != "assistant" {
+            return Err(invalid(format!(
+                "`role` must be one of system, developer, user, assistant or tool, not `{}`",
+                cut(role, 40)
+            )));
+        }
+        // An assistant message that only called tools has no text: nothing to keep.
+        let Some(text) = text_content(message).map_err(invalid)? else {
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        history.push(if role == "user" {
+            ChatMessage::user(text)
+        } else {
+            ChatMessage::assistant(text)
+        });
+    }
+    let excess = history.len().saturating_sub(MAX_HISTORY);
+    history.drain(..excess);
+    Ok(history)
+}
+
+fn role(message: &Value) -> Result<&str, String> {
+    let message = message
+        .as_object()
+        .ok_or_else(|| "a message must be an object".to_owned())?;
+    match message.get("role") {
+        Some(Value::String(role)) => Ok(role),
+        Some(_) => Err("`role` must be a string".to_owned()),
+        None => Err("`role` is missing".to_owned()),
+    }
+}
+
+/// A message's text: its `content` string, or its text parts joined by newlines;
+/// `None` when it has no content.
+fn text_content(message: &Value) -> Result<Option<String>, String> {
+    match message.get("content") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(Value::Array(parts)) => {
+            let texts = parts
+                .iter()
+                .enumerate()
+                .map(|(n, part)| text_part(part).map_err(|what| format!("content[{n}]: {what}")))
+                .collect::<Result<Vec<&str>, String>>()?;
+            Ok(Some(texts.join("\n")))
+        }
+        Some(_) => Err("`content` must be a string or a list of text parts".to_owned()),
+    }
+}
+
+fn text_part(part: &Value) -> Result<&str, String> {
+    match part.get("type").and_then(Value::as_str) {
+        Some("text") => part
+            .get("text")
+            .and_then(Value::as_str)
+            .ok_or_else(|| "a text part needs a string `text`".to_owned()),
+        Some(kind) => Err(format!(
+            "parts of type `{}` are not supported; bor takes text only",
+            cut(kind, 40)
+        )),
+        None => Err("a content part must be an object with a string `type`".to_owned()),
+    }
+}
+
+/// At most `limit` characters of a client's string, for an error message.
+fn cut(text: &str, limit: usize) -> &str {
+    text.char_indices()
+        .nth(limit)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn parse(body: Value) -> Result<CompletionRequest, ApiError> {
+        parse_completion_request(&body, 10)
+    }
+
+    fn code(body: Value) -> &'static str {
+        parse(body).unwrap_err().code()
+    }
+
+    fn with_messages(messages: Value) -> Value {
+        json!({"model": "bor", "messages": messages})
+    }
+
+    #[test]
+    fn the_last_message_is_the_question_and_the_user_and_assistant_ones_before_it_the_history() {
+        let request = parse(json!({
+            "model": "bor",
+            "stream": true,
+            "tools": [{"type": "function", "function": {"name": "x"}}],
+            "temperature": 0.2,
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "First?"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c"}]},
+                {"role": "tool", "tool_call_id": "c", "content": "{}"},
+                {"role": "assistant", "content": [{"type": "text", "text": "First"}, {"type": "text", "text": "answer."}]},
+                {"role": "developer", "content": "Ignored."},
+                {"role": "user", "content": "   "},
+                {"role": "user", "content": [{"type": "text", "text": "  And now? "}]}
+            ]
+        }))
+        .unwrap();
+        assert!(request.stream);
+        assert_eq!(request.input.question, "And now?");
+        assert_eq!(
+            request.input.history,
+            vec![
+                ChatMessage::user("First?"),
+                ChatMessage::assistant("First\nanswer.")
+            ]
+        );
+        assert!(
+            !parse(with_messages(json!([{"role": "user", "content": "q"}])))
+                .unwrap()
+                .stream
+        );
+    }
+
+    #[test]
+    fn the_history_keeps_the_last_twenty() {
+        let mut messages: Vec<Value> = (0..25)
+            .map(|n| json!({"role": "user", "content": format!("m{n}")}))
+            .collect();
+        messages.push(json!({"role": "user", "content": "q"}));
+        let history = parse(with_messages(Value::Array(messages)))
+            .unwrap()
+            .input
+            .history;
+        assert_eq!(history.len(), MAX_HISTORY);
+        assert_eq!(history[0], ChatMessage::user("m5"));
+        assert_eq!(history[19], ChatMessage::user("m24"));
+    }
+
+    #[test]
+    fn refusals_have_their_codes() {
+        let user = |content: Value| with_messages(json!([{"role": "user", "content": content}]));
+        assert_eq!(code(json!([])), "invalid_json");
+        assert_eq!(code(json!({"messages": []})), "invalid_json");
+        assert_eq!(code(json!({"model": 3, "messages": []})), "invalid_json");
+        assert_eq!(
+            code(json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "q"}]})),
+            "not_found"
+        );
+        assert_eq!(code(json!({"model": "bor"})), "invalid_json");
+        assert_eq!(code(with_messages(json!({}))), "invalid_json");
+        assert_eq!(code(with_messages(json!([]))), "invalid_json");
+        assert_eq!(
+            code(
+                json!({"model": "bor", "stream": "yes", "messages": [{"role": "user", "content": "q"}]})
+            ),
+            "invalid_json"
+        );
+        assert_eq!(code(with_messages(json!(["q"]))), "invalid_json");
+        assert_eq!(
+            code(with_messages(json!([{"content": "q"}]))),
+            "invalid_json"
+        );
+        assert_eq!(
+            code(with_messages(
+                json!([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}])
+            )),
+            "invalid_history"
+        );
+        assert_eq!(
+            code(with_messages(json!([{"role": "system", "content": "s"}]))),
+            "invalid_history"
+        );
+        assert_eq!(code(user(Value::Null)), "invalid_json");
+        assert_eq!(code(user(json!(5))), "invalid_json");
+        assert_eq!(
+            code(user(
+                json!([{"type": "text", "text": "q"}, {"type": "image_url", "image_url": {"url": "data:"}}])
+            )),
+            "invalid_json"
+        );
+        assert_eq!(
+            code(user(
+                json!([{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}])
+            )),
+            "invalid_json"
+        );
+        assert_eq!(code(user(json!([{"type": "text"}]))), "invalid_json");
+        assert_eq!(code(user(json!([{"text": "q"}]))), "invalid_json");
+        assert_eq!(code(user(json!(" \n"))), "empty_message");
+        assert_eq!(code(user(json!([]))), "empty_message");
+        assert_eq!(code(user(json!("12345678901"))), "message_too_long");
+        assert_eq!(
+            code(with_messages(json!([
+                {"role": "wizard", "content": "x"},
+                {"role": "user", "content": "q"}
+            ]))),
+            "invalid_history"
+        );
+        assert_eq!(
+            code(with_messages(json!([
+                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]},
+                {"role": "user", "content": "q"}
+            ]))),
+            "invalid_history"
+        );
+    }
+
+    #[test]
+    fn messages_name_what_is_wrong() {
+        let message = |body: Value| parse(body).unwrap_err().to_string();
+        assert!(message(json!({"model": "gpt-4o"})).contains("`gpt-4o` does not exist"));
+        assert!(
+            message(with_messages(
+                json!([{"role": "user", "content": [{"type": "image_url"}]}])
+            ))
+            .contains("messages[0]: content[0]: parts of type `image_url` are not supported")
+        );
+        let long_model = "m".repeat(10_000);
+        assert!(message(json!({"model": long_model})).len() < 300);
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            prop_oneof![
+                Just("bor".to_owned()),
+                Just("user".to_owned()),
+                Just("assistant".to_owned()),
+                Just("system".to_owned()),
+                Just("text".to_owned()),
+                Just("image_url".to_owned()),
+                ".{0,12}",
+            ]
+            .prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("model".to_owned()),
+                            Just("messages".to_owned()),
+                            Just("role".to_owned()),
+                            Just("content".to_owned()),
+                            Just("type".to_owned()),
+                            Just("text".to_owned()),
+                            Just("stream".to_owned()),
+                            "[a-z]{1,6}",
+                        ],
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|fields| Value::Object(fields.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever a client sends, the request is read or refused with a 4xx; a turn
+        /// that starts has a question within the limit and at most 20 history entries.
+        #[test]
+        fn any_body_is_read_or_refused_with_a_client_error(
+            messages in prop::collection::vec(json_value(), 0..8),
+            extra in json_value(),
+        ) {
+            let bodies = [
+                json!({"model": "bor", "messages": messages.clone()}),
+                json!({"model": "bor", "messages": messages, "stream": extra.clone()}),
+                extra,
+            ];
+            for body in bodies {
+                match parse_completion_request(&body, 10) {
+                    Ok(request) => {
+                        prop_assert!(!request.input.question.is_empty());
+                        prop_assert!(request.input.question.chars().count() <= 10);
+                        prop_assert!(request.input.history.len() <= MAX_HISTORY);
+                    }
+                    Err(error) => {
+                        use actix_web::ResponseError;
+                        prop_assert!(error.status_code().is_client_error(), "{error:?}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Starting a chat turn, for every edge that offers one (`POST /api/chat` and
+//! `POST /v1/chat/completions`): the checks a turn must pass (the service is not
+//! stopping, a turn slot is free), the TurnActor with its LlmActor, and the channel its
+//! frames come through; and the event-stream response the streaming edges answer with.
+//! The edges differ only in how they read the request and encode the frames.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor;
+use actix_web::Responder;
+use actix_web::http::header;
+use actix_web_lab::sse;
+use bor_actors::llm::{ChatMessage, LlmActor};
+use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
+use futures_util::{Stream, StreamExt};
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::error::ApiError;
+use crate::state::AppState;
+
+/// Frames buffered between a turn and its HTTP response.
+const FRAME_CHANNEL_CAPACITY: usize = 64;
+
+/// What a turn is asked, validated by its edge.
+#[derive(Debug, PartialEq)]
+pub struct TurnInput {
+    /// As sent, trimmed.
+    pub question: String,
+    /// Earlier user and assistant messages, oldest first.
+    pub history: Vec<ChatMessage>,
+}
+
+/// A running turn: its id, and its frames as the TurnActor sends them. Dropping the
+/// receiver is the client going away: the turn stops and its upstream request is
+/// dropped.
+pub struct StartedTurn {
+    pub turn_id: Uuid,
+    pub frames: mpsc::Receiver<Frame>,
+}
+
+impl StartedTurn {
+    /// The frames as a stream that ends when the turn has closed its side.
+    pub fn into_frames(self) -> impl Stream<Item = Frame> + Unpin + 'static {
+        futures_util::stream::unfold(self.frames, |mut receiver| async move {
+            let frame = receiver.recv().await?;
+            Some((frame, receiver))
+        })
+        .boxed_local()
+    }
+}
+
+/// Refuses a turn while the service is stopping (a 503 `unavailable`).
+pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
+    if state.lifecycle.is_accepting() {
+        Ok(())
+    } else {
+        Err(ApiError::ShuttingDown)
+    }
+}
+
+/// Takes a turn slot and starts the turn. Refused with 503 `busy` when every slot is
+/// taken and 503 `unavailable` while the service stops; the slot is free again when
+/// the turn's actor stops.
+pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, ApiError> {
+    refuse_when_stopping(state)?;
+    let slot = Arc::clone(&state.turn_slots)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Busy)?;
+    // Checked again with the slot held: a stop that began meanwhile either waits for
+    // this turn or is seen here.
+    refuse_when_stopping(state)?;
+
+    let turn_id = Uuid::new_v4();
+    let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
+    let llm_settings = Arc::clone(&state.llm);
+    TurnActor::new(
+        TurnSpec {
+            turn_id,
+            question: input.question,
+            history: input.history,
+        },
+        Arc::clone(&state.turn),
+        TurnDeps {
+            knowledge: Arc::clone(&state.knowledge),
+            log: state.log.clone().recipient(),
+            connect_llm: Box::new(move |requester| {
+                LlmActor::new(llm_settings, requester).start().recipient()
+            }),
+            slot: Some(slot),
+            stop: Some(state.lifecycle.stop_signal()),
+        },
+        sender,
+    )
+    .start();
+    Ok(StartedTurn {
+        turn_id,
+        frames: receiver,
+    })
+}
+
+/// A `text/event-stream` response of `events`, with comment keep-alives every
+/// `keep_alive` and the headers that keep proxies from buffering or compressing it.
+pub fn event_stream(
+    events: impl Stream<Item = sse::Event> + 'static,
+    keep_alive: Duration,
+) -> impl Responder {
+    sse::Sse::from_infallible_stream(events)
+        .with_keep_alive(keep_alive)
+        .customize()
+        .insert_header(("X-Accel-Buffering", "no"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+}
