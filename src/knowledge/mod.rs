@@ -6,6 +6,8 @@
 //! API and `bor import` to add and delete documents.
 
 pub mod chunking;
+/// The format readers (PDF, HTML, Word, Markdown, plain text): the `bor-formats` crate.
+pub use bor_formats as formats;
 mod fusion;
 pub mod index;
 pub mod ingest;
