@@ -6,7 +6,7 @@
 #   scripts/format-fixtures.sh           make them (installs the tools when missing)
 #
 # Debian packages: texlive-latex-base, texlive-latex-recommended, texlive-latex-extra,
-# libreoffice-writer-nogui; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
+# libreoffice-writer-nogui, qpdf; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
 # python-docx. The outputs are committed; rerun this after changing a source.
 set -euo pipefail
 
@@ -19,6 +19,7 @@ mkdir -p "$work"
 need_apt=()
 command -v pdflatex >/dev/null || need_apt+=(texlive-latex-base texlive-latex-recommended texlive-latex-extra)
 command -v soffice >/dev/null || need_apt+=(libreoffice-writer-nogui)
+command -v qpdf >/dev/null || need_apt+=(qpdf)
 if ((${#need_apt[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -30,7 +31,7 @@ if [[ ! -x "$venv/bin/sphinx-build" ]]; then
 fi
 
 # pdfTeX: twice, so references settle.
-for name in tex-two-column tex-report; do
+for name in tex-two-column tex-report tex-no-text; do
     tex="$work/tex"
     mkdir -p "$tex"
     (cd "$tex" && for _ in 1 2; do
@@ -48,6 +49,11 @@ soffice --headless -env:UserInstallation="file://$office/profile" \
     --convert-to pdf --outdir "$office" "$src/libreoffice.fodt" >/dev/null
 cp "$office/libreoffice.docx" "$out/libreoffice.docx"
 cp "$office/libreoffice.pdf" "$out/libreoffice.pdf"
+
+# qpdf: the LibreOffice PDF locked with a password, and with restrictions only (an
+# empty password opens it, as such files are meant to be read).
+qpdf --encrypt secret owner 256 -- "$out/libreoffice.pdf" "$out/encrypted.pdf"
+qpdf --encrypt '' owner 256 --print=none --extract=n -- "$out/libreoffice.pdf" "$out/restricted.pdf"
 
 # python-docx, and a copy whose heading styles have localised ids.
 "$venv/bin/python" "$src/python_docx_fixture.py" "$out/python-docx.docx"
