@@ -38,15 +38,9 @@ impl FormatReader for PdfReader {
         if document.is_encrypted() && document.decrypt("").is_err() {
             return Err(ReadError::Encrypted { kind: KIND });
         }
-        let page_count = document.get_pages().len();
+        let page_count = count_pages(&document, limits.max_pages)?;
         if page_count == 0 {
             return Err(ReadError::malformed(KIND, "it has no pages"));
-        }
-        if page_count > limits.max_pages {
-            return Err(ReadError::TooLarge(format!(
-                "it has {page_count} pages, more than the {} read",
-                limits.max_pages
-            )));
         }
         let mut collector = Collector::new(limits.max_text_bytes);
         let laid_out = pdf_extract::output_doc(&document, &mut collector);
@@ -64,6 +58,48 @@ impl FormatReader for PdfReader {
         let title = info_title(&document);
         write_pages(collector, limits, title)
     }
+}
+
+/// The pages of the page tree, each node visited once: a tree that loops back on
+/// itself (which would make the parser walk it without end) is refused, and so is one
+/// with more than `max_pages` pages.
+fn count_pages(document: &Document, max_pages: usize) -> Result<usize, ReadError> {
+    let root = document
+        .catalog()
+        .and_then(|catalog| catalog.get(b"Pages"))
+        .and_then(Object::as_reference)
+        .map_err(|_| ReadError::malformed(KIND, "it has no page tree"))?;
+    let mut visited = std::collections::HashSet::new();
+    let mut pending = vec![root];
+    let mut pages = 0;
+    while let Some(id) = pending.pop() {
+        if !visited.insert(id) {
+            return Err(ReadError::malformed(
+                KIND,
+                "its page tree loops back on itself (or lists a page twice)",
+            ));
+        }
+        let Ok(node) = document.get_dictionary(id) else {
+            continue;
+        };
+        match node.get(b"Type").and_then(Object::as_name) {
+            Ok(b"Pages") => {
+                let kids = node
+                    .get(b"Kids")
+                    .and_then(Object::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                pending.extend(kids.iter().filter_map(|kid| kid.as_reference().ok()));
+            }
+            _ => pages += 1,
+        }
+        if pages > max_pages {
+            return Err(ReadError::TooLarge(format!(
+                "it has more than the {max_pages} pages read"
+            )));
+        }
+    }
+    Ok(pages)
 }
 
 fn load_error(error: &pdf_extract::Error) -> ReadError {

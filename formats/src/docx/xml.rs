@@ -72,6 +72,12 @@ impl<'a> Events<'a> {
                     };
                     Item::Text(resolved)
                 }
+                Event::Eof if self.depth > 0 => {
+                    return Err(ReadError::malformed(
+                        "Word document",
+                        "broken XML (a part ends inside an element)",
+                    ));
+                }
                 Event::Eof => return Ok(None),
                 _ => continue,
             }));
