@@ -107,3 +107,62 @@ fn panicked(kind: &'static str, panic: &(dyn Any + Send)) -> ReadError {
     };
     ReadError::malformed(kind, reason)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{MAX_OVERDUE, overdue_reads, run_with_deadline};
+    use crate::{ExtractedDocument, ReadError};
+
+    fn document() -> Result<ExtractedDocument, ReadError> {
+        Ok(ExtractedDocument {
+            title: None,
+            content_type: "text/plain",
+            text: "done".to_owned(),
+            page_starts: Vec::new(),
+        })
+    }
+
+    /// One test, so that nothing else counts overdue reads meanwhile.
+    #[test]
+    fn reads_that_overrun_are_given_up_and_too_many_of_them_refuse_new_ones() {
+        assert_eq!(
+            run_with_deadline(Duration::from_secs(5), "text file", document),
+            document()
+        );
+
+        let slow = || {
+            std::thread::sleep(Duration::from_millis(600));
+            document()
+        };
+        for _ in 0..MAX_OVERDUE {
+            assert_eq!(
+                run_with_deadline(Duration::from_millis(20), "text file", slow),
+                Err(ReadError::TimedOut(1))
+            );
+        }
+        assert_eq!(overdue_reads(), MAX_OVERDUE);
+        assert_eq!(
+            run_with_deadline(Duration::from_secs(5), "text file", document),
+            Err(ReadError::Busy)
+        );
+        for _ in 0..100 {
+            if overdue_reads() == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            overdue_reads(),
+            0,
+            "the overdue reads finished and were counted off"
+        );
+
+        let panicking = || -> Result<ExtractedDocument, ReadError> { panic!("index out of range") };
+        assert_eq!(
+            run_with_deadline(Duration::from_secs(5), "PDF", panicking).map_err(|error| error.to_string()),
+            Err("not a readable PDF: its reader gave up on a damaged structure (index out of range)".to_owned())
+        );
+    }
+}
