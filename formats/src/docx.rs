@@ -66,18 +66,10 @@ struct Parts<'a> {
 
 impl<'a> Parts<'a> {
     fn open(bytes: &'a [u8], limits: &Limits) -> Result<Parts<'a>, ReadError> {
+        check_entry_count(bytes)?;
         let archive = ZipArchive::new(Cursor::new(bytes)).map_err(|error| {
             ReadError::malformed(KIND, format!("a damaged zip archive ({error})"))
         })?;
-        if archive.len() > MAX_ENTRIES {
-            return Err(ReadError::malformed(
-                KIND,
-                format!(
-                    "its archive lists {} entries, more than {MAX_ENTRIES}",
-                    archive.len()
-                ),
-            ));
-        }
         Ok(Parts {
             archive,
             budget: limits.max_unpacked_bytes,
@@ -122,6 +114,36 @@ impl<'a> Parts<'a> {
             .map_err(|_| ReadError::malformed(KIND, format!("its part {name} is not UTF-8")))?;
         Ok(Some(text))
     }
+}
+
+/// Refuses an archive whose directory lists more than [`MAX_ENTRIES`] entries, before
+/// the directory is read into memory: the count is in the end-of-directory record, the
+/// last 22 bytes of the archive unless a comment (at most 64 KiB) follows it.
+pub(crate) fn check_entry_count(bytes: &[u8]) -> Result<(), ReadError> {
+    const RECORD: usize = 22;
+    let search_from = bytes.len().saturating_sub(RECORD + u16::MAX as usize);
+    let Some(record) = bytes[search_from..]
+        .windows(4)
+        .rposition(|window| window == b"PK\x05\x06")
+        .map(|at| &bytes[search_from + at..])
+    else {
+        return Ok(());
+    };
+    let Some(count) = record
+        .get(10..12)
+        .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+    else {
+        return Ok(());
+    };
+    // 0xFFFF: the real count is in a ZIP64 record, which only archives far larger than
+    // any document need.
+    if usize::from(count) > MAX_ENTRIES {
+        return Err(ReadError::malformed(
+            KIND,
+            format!("its archive lists {count} entries, more than {MAX_ENTRIES}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The `dc:title` of `docProps/core.xml`.

@@ -127,6 +127,7 @@ fn binary_kind(bytes: &[u8]) -> Result<Option<Kind>, ReadError> {
 
 /// A zip archive is a Word document when it holds `word/document.xml`.
 fn zip_kind(bytes: &[u8]) -> Result<Kind, ReadError> {
+    docx::check_entry_count(bytes)?;
     let archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|error| {
         ReadError::malformed("Word document", format!("a damaged zip archive ({error})"))
     })?;

@@ -66,3 +66,26 @@ fn nesting_past_the_bound_is_refused() {
         Err(ReadError::TooDeep(50))
     );
 }
+
+#[test]
+fn footnotes_follow_the_body_without_their_separators_and_outline_levels_make_headings() {
+    let body = r#"<w:document xmlns:w="w"><w:body>
+        <w:p><w:pPr><w:outlineLvl w:val="2"/></w:pPr><w:r><w:t>Direct outline</w:t></w:r></w:p>
+        <w:p><w:r><w:t>Body</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r></w:p></w:body></w:document>"#;
+    let footnotes = r#"<w:footnotes xmlns:w="w">
+        <w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>
+        <w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r><w:t>cont</w:t></w:r></w:p></w:footnote>
+        <w:footnote w:id="1"><w:p><w:r><w:t>The note.</w:t></w:r></w:p></w:footnote></w:footnotes>"#;
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, content) in [
+        ("word/document.xml", body),
+        ("word/footnotes.xml", footnotes),
+    ] {
+        writer.start_file(name, options).expect("starts");
+        writer.write_all(content.as_bytes()).expect("writes");
+    }
+    let bytes = writer.finish().expect("finishes").into_inner();
+    let document = DocxReader.read(&bytes, &Limits::default()).expect("reads");
+    assert_eq!(document.text, "### Direct outline\n\nBody\n\nThe note.\n");
+}
