@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-load drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-formats bench-load drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local model server if needed)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench            every benchmark, written to bench/RESULTS.md"
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
+	@echo "make bench-formats    read throughput of each format reader only"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt              format the code"
@@ -63,6 +64,11 @@ vendor-web:
 bench-knowledge: postgres
 	cargo bench --bench knowledge -- $(if $(wildcard target/bench/minilm.vectors),--real target/bench/minilm)
 
+# Read throughput of each format reader (about half a minute once built); the figures
+# replace the formats section of bench/RESULTS.md.
+bench-formats:
+	cargo bench -p bor-formats --bench formats
+
 postgres:
 	@scripts/ensure-postgres.sh
 
@@ -74,7 +80,7 @@ drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
 
 # Each benchmark writes its own section of bench/RESULTS.md.
-bench: bench-knowledge bench-load
+bench: bench-knowledge bench-formats bench-load
 
 bench-load:
 	@bench/load.sh

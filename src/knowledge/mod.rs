@@ -8,6 +8,8 @@
 
 pub mod chunking;
 pub mod full_text;
+/// The format readers (PDF, HTML, Word, Markdown, plain text): the `bor-formats` crate.
+pub use bor_formats as formats;
 mod fusion;
 pub mod index;
 pub mod ingest;

@@ -1,0 +1,58 @@
+//! Why a file could not be read, in words a person understands.
+
+/// Why a file was not read. `Display` is the reason shown to the person who gave the
+/// file ("encrypted PDF: …", "no text layer: …", "too large: …").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// The file, or what it unpacks to, is over a [`Limits`](crate::Limits) bound.
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// Nesting deeper than [`Limits::max_depth`](crate::Limits::max_depth).
+    #[error("nested too deeply: more than {0} levels of elements")]
+    TooDeep(usize),
+    /// A password-protected file.
+    #[error("encrypted {kind}: it cannot be read without its password")]
+    Encrypted { kind: &'static str },
+    /// A PDF whose pages hold no text (scanned pages), so there is nothing to read
+    /// without OCR.
+    #[error(
+        "no text layer: the PDF's pages hold no text (scanned images need OCR, which is not done)"
+    )]
+    NoTextLayer,
+    /// The content is not the kind its name says, nor any kind that is read.
+    #[error("not {expected}: {found}")]
+    WrongKind {
+        /// With its article: "a PDF", "a Word document".
+        expected: &'static str,
+        found: String,
+    },
+    /// Neither the name nor the content is a kind that is read.
+    #[error(
+        "not a supported kind ({0}); supported are Markdown, plain text, PDF, HTML and Word .docx"
+    )]
+    Unsupported(String),
+    /// Text that is not text: NUL bytes, or bytes that are not UTF-8.
+    #[error("{0}")]
+    NotText(String),
+    /// The kind is right but the file is damaged or truncated.
+    #[error("not a readable {kind}: {reason}")]
+    Malformed { kind: &'static str, reason: String },
+    /// Nothing but whitespace.
+    #[error("empty: the document holds no text")]
+    Empty,
+    /// Reading ran past [`Limits::deadline`](crate::Limits::deadline).
+    #[error("took too long: reading stopped after {0} s")]
+    TimedOut(u64),
+    /// Earlier files that took too long are still being read; nothing new is started.
+    #[error("busy: earlier files that took too long are still being read; try again later")]
+    Busy,
+}
+
+impl ReadError {
+    pub(crate) fn malformed(kind: &'static str, reason: impl std::fmt::Display) -> ReadError {
+        ReadError::Malformed {
+            kind,
+            reason: reason.to_string(),
+        }
+    }
+}

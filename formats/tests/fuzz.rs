@@ -1,0 +1,232 @@
+//! Property tests of every reader on hostile input: real files with bytes flipped, cut
+//! or inserted, random bytes under every name, random tag soup and random Word XML.
+//! Whatever the input, a read ends with a document that keeps the interface's promises
+//! or with a reason; it never panics, hangs or aborts.
+
+use std::io::{Cursor, Write};
+
+use bor_formats::{ExtractedDocument, Limits, read_document};
+use proptest::prelude::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+}
+
+/// What every document read promises.
+fn check(document: &ExtractedDocument) {
+    assert!(!document.text.trim().is_empty(), "a document has text");
+    assert!(!document.text.contains('\0'));
+    assert!(
+        document
+            .page_starts
+            .windows(2)
+            .all(|pair| pair[0] <= pair[1])
+    );
+    for &start in &document.page_starts {
+        assert!(start <= document.text.len() && document.text.is_char_boundary(start));
+    }
+    if document.content_type == "application/pdf" {
+        assert_eq!(document.page_starts.first(), Some(&0));
+    } else {
+        assert!(document.page_starts.is_empty());
+    }
+    if let Some(title) = &document.title {
+        assert!(!title.trim().is_empty() && !title.contains('\n'));
+    }
+}
+
+fn read_and_check(bytes: Vec<u8>, name: &str) {
+    let limits = Limits {
+        max_unpacked_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    match read_document(bytes, name, &limits) {
+        Ok(document) => check(&document),
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+}
+
+/// A change to a file: bytes overwritten, a cut, bytes inserted.
+#[derive(Debug, Clone)]
+enum Mutation {
+    Overwrite(f64, Vec<u8>),
+    Cut(f64),
+    Insert(f64, Vec<u8>),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (0.0..1.0f64, prop::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(at, bytes)| Mutation::Overwrite(at, bytes)),
+        (0.0..1.0f64).prop_map(Mutation::Cut),
+        (0.0..1.0f64, prop::collection::vec(any::<u8>(), 1..64))
+            .prop_map(|(at, bytes)| Mutation::Insert(at, bytes)),
+    ]
+}
+
+fn mutate(mut bytes: Vec<u8>, mutations: &[Mutation]) -> Vec<u8> {
+    for mutation in mutations {
+        let at = |fraction: f64, len: usize| ((fraction * len as f64) as usize).min(len);
+        match mutation {
+            Mutation::Overwrite(fraction, new) => {
+                let start = at(*fraction, bytes.len());
+                for (offset, byte) in new.iter().enumerate() {
+                    if let Some(slot) = bytes.get_mut(start + offset) {
+                        *slot = *byte;
+                    }
+                }
+            }
+            Mutation::Cut(fraction) => bytes.truncate(at(*fraction, bytes.len())),
+            Mutation::Insert(fraction, new) => {
+                let start = at(*fraction, bytes.len());
+                bytes.splice(start..start, new.iter().copied());
+            }
+        }
+    }
+    bytes
+}
+
+/// A .docx whose document.xml is `document`.
+fn docx(document: &str) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    writer
+        .start_file(
+            "word/document.xml",
+            zip::write::SimpleFileOptions::default(),
+        )
+        .expect("starts");
+    writer.write_all(document.as_bytes()).expect("writes");
+    writer.finish().expect("finishes").into_inner()
+}
+
+fn soup(vocabulary: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(vocabulary), 0..200)
+        .prop_map(|tokens| tokens.concat())
+}
+
+const HTML_TOKENS: &[&str] = &[
+    "<html>",
+    "<body>",
+    "<div>",
+    "</div>",
+    "<p>",
+    "</p>",
+    "<h1>",
+    "</h1>",
+    "<h3 class=x>",
+    "<ul><li>",
+    "<li>",
+    "</ul>",
+    "<table>",
+    "<tr>",
+    "<td>",
+    "</table>",
+    "<pre>",
+    "</pre>",
+    "<script>",
+    "</script>",
+    "<style>",
+    "<nav>",
+    "</nav>",
+    "<main>",
+    "</main>",
+    "<header>",
+    "<article>",
+    "<span hidden>",
+    "</span>",
+    "<a class=headerlink>¶</a>",
+    "<br>",
+    "<!--",
+    "-->",
+    "&amp;",
+    "&#x1F600;",
+    "&#0;",
+    "&",
+    "<",
+    ">",
+    "text",
+    " ",
+    "\n",
+    "é",
+    "<title>",
+    "</title>",
+    "<template>",
+    "<svg><p>",
+    "<![CDATA[",
+];
+
+const WORD_TOKENS: &[&str] = &[
+    "<w:p>",
+    "</w:p>",
+    "<w:r>",
+    "</w:r>",
+    "<w:t>",
+    "</w:t>",
+    "<w:tbl>",
+    "</w:tbl>",
+    "<w:tr>",
+    "</w:tr>",
+    "<w:tc>",
+    "</w:tc>",
+    "<w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr>",
+    "<w:numPr/>",
+    "<w:tab/>",
+    "<w:br/>",
+    "<mc:Fallback>",
+    "</mc:Fallback>",
+    "text",
+    "&amp;",
+    "&#65;",
+    "&bogus;",
+    "<",
+    " ",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn damaged_pdfs(which in 0..3usize, mutations in prop::collection::vec(mutation(), 1..4)) {
+        let name = ["tex-two-column.pdf", "tex-report.pdf", "libreoffice.pdf"][which];
+        read_and_check(mutate(fixture(name), &mutations), name);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn damaged_word_documents(which in 0..2usize, mutations in prop::collection::vec(mutation(), 1..4)) {
+        let name = ["libreoffice.docx", "python-docx.docx"][which];
+        read_and_check(mutate(fixture(name), &mutations), name);
+    }
+
+    #[test]
+    fn damaged_web_pages(which in 0..3usize, mutations in prop::collection::vec(mutation(), 1..6)) {
+        let name = ["sphinx.html", "mkdocs.html", "rustdoc.html"][which];
+        read_and_check(mutate(fixture(name), &mutations), name);
+    }
+
+    #[test]
+    fn random_bytes_under_every_name(bytes in prop::collection::vec(any::<u8>(), 0..4096), which in 0..8usize) {
+        let name = ["a.md", "a.txt", "a.pdf", "a.html", "a.docx", "a", "a.bin", "a.htm"][which];
+        read_and_check(bytes, name);
+    }
+
+    #[test]
+    fn random_tag_soup(page in soup(HTML_TOKENS)) {
+        read_and_check(page.into_bytes(), "soup.html");
+    }
+
+    #[test]
+    fn random_word_xml(body in soup(WORD_TOKENS)) {
+        let document = format!("<w:document xmlns:w=\"w\" xmlns:mc=\"mc\"><w:body>{body}</w:body></w:document>");
+        read_and_check(docx(&document), "random.docx");
+    }
+
+    #[test]
+    fn text_with_any_characters(text in "\\PC{0,400}", markdown in any::<bool>()) {
+        read_and_check(text.into_bytes(), if markdown { "a.md" } else { "a.txt" });
+    }
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Makes the real-tool fixtures of the format readers (formats/tests/fixtures/) from the
+# sources in formats/tests/fixtures/src/: PDFs by pdfTeX and LibreOffice, .docx files by
+# LibreOffice and python-docx, HTML pages by Sphinx, MkDocs and rustdoc.
+#
+#   scripts/format-fixtures.sh           make them (installs the tools when missing)
+#
+# Debian packages: texlive-latex-base, texlive-latex-recommended, texlive-latex-extra,
+# libreoffice-writer-nogui, qpdf; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
+# python-docx. The outputs are committed; rerun this after changing a source.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+src="$root/formats/tests/fixtures/src"
+out="$root/formats/tests/fixtures"
+work="$root/target/fixture-tools"
+mkdir -p "$work"
+
+need_apt=()
+command -v pdflatex >/dev/null || need_apt+=(texlive-latex-base texlive-latex-recommended texlive-latex-extra)
+command -v soffice >/dev/null || need_apt+=(libreoffice-writer-nogui)
+command -v qpdf >/dev/null || need_apt+=(qpdf)
+if ((${#need_apt[@]})); then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+fi
+venv="$work/venv"
+if [[ ! -x "$venv/bin/sphinx-build" ]]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q sphinx==9.0.4 mkdocs==1.6.1 python-docx==1.2.0
+fi
+
+# pdfTeX: twice, so references settle.
+for name in tex-two-column tex-report tex-no-text; do
+    tex="$work/tex"
+    mkdir -p "$tex"
+    (cd "$tex" && for _ in 1 2; do
+        pdflatex -interaction=nonstopmode -halt-on-error "$src/$name.tex" >/dev/null
+    done)
+    cp "$tex/$name.pdf" "$out/$name.pdf"
+done
+
+# LibreOffice: the same flat ODF document as .docx and as PDF.
+office="$work/office"
+rm -rf "$office" && mkdir -p "$office"
+soffice --headless -env:UserInstallation="file://$office/profile" \
+    --convert-to 'docx:MS Word 2007 XML' --outdir "$office" "$src/libreoffice.fodt" >/dev/null
+soffice --headless -env:UserInstallation="file://$office/profile" \
+    --convert-to pdf --outdir "$office" "$src/libreoffice.fodt" >/dev/null
+cp "$office/libreoffice.docx" "$out/libreoffice.docx"
+cp "$office/libreoffice.pdf" "$out/libreoffice.pdf"
+
+# qpdf: the LibreOffice PDF locked with a password, and with restrictions only (an
+# empty password opens it, as such files are meant to be read).
+qpdf --encrypt secret owner 256 -- "$out/libreoffice.pdf" "$out/encrypted.pdf"
+qpdf --encrypt '' owner 256 --print=none --extract=n -- "$out/libreoffice.pdf" "$out/restricted.pdf"
+
+# python-docx, and a copy whose heading styles have localised ids.
+"$venv/bin/python" "$src/python_docx_fixture.py" "$out/python-docx.docx"
+
+# Sphinx (alabaster theme: sidebar navigation, search form, scripts, footer).
+rm -rf "$work/sphinx"
+"$venv/bin/sphinx-build" -q -b html "$src/sphinx" "$work/sphinx"
+cp "$work/sphinx/lending.html" "$out/sphinx.html"
+
+# MkDocs (its default theme: a navigation bar, a search dialog, scripts).
+rm -rf "$work/mkdocs"
+"$venv/bin/mkdocs" build -q -f "$src/mkdocs/mkdocs.yml" -d "$work/mkdocs"
+cp "$work/mkdocs/cleaning/index.html" "$out/mkdocs.html"
+
+# rustdoc (a struct page: sidebar, search, settings, scripts).
+rm -rf "$work/rustdoc"
+rustdoc --edition 2024 --crate-name shelf_marks -o "$work/rustdoc" "$src/rustdoc_fixture.rs"
+cp "$work/rustdoc/shelf_marks/struct.ShelfMark.html" "$out/rustdoc.html"
+
+ls -l "$out" | grep -v '^d'
