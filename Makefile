@@ -4,14 +4,15 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-formats bench-load drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
-	@echo "make run              start bor (release build; PostgreSQL and the local model server if needed)"
+	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
+	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
-	@echo "make test-real-model  the compatibility suite against the local model server"
+	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
 	@echo "make drills           the fault drills only (also part of make test)"
 	@echo "make drills-long      the fault drills at ten times the scale"
@@ -19,12 +20,13 @@ help:
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
 	@echo "make bench-formats    read throughput of each format reader only"
+	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
 	@echo "make fmt              format the code"
 
 run:
-	@scripts/run.sh
+	@LOCAL_MODEL=$(LOCAL_MODEL) scripts/run.sh
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick
@@ -44,8 +46,8 @@ test-quick:
 test-openai-sdk: postgres
 	@scripts/test-openai-sdk.sh
 
-# Installs (the first time: compiles llama.cpp, about 5 minutes), starts and stops the
-# local model server around tests/real_model.
+# Installs (the first time: compiles llama.cpp, 5 to 25 minutes), starts and stops the
+# local model servers around tests/real_model and the embedder proof.
 test-real-model: postgres
 	@scripts/test-real-model.sh
 
@@ -80,10 +82,14 @@ drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
 
 # Each benchmark writes its own section of bench/RESULTS.md.
-bench: bench-knowledge bench-formats bench-load
+bench: bench-knowledge bench-formats bench-load bench-local-models
 
 bench-load:
 	@bench/load.sh
+
+# Whole turns through bor with each local model setup (20 to 40 minutes here).
+bench-local-models: postgres
+	@bench/local-models.sh
 
 lint:
 	cargo fmt --all -- --check

@@ -1,4 +1,5 @@
-//! The `bor` command line: `serve` (the default), `migrate` and `check`.
+//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import` and
+//! `reembed`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -37,6 +38,9 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
     },
+    /// Embed anew, from their stored text, the documents embedded with another
+    /// embedding model (vectors of another dimension) than the one configured now.
+    Reembed,
 }
 
 /// Runs the command; configuration problems stop it before anything starts.
@@ -54,6 +58,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
         Command::Import { paths } => crate::import::run(&config, &paths).await,
+        Command::Reembed => crate::reembed::run(&config).await,
     }
 }
 
@@ -132,14 +137,37 @@ async fn check(config: Config) -> ExitCode {
     let dependencies = Dependencies::probe(&config, &pool, &llm, CHECK_TIMEOUT).await;
     let Dependencies {
         database,
-        llm: server,
         knowledge,
+        ..
     } = &dependencies;
 
     report("database", database_line(database));
-    if server.reachable {
+    let mut all_reachable = true;
+    for (server_name, server) in dependencies.llm_servers() {
+        let label = if server.chat_model.is_none() {
+            "embed server"
+        } else {
+            "LLM server"
+        };
+        if !server.reachable {
+            all_reachable = false;
+            let variable = if server.chat_model.is_none() {
+                "BOR_LLM_EMBED_BASE_URL"
+            } else {
+                "BOR_LLM_BASE_URL"
+            };
+            report(
+                label,
+                Err(format!(
+                    "{} does not answer ({}). Start an OpenAI-compatible server there (`make run` starts one) or set {variable}.",
+                    server.url,
+                    server.error.as_deref().unwrap_or("no answer"),
+                )),
+            );
+            continue;
+        }
         report(
-            "LLM server",
+            label,
             Ok(format!(
                 "{} answers in {} ms",
                 server.url,
@@ -150,19 +178,22 @@ async fn check(config: Config) -> ExitCode {
             ("chat model", "BOR_LLM_CHAT_MODEL", &server.chat_model),
             ("embed model", "BOR_LLM_EMBED_MODEL", &server.embed_model),
         ] {
+            let Some(model) = model else { continue };
             report(
                 what,
                 if model.listed == Some(true) {
                     Ok(format!("{} is listed", model.name))
                 } else {
                     Err(format!(
-                        "{} is not among the server's models ({}); set {variable}",
+                        "{} is not among the models of the {server_name} ({}); set {variable}",
                         model.name,
                         server.models.join(", "),
                     ))
                 },
             );
         }
+    }
+    if all_reachable {
         report(
             "embeddings",
             llm.embed(vec!["bor check".to_owned()], |_, _| {})
@@ -172,15 +203,6 @@ async fn check(config: Config) -> ExitCode {
                     format!("{dimension} dimensions")
                 })
                 .map_err(|error| format!("the server cannot embed: {error}")),
-        );
-    } else {
-        report(
-            "LLM server",
-            Err(format!(
-                "{} does not answer ({}). Start an OpenAI-compatible server there (`make run` starts one) or set BOR_LLM_BASE_URL.",
-                server.url,
-                server.error.as_deref().unwrap_or("no answer"),
-            )),
         );
     }
     report("knowledge base", knowledge_line(knowledge));

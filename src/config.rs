@@ -33,6 +33,9 @@ pub struct Config {
     pub db_pool_size: usize,
     /// Without a trailing `/`.
     pub llm_base_url: String,
+    /// The embeddings server's base URL when it is not the chat server (without a
+    /// trailing `/`); see [`Config::llm_embed_url`].
+    pub llm_embed_base_url: Option<String>,
     pub llm_api_key: Option<Secret>,
     pub llm_chat_model: String,
     pub llm_embed_model: String,
@@ -41,6 +44,15 @@ pub struct Config {
     pub llm_retry_delay: Duration,
     pub llm_connect_timeout: Duration,
     pub llm_read_timeout: Duration,
+    /// Sampling temperature sent with chat requests; `None` leaves it to the server.
+    pub llm_temperature: Option<f32>,
+    /// Sent as `max_tokens` with chat requests.
+    pub llm_max_tokens: u32,
+    /// Characters of answer and reasoning a turn keeps; past them it ends (`done`,
+    /// `truncated`).
+    pub max_answer_chars: usize,
+    /// Time a request body may take to arrive (408 after it).
+    pub request_body_timeout: Duration,
     pub agent_enabled: bool,
     pub agent_max_rounds: u32,
     pub retrieval_top_k: usize,
@@ -78,6 +90,7 @@ struct RawVars {
     database_url: Option<String>,
     db_pool_size: Option<String>,
     llm_base_url: Option<String>,
+    llm_embed_base_url: Option<String>,
     llm_api_key: Option<String>,
     llm_chat_model: Option<String>,
     llm_embed_model: Option<String>,
@@ -85,6 +98,10 @@ struct RawVars {
     llm_retry_delay: Option<String>,
     llm_connect_timeout: Option<String>,
     llm_read_timeout: Option<String>,
+    llm_temperature: Option<String>,
+    llm_max_tokens: Option<String>,
+    max_answer_chars: Option<String>,
+    request_body_timeout: Option<String>,
     agent_enabled: Option<String>,
     agent_max_rounds: Option<String>,
     retrieval_top_k: Option<String>,
@@ -152,6 +169,13 @@ impl Config {
         Self::from_vars_with(set, Vec::new())
     }
 
+    /// Where embeddings are requested: `BOR_LLM_EMBED_BASE_URL`, else the chat server.
+    pub fn llm_embed_url(&self) -> &str {
+        self.llm_embed_base_url
+            .as_deref()
+            .unwrap_or(&self.llm_base_url)
+    }
+
     /// The database URL with its password replaced, for logs and status pages.
     pub fn database_url_redacted(&self) -> String {
         redact_url_password(&self.database_url)
@@ -201,6 +225,12 @@ impl Config {
                 "http://127.0.0.1:18089/v1".to_owned(),
                 http_url,
             ),
+            llm_embed_base_url: check.value(
+                "BOR_LLM_EMBED_BASE_URL",
+                raw.llm_embed_base_url,
+                None,
+                |raw| http_url(raw).map(Some),
+            ),
             llm_api_key: raw.llm_api_key.map(Secret),
             llm_chat_model: check.value(
                 "BOR_LLM_CHAT_MODEL",
@@ -232,6 +262,27 @@ impl Config {
                 raw.llm_read_timeout,
                 Duration::from_secs(120),
                 seconds(0.1..=3600.0),
+            ),
+            llm_temperature: check.value("BOR_LLM_TEMPERATURE", raw.llm_temperature, None, |raw| {
+                number(0.0..=2.0)(raw).map(Some)
+            }),
+            llm_max_tokens: check.value(
+                "BOR_LLM_MAX_TOKENS",
+                raw.llm_max_tokens,
+                4096,
+                integer(1..=1_000_000),
+            ),
+            max_answer_chars: check.value(
+                "BOR_MAX_ANSWER_CHARS",
+                raw.max_answer_chars,
+                100_000,
+                integer(100..=100_000_000),
+            ),
+            request_body_timeout: check.value(
+                "BOR_REQUEST_BODY_TIMEOUT",
+                raw.request_body_timeout,
+                Duration::from_secs(30),
+                seconds(0.1..=600.0),
             ),
             agent_enabled: check.value("BOR_AGENT_ENABLED", raw.agent_enabled, true, boolean),
             agent_max_rounds: check.value(
@@ -322,6 +373,7 @@ impl fmt::Debug for Config {
             database_url,
             db_pool_size,
             llm_base_url,
+            llm_embed_base_url,
             llm_api_key,
             llm_chat_model,
             llm_embed_model,
@@ -329,6 +381,10 @@ impl fmt::Debug for Config {
             llm_retry_delay,
             llm_connect_timeout,
             llm_read_timeout,
+            llm_temperature,
+            llm_max_tokens,
+            max_answer_chars,
+            request_body_timeout,
             agent_enabled,
             agent_max_rounds,
             retrieval_top_k,
@@ -349,6 +405,7 @@ impl fmt::Debug for Config {
             .field("database_url", &redact_url_password(database_url))
             .field("db_pool_size", db_pool_size)
             .field("llm_base_url", llm_base_url)
+            .field("llm_embed_base_url", llm_embed_base_url)
             .field("llm_api_key", llm_api_key)
             .field("llm_chat_model", llm_chat_model)
             .field("llm_embed_model", llm_embed_model)
@@ -356,6 +413,10 @@ impl fmt::Debug for Config {
             .field("llm_retry_delay", llm_retry_delay)
             .field("llm_connect_timeout", llm_connect_timeout)
             .field("llm_read_timeout", llm_read_timeout)
+            .field("llm_temperature", llm_temperature)
+            .field("llm_max_tokens", llm_max_tokens)
+            .field("max_answer_chars", max_answer_chars)
+            .field("request_body_timeout", request_body_timeout)
             .field("agent_enabled", agent_enabled)
             .field("agent_max_rounds", agent_max_rounds)
             .field("retrieval_top_k", retrieval_top_k)

@@ -19,5 +19,31 @@ pub use migrations::{
 };
 pub use pool::{DbConnection, DbPool, PoolTimeouts};
 
+/// PostgreSQL's text cannot hold U+0000: bor removes it from every text it stores
+/// (docs/LIMITS.md). Allocates nothing when there is none.
+pub fn storable_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', ""))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 #[cfg(test)]
 mod schema_check;
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::storable_text;
+
+    proptest! {
+        #[test]
+        fn stored_text_is_the_text_without_u0000(text in "(?s)[\\x00a-zé\\n]{0,64}") {
+            let stored = storable_text(&text);
+            prop_assert!(!stored.contains('\0'));
+            prop_assert_eq!(stored.as_ref(), text.replace('\0', ""));
+        }
+    }
+}

@@ -22,7 +22,7 @@ use crate::config::Config;
 use crate::db::{self, DbPool, chunks};
 use crate::knowledge::ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension};
 use crate::state::{chunking_settings, llm_settings};
-pub use files::{ReadFile, SUPPORTED_EXTENSIONS, collect_files, read_document};
+pub use files::{ReadFile, SUPPORTED_EXTENSIONS, collect_files, format_of, read_document};
 use progress::ImportProgress;
 
 /// Counts for the summary line.
@@ -174,7 +174,7 @@ async fn report_other_dimensions(pool: &DbPool, current: usize) {
     };
     for (dimension, count) in counts.into_iter().filter(|(d, _)| *d != current) {
         println!(
-            "note: {count} chunks were embedded with {dimension} dimensions, but the embedding model gives {current}: they are left out of retrieval until their documents are re-imported (bor import their files again)"
+            "note: {count} chunks were embedded with {dimension} dimensions, but the embedding model gives {current}: they are left out of retrieval until they are embedded anew: run `bor reembed`"
         );
     }
 }

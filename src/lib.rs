@@ -9,6 +9,7 @@ pub mod import;
 pub mod knowledge;
 pub mod lifecycle;
 pub mod query_log_store;
+pub mod reembed;
 pub mod startup;
 pub mod state;
 pub mod telemetry;

@@ -1,11 +1,11 @@
 //! The LogActor's store: `query_log` rows in PostgreSQL.
 
-use bor_actors::log::QueryLogStore;
+use bor_actors::log::{QueryLogStore, WriteError};
 use bor_actors::record::{self, TurnOutcome, TurnRecord};
 use futures_util::future::BoxFuture;
 
-use crate::db::DbPool;
 use crate::db::query_log::{NewQueryLogEntry, TurnPath, TurnStatus, insert_query_logs};
+use crate::db::{DbError, DbPool, storable_text};
 
 pub struct PgQueryLogStore {
     pool: DbPool,
@@ -18,17 +18,38 @@ impl PgQueryLogStore {
 }
 
 impl QueryLogStore for PgQueryLogStore {
-    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), String>> {
+    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>> {
         let pool = self.pool.clone();
         Box::pin(async move {
             let entries: Vec<NewQueryLogEntry> = records.iter().filter_map(entry).collect();
-            let mut conn = pool.get().await.map_err(|err| err.to_string())?;
+            let mut conn = pool.get().await.map_err(write_error)?;
             insert_query_logs(&mut conn, &entries)
                 .await
                 .map(|_| ())
-                .map_err(|err| err.to_string())
+                .map_err(write_error)
         })
     }
+}
+
+fn write_error(error: DbError) -> WriteError {
+    let text = error_chain(&error);
+    if error.is_unavailable() {
+        WriteError::Unavailable(text)
+    } else {
+        WriteError::Refused(text)
+    }
+}
+
+/// The error with its causes, for the log line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// The row of a turn that gets one (`done` or `stopped`).
@@ -48,11 +69,11 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
     Some(NewQueryLogEntry {
         turn_id: record.turn_id,
         created_at: record.created_at,
-        question: record.question.clone(),
-        answer: record.answer.clone(),
+        question: storable_text(&record.question).into_owned(),
+        answer: storable_text(&record.answer).into_owned(),
         path,
         status,
-        chat_model: record.chat_model.clone(),
+        chat_model: storable_text(&record.chat_model).into_owned(),
         rounds: count(record.rounds),
         tool_calls: count(record.tool_calls),
         retries: count(record.retries),
@@ -66,9 +87,17 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
 
 /// The sources as the `done` frame writes them. Through text, so that an f32 score
 /// keeps its shortest decimal form (0.50000006) instead of its widened f64 value
-/// (0.5000000596046448), and the row holds the very list the client saw.
+/// (0.5000000596046448), and the row holds the very list the client saw (but for
+/// U+0000 in a title, which `jsonb` refuses as text does).
 fn sources_as_sent(sources: &[record::Source]) -> serde_json::Value {
-    serde_json::to_string(sources)
+    let storable: Vec<record::Source> = sources
+        .iter()
+        .map(|source| record::Source {
+            title: storable_text(&source.title).into_owned(),
+            ..source.clone()
+        })
+        .collect();
+    serde_json::to_string(&storable)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()

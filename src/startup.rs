@@ -28,6 +28,29 @@ const LOG_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 /// their grace before (see [`crate::lifecycle`]).
 const SERVER_STOP_TIMEOUT_SECS: u64 = 5;
 
+/// Descriptors kept for everything but client connections: the log, the listener,
+/// files, the notification connection.
+const RESERVED_DESCRIPTORS: u64 = 64;
+
+/// The process's open-file limit, raised to its hard limit first. Unknown: 1024, the
+/// usual default.
+fn open_file_limit() -> u64 {
+    rlimit::increase_nofile_limit(u64::MAX).unwrap_or_else(|error| {
+        tracing::warn!(%error, "cannot read or raise the open-file limit; assuming 1024");
+        1024
+    })
+}
+
+/// Client connections each HTTP worker accepts: half of the descriptors left after the
+/// pool and [`RESERVED_DESCRIPTORS`], since a client's turn may open a connection to the
+/// LLM server too. Past it, connections wait in the listen queue instead of failing
+/// every open of a file or socket (docs/LIMITS.md).
+fn connections_per_worker(open_files: u64, workers: usize, pool_size: usize) -> usize {
+    let spare = open_files.saturating_sub(RESERVED_DESCRIPTORS + pool_size as u64);
+    let per_worker = spare / 2 / (workers.max(1) as u64);
+    usize::try_from(per_worker).unwrap_or(usize::MAX).max(1)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error("cannot bind {address}: {source}")]
@@ -104,10 +127,13 @@ impl Application {
         let port = listener.local_addr().map_err(bind_error)?.port();
         let app_state = state.clone();
         let description = web::Data::new(http::ApiDescription::new());
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(app_state.clone())
                 .app_data(description.clone())
+                .wrap(middleware::from_fn(http::security_headers))
+                .wrap(middleware::from_fn(http::head_as_get))
                 .wrap(middleware::from_fn(http::request_id))
                 .into_utoipa_app()
                 .configure(http::routes)
@@ -121,6 +147,12 @@ impl Application {
         // once (a turn waiting for its whole answer stops, its upstream request with it)
         // instead of running on for nobody.
         .h1_allow_half_closed(false)
+        .max_connections(connections_per_worker(
+            open_file_limit(),
+            workers,
+            config.db_pool_size,
+        ))
+        .workers(workers)
         .shutdown_timeout(SERVER_STOP_TIMEOUT_SECS)
         .listen(listener)
         .map_err(bind_error)?
@@ -205,5 +237,19 @@ async fn wait_for_stop_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_connections_leave_descriptors_for_everything_else() {
+        // 1024 descriptors, 2 workers, a pool of 8: (1024 - 64 - 8) / 2 / 2.
+        assert_eq!(connections_per_worker(1024, 2, 8), 238);
+        assert_eq!(connections_per_worker(20_000, 1, 8), 9_964);
+        assert_eq!(connections_per_worker(10, 4, 8), 1, "never none");
+        assert_eq!(connections_per_worker(1024, 0, 8), 476);
     }
 }

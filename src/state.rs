@@ -56,6 +56,7 @@ impl AppState {
 pub fn llm_settings(config: &Config) -> LlmSettings {
     LlmSettings {
         base_url: config.llm_base_url.clone(),
+        embed_base_url: config.llm_embed_url().to_owned(),
         api_key: config
             .llm_api_key
             .as_ref()
@@ -66,6 +67,8 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
         retry_delay: config.llm_retry_delay,
         connect_timeout: config.llm_connect_timeout,
         read_timeout: config.llm_read_timeout,
+        temperature: config.llm_temperature,
+        max_tokens: Some(config.llm_max_tokens),
     }
 }
 
@@ -85,5 +88,6 @@ fn turn_settings(config: &Config) -> TurnSettings {
         deflect_threshold: config.deflect_threshold,
         thinking_forced_open: config.llm_thinking_forced_open,
         chat_model: config.llm_chat_model.clone(),
+        max_answer_chars: config.max_answer_chars,
     }
 }

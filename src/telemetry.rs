@@ -19,6 +19,10 @@ pub fn init(filter: &str, format: LogFormat) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // A line that cannot be written is dropped: by default the subscriber would
+        // report that with `eprintln!`, which panics when stderr is gone (a terminal
+        // closed, `make run | tee log` after Ctrl-C) and takes the stop sequence with it.
+        .log_internal_errors(false)
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder

@@ -14,7 +14,7 @@ export class HealthView {
     this.problems = document.getElementById("problems");
     this.noProblems = document.getElementById("no-problems");
     this.lists = new Map(
-      ["database", "llm", "knowledge", "turns", "log", "config"].map((id) => [
+      ["database", "llm", "llm_embeddings", "knowledge", "turns", "log", "config"].map((id) => [
         id,
         document.getElementById(`health-${id}`),
       ]),
@@ -42,7 +42,9 @@ export class HealthView {
     this.noProblems.hidden = problems.length > 0;
 
     for (const [id, rows] of healthSections(report)) {
-      this.lists.get(id).replaceChildren(...rows.map(definition));
+      const list = this.lists.get(id);
+      list.closest("section").hidden = rows === null;
+      list.replaceChildren(...(rows ?? []).map(definition));
     }
   }
 

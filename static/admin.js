@@ -76,8 +76,14 @@ function start() {
     upload();
   });
 
+  const offered = tokenFromAddress();
   const saved = readStoredToken();
-  if (saved) {
+  if (offered) {
+    // `make run` prints the page's address with its token after `#token=`: checked
+    // and kept like a typed one, and taken out of the address bar and the history.
+    ui.token.value = offered;
+    useTypedToken();
+  } else if (saved) {
     // A token that worked earlier in this tab: use it; a refusal brings the form back.
     enter(saved);
     refreshHealth({ manual: false });
@@ -331,6 +337,18 @@ function chunkCount(n) {
 function messageOf(error) {
   if (error instanceof ApiError || error instanceof DocumentFileError) return error.message;
   return `Something went wrong: ${error?.message ?? error}`;
+}
+
+/** The token in the address's fragment (`#token=…`), removed from the address. */
+function tokenFromAddress() {
+  const match = /^#token=([^&]+)$/.exec(window.location.hash);
+  if (!match) return null;
+  history.replaceState(null, "", window.location.pathname + window.location.search);
+  try {
+    return decodeURIComponent(match[1]).trim() || null;
+  } catch {
+    return null;
+  }
 }
 
 function readStoredToken() {

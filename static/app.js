@@ -157,8 +157,9 @@ async function ask(question) {
         setStatus(STATUS.writing);
         redraw();
       },
-      done: ({ sources }) => {
+      done: ({ sources, path }) => {
         exchange.sources = Array.isArray(sources) ? sources : [];
+        exchange.deflected = path === "deflected";
       },
       error: ({ detail }) => {
         exchange.error = String(detail ?? "");

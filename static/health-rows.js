@@ -9,11 +9,15 @@ export const OVERALL = {
   down: { label: "Down", summary: "bor cannot answer: see the problems." },
 };
 
-/** The sections of the report, in page order, each `[id, rows]`. */
+/**
+ * The sections of the report, in page order, each `[id, rows]`; the embeddings
+ * server's rows are `null` when the chat server serves the embeddings too.
+ */
 export function healthSections(report) {
   return [
     ["database", databaseRows(report.database ?? {})],
     ["llm", llmRows(report.llm ?? {})],
+    ["llm_embeddings", report.llm_embeddings ? llmRows(report.llm_embeddings) : null],
     ["knowledge", knowledgeRows(report.knowledge ?? {})],
     ["turns", turnRows(report.turns ?? {})],
     ["log", logRows(report.log ?? {})],
@@ -39,8 +43,9 @@ export function llmRows(llm) {
   return withError(llm.error, [
     reachability(llm.reachable),
     row("Latency", formatLatency(llm.latency_ms)),
-    modelRow("Chat model", llm.chat_model),
-    modelRow("Embedding model", llm.embed_model),
+    // `null`: a model this server is not there for (chat and embeddings on two servers).
+    ...(llm.chat_model === null ? [] : [modelRow("Chat model", llm.chat_model)]),
+    ...(llm.embed_model === null ? [] : [modelRow("Embedding model", llm.embed_model)]),
     row("Models offered", models.length === 0 ? "none" : models.join(", ")),
     row("Address", text(llm.url)),
   ]);
@@ -56,7 +61,7 @@ export function knowledgeRows(knowledge) {
       knowledge.embedding_dimension == null ? "none yet" : count(knowledge.embedding_dimension),
     ),
     mismatch > 0
-      ? row("Dimension mismatch", `${count(mismatch)} chunk(s) left out: re-import them`, "warn")
+      ? row("Dimension mismatch", `${count(mismatch)} chunk(s) left out: run bor reembed`, "warn")
       : row("Dimension mismatch", "none"),
   ]);
 }

@@ -1,10 +1,14 @@
 // The DOM of the conversation: one block per exchange, the question as plain text and
-// the answer as an `article` (thinking, rendered answer, a note, sources).
+// the answer as an `article` (thinking, a notice on a deflected answer, rendered answer,
+// a note, sources).
 
 import { element } from "./dom.js";
 import { renderInto } from "./render.js";
 
 let nextId = 0;
+
+export const DEFLECTED_NOTICE =
+  "Not from your documents: nothing in your knowledge base matched this question, so this answer is the model's general knowledge.";
 
 /** The elements of one exchange on screen; `update(exchange)` redraws it. */
 export class ExchangeView {
@@ -25,6 +29,13 @@ export class ExchangeView {
     this.thinkingText = element("div", { class: "thinking-text" });
     this.thinking.append(element("summary", {}, "Thinking"), this.thinkingText);
 
+    // A deflected turn (`done.path`): nothing in the knowledge base matched, so the
+    // answer is the model's own. Said in words before the answer, not by colour alone.
+    this.deflected = element(
+      "p",
+      { class: "deflected-notice", id: `${id}-deflected`, hidden: "" },
+      DEFLECTED_NOTICE,
+    );
     this.body = element("div", { class: "answer-body" });
     this.note = element("p", { class: "answer-note", hidden: "" });
 
@@ -32,7 +43,7 @@ export class ExchangeView {
     this.sourceList = element("ul", { "aria-labelledby": `${id}-sources` });
     this.sources.append(element("h3", { id: `${id}-sources` }, "Sources"), this.sourceList);
 
-    this.article.append(heading, this.thinking, this.body, this.note, this.sources);
+    this.article.append(heading, this.thinking, this.deflected, this.body, this.note, this.sources);
     this.root.append(question, this.article);
     this.renderedAnswer = null;
     this.renderedThinking = null;
@@ -56,6 +67,12 @@ export class ExchangeView {
       this.renderedAnswer = exchange.answer;
     }
     this.body.classList.toggle("pending", streaming && exchange.answer === "");
+
+    const deflected = exchange.deflected === true;
+    this.deflected.hidden = !deflected;
+    // Screen readers announce the notice with the answer's article.
+    if (deflected) this.article.setAttribute("aria-describedby", this.deflected.id);
+    else this.article.removeAttribute("aria-describedby");
 
     const note = noteFor(exchange);
     this.note.hidden = note === "";

@@ -162,3 +162,52 @@ async fn migrate_applies_then_reports_up_to_date() {
     let second = bor(&["migrate"], &[("BOR_DATABASE_URL", db.url())]);
     assert!(text(&second).contains("up to date"), "{}", text(&second));
 }
+
+#[tokio::test]
+async fn check_covers_a_separate_embeddings_server() {
+    let db = TestDatabase::migrated().await;
+    let (chat, embeddings) = (MockLlm::start().unwrap(), MockLlm::start().unwrap());
+    let output = bor(
+        &["check"],
+        &[
+            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_LLM_BASE_URL", &chat.base_url()),
+            ("BOR_LLM_EMBED_BASE_URL", &embeddings.base_url()),
+        ],
+    );
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    for line in [
+        format!("ok       LLM server     {}", chat.base_url()),
+        format!("ok       embed server   {}", embeddings.base_url()),
+        "ok       chat model".to_owned(),
+        "ok       embed model".to_owned(),
+        "ok       embeddings".to_owned(),
+        format!("BOR_LLM_EMBED_BASE_URL={}", embeddings.base_url()),
+    ] {
+        assert!(shown.contains(&line), "{line}: {shown}");
+    }
+    assert_eq!(embeddings.embedding_requests().len(), 1, "{shown}");
+    assert!(chat.embedding_requests().is_empty());
+
+    let dead = format!("http://127.0.0.1:{}/v1", unused_port());
+    let output = bor(
+        &["check"],
+        &[
+            ("BOR_DATABASE_URL", db.url()),
+            ("BOR_LLM_BASE_URL", &chat.base_url()),
+            ("BOR_LLM_EMBED_BASE_URL", &dead),
+        ],
+    );
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains(&format!("MISSING  embed server   {dead} does not answer")),
+        "{shown}"
+    );
+    assert!(shown.contains("set BOR_LLM_EMBED_BASE_URL"), "{shown}");
+    assert!(
+        shown.contains("status   degraded: the embeddings server is unreachable"),
+        "{shown}"
+    );
+}

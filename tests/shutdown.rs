@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,9 @@ struct Server {
     child: Child,
     address: String,
     lines: Arc<Mutex<Vec<String>>>,
+    /// Set: the reader closes bor's stderr at the next line (a terminal gone away).
+    close_log: Arc<AtomicBool>,
+    log_closed: Arc<AtomicBool>,
 }
 
 impl Server {
@@ -46,13 +50,21 @@ impl Server {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let (port_sender, port) = std::sync::mpsc::channel();
         let collected = Arc::clone(&lines);
+        let close_log = Arc::new(AtomicBool::new(false));
+        let log_closed = Arc::new(AtomicBool::new(false));
+        let (close, closed) = (Arc::clone(&close_log), Arc::clone(&log_closed));
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if close.load(Ordering::SeqCst) {
+                    break;
+                }
                 if line.contains("bor is listening") {
                     let _ = port_sender.send(listening_port(&line));
                 }
                 collected.lock().expect("the log lock").push(line);
             }
+            // The reader (and with it the pipe) is dropped here.
+            closed.store(true, Ordering::SeqCst);
         });
         let port = port
             .recv_timeout(PATIENCE)
@@ -62,6 +74,8 @@ impl Server {
             child,
             address: format!("http://127.0.0.1:{port}"),
             lines,
+            close_log,
+            log_closed,
         }
     }
 
@@ -82,6 +96,15 @@ impl Server {
             assert!(started.elapsed() < PATIENCE, "bor did not exit");
             actix_web::rt::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// Closes bor's stderr at its next line, as a terminal that went away would.
+    fn close_log(&self) {
+        self.close_log.store(true, Ordering::SeqCst);
+    }
+
+    fn log_is_closed(&self) -> bool {
+        self.log_closed.load(Ordering::SeqCst)
     }
 
     fn log_lines(&self) -> Vec<String> {
@@ -260,10 +283,16 @@ async fn sigterm_after_the_grace_stops_turns_and_every_log_line_is_json() {
 
     server.terminate();
     let frames = turn.frames().await;
+    let ((last, data), before) = frames.split_last().expect("frames");
     assert!(
-        frames.iter().all(|(event, _)| event == "delta"),
-        "the stream ends without a terminal frame: {frames:?}"
+        before.iter().all(|(event, _)| event == "delta"),
+        "{frames:?}"
     );
+    assert_eq!(
+        last, "error",
+        "one terminal frame, also when the grace ran out: {frames:?}"
+    );
+    assert_eq!(data["code"], "internal");
     let status = server.exit_status().await;
     assert_eq!(status.code(), Some(0), "{:#?}", server.log_lines());
 
@@ -323,4 +352,32 @@ async fn sigterm_after_the_grace_stops_turns_and_every_log_line_is_json() {
         !lines.iter().any(|line| line.contains("Tell me slowly")),
         "the question is not logged"
     );
+}
+
+#[actix_web::test]
+async fn a_stderr_that_went_away_does_not_stop_the_stop_sequence() {
+    // `make run 2>&1 | tee log` and Ctrl-C: tee dies first, and bor writes its log into
+    // a closed pipe from then on.
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().expect("the mock starts");
+    let mut server = Server::start(&db, &mock, &[("BOR_SHUTDOWN_GRACE", "0.5")]);
+    server.close_log();
+    let (question, _) = slow_question(60, 200);
+    let mut turn = StreamingTurn::start(&server.address, question).await;
+    wait_for_first_delta(&mut turn).await;
+    let started = Instant::now();
+    while !server.log_is_closed() {
+        assert!(started.elapsed() < PATIENCE, "the log pipe closed");
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    server.terminate();
+    let frames = turn.frames().await;
+    let (last, data) = frames.last().expect("frames");
+    assert_eq!(last, "error", "one terminal frame: {frames:?}");
+    assert_eq!(data["code"], "internal");
+    assert_eq!(server.exit_status().await.code(), Some(0));
+    let rows = query_log_rows(&db.pool()).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, TurnStatus::Stopped);
 }

@@ -84,6 +84,7 @@ pub struct Metrics {
     turns_in_flight: IntGauge,
     llm_requests: HistogramVec,
     log_queue: IntGauge,
+    log_refused: IntCounter,
     db_pool: IntGaugeVec,
 }
 
@@ -169,6 +170,10 @@ impl Metrics {
             "bor_log_queue_depth",
             "query_log rows waiting to be written.",
         )?;
+        let log_refused = IntCounter::new(
+            "bor_log_rows_refused_total",
+            "query_log rows given up because the database refused them.",
+        )?;
         let db_pool = IntGaugeVec::new(
             Opts::new(
                 "bor_db_pool_connections",
@@ -188,6 +193,7 @@ impl Metrics {
         registry.register(Box::new(turns_in_flight.clone()))?;
         registry.register(Box::new(llm_requests.clone()))?;
         registry.register(Box::new(log_queue.clone()))?;
+        registry.register(Box::new(log_refused.clone()))?;
         registry.register(Box::new(db_pool.clone()))?;
         Ok(Metrics {
             registry,
@@ -203,6 +209,7 @@ impl Metrics {
             turns_in_flight,
             llm_requests,
             log_queue,
+            log_refused,
             db_pool,
         })
     }
@@ -262,6 +269,11 @@ impl Metrics {
 
     pub fn set_turns_in_flight(&self, turns: usize) {
         self.turns_in_flight.set(gauge_value(turns));
+    }
+
+    /// Counts a `query_log` row given up because the database refused it.
+    pub fn count_refused_row(&self) {
+        self.log_refused.inc();
     }
 
     pub fn set_log_queue_depth(&self, rows: usize) {

@@ -195,6 +195,10 @@ fn stream_reply(
             events.extend(first(*count));
             StreamEnd::Stall
         }
+        Some(Fault::KeepAliveAfter(count)) => {
+            events.extend(first(*count));
+            StreamEnd::KeepAlive
+        }
         Some(Fault::ErrorAfter(count)) => {
             events.extend(first(*count));
             let error = json!({"error": {

@@ -76,6 +76,7 @@ pub(crate) enum Fault {
     Hang,
     DropAfter(usize),
     StallAfter(usize),
+    KeepAliveAfter(usize),
     ErrorAfter(usize),
     NoDone,
     Garbage(Garbage),
@@ -86,7 +87,11 @@ impl Fault {
     pub(crate) fn streams_only(&self) -> bool {
         matches!(
             self,
-            Fault::DropAfter(_) | Fault::StallAfter(_) | Fault::ErrorAfter(_) | Fault::NoDone
+            Fault::DropAfter(_)
+                | Fault::StallAfter(_)
+                | Fault::KeepAliveAfter(_)
+                | Fault::ErrorAfter(_)
+                | Fault::NoDone
         )
     }
 }
@@ -132,6 +137,7 @@ struct Fields {
     hang: bool,
     drop_after: Option<usize>,
     stall_after: Option<usize>,
+    keepalive_after: Option<usize>,
     error_after: Option<usize>,
     #[serde(default)]
     no_done: bool,
@@ -197,6 +203,7 @@ impl Directive {
         }
         faults.extend(fields.drop_after.map(Fault::DropAfter));
         faults.extend(fields.stall_after.map(Fault::StallAfter));
+        faults.extend(fields.keepalive_after.map(Fault::KeepAliveAfter));
         faults.extend(fields.error_after.map(Fault::ErrorAfter));
         if fields.no_done {
             faults.push(Fault::NoDone);
@@ -212,7 +219,7 @@ impl Directive {
         }
         if fault.as_ref().is_some_and(Fault::streams_only) && scope != Scope::Chat {
             return Err(
-                "drop_after, stall_after, error_after and no_done apply to chat streams only"
+                "drop_after, stall_after, keepalive_after, error_after and no_done apply to chat streams only"
                     .to_owned(),
             );
         }

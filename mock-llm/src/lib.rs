@@ -39,11 +39,12 @@
 //! | `hang` | bool | read the request and never answer, until the client closes |
 //! | `drop_after` | k | stream the role chunk and k chunks, then close mid-body (no finish, no `[DONE]`) |
 //! | `stall_after` | k | stream the role chunk and k chunks, then send nothing more, connection open |
+//! | `keepalive_after` | k | stream the role chunk and k chunks, then only `: keep-alive` comments every 50 ms, until the client closes |
 //! | `error_after` | k | the role chunk, k chunks, a `data: {"error":{…}}` line, `[DONE]` |
 //! | `no_done` | bool | the whole answer and its finish chunk, no `[DONE]`; the body ends properly |
 //! | `garbage` | `"invalid_json"`, `"huge_line"`, `"html"` | a 200 that is no completion: lines of invalid JSON; one 2 MiB `data:` line (a content chunk of `x`); an HTML page |
 //! | `times` | n | the failure hits the first n attempts of this exact body (path and raw bytes), later attempts succeed; without it, every attempt fails |
-//! | `on` | `"chat"` (default), `"embeddings"`, `"both"` | the endpoint the failure, `content_type` and `split_writes` target; stream failures (`drop_after`, `stall_after`, `error_after`, `no_done`) are chat only |
+//! | `on` | `"chat"` (default), `"embeddings"`, `"both"` | the endpoint the failure, `content_type` and `split_writes` target; stream failures (`drop_after`, `stall_after`, `keepalive_after`, `error_after`, `no_done`) are chat only |
 //! | **content** (chat) | | |
 //! | `reply` | text | the answer, streamed token by token |
 //! | `chunks` | array of text | the exact content pieces, one per chunk (not with `reply`) |

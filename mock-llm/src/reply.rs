@@ -35,6 +35,9 @@ pub(crate) struct EventStream {
     pub token_delay: Duration,
 }
 
+/// The pause between the comments of [`StreamEnd::KeepAlive`].
+pub(crate) const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// How an event stream ends once its events are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum StreamEnd {
@@ -44,6 +47,9 @@ pub(crate) enum StreamEnd {
     Break,
     /// Send nothing more and keep the connection open until the client closes it.
     Stall,
+    /// Send only `: keep-alive` comments, every [`KEEPALIVE_INTERVAL`], until the client
+    /// closes the connection.
+    KeepAlive,
 }
 
 impl Reply {

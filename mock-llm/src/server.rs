@@ -11,7 +11,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::RecordedRequest;
 use crate::http::{self, ClientGone, Connection, Framing, ReadError, Request};
-use crate::reply::{EventStream, Reply, Response, StreamEnd};
+use crate::reply::{EventStream, KEEPALIVE_INTERVAL, Reply, Response, StreamEnd};
 use crate::text::fnv1a;
 use crate::{chat, embeddings};
 
@@ -293,6 +293,12 @@ async fn send(
                     connection.wait_until_client_closes().await;
                     Err(ClientGone)
                 }
+                StreamEnd::KeepAlive => loop {
+                    connection.pause(KEEPALIVE_INTERVAL).await?;
+                    connection
+                        .write(&http::chunk(b": keep-alive\n\n"), split)
+                        .await?;
+                },
             }
         }
     }

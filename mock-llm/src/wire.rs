@@ -25,7 +25,11 @@ pub(crate) fn fault_reply(fault: &Fault) -> Option<Reply> {
         Fault::Drop => Some(Reply::Drop),
         Fault::Hang => Some(Reply::Hang),
         Fault::Garbage(kind) => Some(garbage(kind)),
-        Fault::DropAfter(_) | Fault::StallAfter(_) | Fault::ErrorAfter(_) | Fault::NoDone => None,
+        Fault::DropAfter(_)
+        | Fault::StallAfter(_)
+        | Fault::KeepAliveAfter(_)
+        | Fault::ErrorAfter(_)
+        | Fault::NoDone => None,
     }
 }
 

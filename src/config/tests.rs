@@ -29,6 +29,8 @@ fn defaults_match_the_spec() {
     );
     assert_eq!(config.db_pool_size, 8);
     assert_eq!(config.llm_base_url, "http://127.0.0.1:18089/v1");
+    assert_eq!(config.llm_embed_base_url, None);
+    assert_eq!(config.llm_embed_url(), "http://127.0.0.1:18089/v1");
     assert_eq!(config.llm_api_key, None);
     assert_eq!(config.llm_chat_model, "smollm2");
     assert_eq!(config.llm_embed_model, "smollm2");
@@ -36,6 +38,7 @@ fn defaults_match_the_spec() {
     assert_eq!(config.llm_retry_delay, Duration::from_secs(5));
     assert_eq!(config.llm_connect_timeout, Duration::from_secs(10));
     assert_eq!(config.llm_read_timeout, Duration::from_secs(120));
+    assert_eq!(config.llm_temperature, None);
     assert!(config.agent_enabled);
     assert_eq!(config.agent_max_rounds, 4);
     assert_eq!(config.retrieval_top_k, 5);
@@ -250,12 +253,47 @@ fn llm_base_url_must_be_http_and_loses_its_trailing_slash() {
         "unix:/tmp/socket",
     ] {
         let line = problem("BOR_LLM_BASE_URL", bad);
-        assert!(
-            line.starts_with(&format!("BOR_LLM_BASE_URL={bad:?} is invalid")),
-            "{line}"
-        );
+        assert!(line.starts_with("BOR_LLM_BASE_URL is invalid"), "{line}");
         assert!(line.contains("http:// or https:// URL"), "{line}");
     }
+}
+
+#[test]
+fn the_temperature_is_sent_only_when_set_and_within_0_to_2() {
+    assert_eq!(
+        accepted("BOR_LLM_TEMPERATURE", "0").llm_temperature,
+        Some(0.0)
+    );
+    assert_eq!(
+        accepted("BOR_LLM_TEMPERATURE", "0.7").llm_temperature,
+        Some(0.7)
+    );
+    assert_eq!(
+        problem("BOR_LLM_TEMPERATURE", "2.5"),
+        r#"BOR_LLM_TEMPERATURE="2.5" is invalid: expected a number from 0 to 2"#
+    );
+}
+
+#[test]
+fn embeddings_go_to_their_own_server_when_one_is_named() {
+    let config = config(&[
+        ("BOR_LLM_BASE_URL", "http://127.0.0.1:18089/v1"),
+        ("BOR_LLM_EMBED_BASE_URL", "http://127.0.0.1:18088/v1/"),
+    ])
+    .unwrap();
+    assert_eq!(
+        config.llm_embed_base_url.as_deref(),
+        Some("http://127.0.0.1:18088/v1")
+    );
+    assert_eq!(config.llm_embed_url(), "http://127.0.0.1:18088/v1");
+    assert_eq!(config.llm_base_url, "http://127.0.0.1:18089/v1");
+    let unset = accepted("BOR_LLM_EMBED_BASE_URL", " ");
+    assert_eq!(unset.llm_embed_url(), unset.llm_base_url);
+    let line = problem("BOR_LLM_EMBED_BASE_URL", "127.0.0.1:18088");
+    assert!(
+        line.starts_with("BOR_LLM_EMBED_BASE_URL is invalid"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -268,7 +306,7 @@ fn database_url_must_be_a_postgres_url() {
         "postgres://",
     ] {
         let line = problem("BOR_DATABASE_URL", bad);
-        assert!(line.starts_with("BOR_DATABASE_URL="), "{line}");
+        assert!(line.starts_with("BOR_DATABASE_URL is invalid"), "{line}");
         assert!(
             line.contains("postgres://postgres@127.0.0.1:5432/bor"),
             "{line}"
@@ -277,10 +315,42 @@ fn database_url_must_be_a_postgres_url() {
 }
 
 #[test]
-fn a_rejected_database_url_does_not_show_its_password() {
-    let line = problem("BOR_DATABASE_URL", "mysql://admin:hunter2@127.0.0.1/bor");
-    assert!(!line.contains("hunter2"), "{line}");
-    assert!(line.contains("mysql://admin:***@127.0.0.1/bor"), "{line}");
+fn a_rejected_url_is_not_shown_at_all() {
+    for (variable, bad, secret) in [
+        (
+            "BOR_DATABASE_URL",
+            "mysql://admin:hunter2@127.0.0.1/bor",
+            "hunter2",
+        ),
+        // A `/` in the password or a missing `//` defeat any redaction of the text.
+        (
+            "BOR_DATABASE_URL",
+            "postgres://bor:pa/ss@127.0.0.1/bor",
+            "pa/ss",
+        ),
+        (
+            "BOR_DATABASE_URL",
+            "postgres:bor:hunter2@127.0.0.1/bor",
+            "hunter2",
+        ),
+        (
+            "BOR_LLM_BASE_URL",
+            "http://127.0.0.1:1/v1?api_key=sk-live-1",
+            "sk-live-1",
+        ),
+        (
+            "BOR_LLM_EMBED_BASE_URL",
+            "http//user:sk-2@127.0.0.1/v1",
+            "sk-2",
+        ),
+    ] {
+        let line = problem(variable, bad);
+        assert!(!line.contains(secret), "{line}");
+        assert!(
+            line.starts_with(&format!("{variable} is invalid: expected")),
+            "{line}"
+        );
+    }
 }
 
 #[test]

@@ -106,6 +106,21 @@ pub async fn dimension_counts(conn: &mut AsyncPgConnection) -> Result<Vec<(usize
     Ok(counts.into_iter().map(|(d, n)| (d as usize, n)).collect())
 }
 
+/// The documents with chunks embedded in another dimension than `dimension`, by id.
+pub async fn documents_not_in_dimension(
+    conn: &mut AsyncPgConnection,
+    dimension: usize,
+) -> Result<Vec<i64>, DbError> {
+    let dimension = i32::try_from(dimension).unwrap_or(i32::MAX);
+    Ok(chunks::table
+        .filter(sql::<Integer>("cardinality(embedding)").ne(dimension))
+        .select(chunks::document_id)
+        .distinct()
+        .order(chunks::document_id)
+        .load(conn)
+        .await?)
+}
+
 /// Every chunk with its title, streamed (the whole knowledge base may not fit twice in
 /// memory).
 pub async fn stream_indexed(

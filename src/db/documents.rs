@@ -94,6 +94,19 @@ pub async fn list_documents(conn: &mut AsyncPgConnection) -> Result<Vec<Document
         .collect())
 }
 
+/// The documents `ids` (those still stored), by id.
+pub async fn documents_by_ids(
+    conn: &mut AsyncPgConnection,
+    ids: &[i64],
+) -> Result<Vec<Document>, DbError> {
+    Ok(documents::table
+        .filter(documents::id.eq_any(ids))
+        .select(Document::as_select())
+        .order(documents::id)
+        .load(conn)
+        .await?)
+}
+
 /// The id of the document holding exactly this content (by its SHA-256).
 pub async fn find_by_sha256(
     conn: &mut AsyncPgConnection,

@@ -13,6 +13,8 @@ pub struct ConfigView {
     pub database_url: String,
     pub db_pool_size: usize,
     pub llm_base_url: String,
+    /// `null` when embeddings go to `llm_base_url`.
+    pub llm_embed_base_url: Option<String>,
     /// Whether an API key is configured (the key itself is never shown).
     pub llm_api_key_set: bool,
     pub llm_chat_model: String,
@@ -21,6 +23,11 @@ pub struct ConfigView {
     pub llm_retry_delay: f64,
     pub llm_connect_timeout: f64,
     pub llm_read_timeout: f64,
+    /// `null` when the server's own default applies.
+    pub llm_temperature: Option<f64>,
+    pub llm_max_tokens: u32,
+    pub max_answer_chars: usize,
+    pub request_body_timeout: f64,
     pub agent_enabled: bool,
     pub agent_max_rounds: u32,
     pub retrieval_top_k: usize,
@@ -44,6 +51,7 @@ impl From<&Config> for ConfigView {
             database_url: _,
             db_pool_size,
             llm_base_url,
+            llm_embed_base_url,
             llm_api_key,
             llm_chat_model,
             llm_embed_model,
@@ -51,6 +59,10 @@ impl From<&Config> for ConfigView {
             llm_retry_delay,
             llm_connect_timeout,
             llm_read_timeout,
+            llm_temperature,
+            llm_max_tokens,
+            max_answer_chars,
+            request_body_timeout,
             agent_enabled,
             agent_max_rounds,
             retrieval_top_k,
@@ -71,6 +83,7 @@ impl From<&Config> for ConfigView {
             database_url: config.database_url_redacted(),
             db_pool_size: *db_pool_size,
             llm_base_url: redact_url_credentials(llm_base_url),
+            llm_embed_base_url: llm_embed_base_url.as_deref().map(redact_url_credentials),
             llm_api_key_set: llm_api_key.is_some(),
             llm_chat_model: llm_chat_model.clone(),
             llm_embed_model: llm_embed_model.clone(),
@@ -78,6 +91,10 @@ impl From<&Config> for ConfigView {
             llm_retry_delay: llm_retry_delay.as_secs_f64(),
             llm_connect_timeout: llm_connect_timeout.as_secs_f64(),
             llm_read_timeout: llm_read_timeout.as_secs_f64(),
+            llm_temperature: llm_temperature.map(|t| (f64::from(t) * 1e6).round() / 1e6),
+            llm_max_tokens: *llm_max_tokens,
+            max_answer_chars: *max_answer_chars,
+            request_body_timeout: request_body_timeout.as_secs_f64(),
             agent_enabled: *agent_enabled,
             agent_max_rounds: *agent_max_rounds,
             retrieval_top_k: *retrieval_top_k,
@@ -109,6 +126,7 @@ impl ConfigView {
             .map(|(name, value)| {
                 let shown = match value {
                     serde_json::Value::String(text) => text.clone(),
+                    serde_json::Value::Null => "(unset)".to_owned(),
                     other => other.to_string(),
                 };
                 match name.strip_suffix("_set") {
@@ -146,6 +164,10 @@ mod tests {
             ),
             ("BOR_LLM_API_KEY".to_owned(), "sk-secret-3".to_owned()),
             ("BOR_ADMIN_TOKEN".to_owned(), "admin-secret-4".to_owned()),
+            (
+                "BOR_LLM_EMBED_BASE_URL".to_owned(),
+                "https://user:url-secret-5@embed.example.org/v1".to_owned(),
+            ),
         ])
         .unwrap();
         let view = ConfigView::from(&config);
@@ -155,11 +177,16 @@ mod tests {
             "url-secret-2",
             "sk-secret-3",
             "admin-secret-4",
+            "url-secret-5",
         ] {
             assert!(!shown.contains(secret), "{secret} in {shown}");
         }
         assert_eq!(view.database_url, "postgres://bor:***@127.0.0.1:5432/bor");
         assert_eq!(view.llm_base_url, "https://***@models.example.org/v1");
+        assert_eq!(
+            view.llm_embed_base_url.as_deref(),
+            Some("https://***@embed.example.org/v1")
+        );
         assert!(view.llm_api_key_set);
         assert_eq!(view.deflect_threshold, 0.35);
         let variables = view.variables();

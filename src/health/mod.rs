@@ -24,7 +24,7 @@ use crate::state::AppState;
 
 pub use config_view::ConfigView;
 pub use probes::{
-    DatabaseHealth, KnowledgeHealth, LlmHealth, Migrations, ModelListing, error_chain,
+    DatabaseHealth, KnowledgeHealth, LlmHealth, Migrations, ModelListing, ServerRole, error_chain,
 };
 
 /// How long each probe of `GET /api/admin/health` may take: the endpoint answers within
@@ -53,7 +53,10 @@ impl Status {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dependencies {
     pub database: DatabaseHealth,
+    /// The chat server (and the embeddings server, unless that is another one).
     pub llm: LlmHealth,
+    /// The embeddings server when `BOR_LLM_EMBED_BASE_URL` names another server.
+    pub llm_embeddings: Option<LlmHealth>,
     pub knowledge: KnowledgeHealth,
 }
 
@@ -64,14 +67,36 @@ impl Dependencies {
         llm: &LlmClient,
         timeout: Duration,
     ) -> Dependencies {
-        let (database, llm, knowledge) = futures_util::join!(
+        let separate = llm.settings().separate_embeddings_server();
+        let embeddings = LlmClient::new(Arc::new(llm.settings().embeddings_server()));
+        let chat_role = if separate {
+            ServerRole::Chat
+        } else {
+            ServerRole::Both
+        };
+        let embeddings_probe = async {
+            if separate {
+                let url = redact_url_credentials(config.llm_embed_url());
+                Some(probes::llm(&embeddings, ServerRole::Embeddings, url, timeout).await)
+            } else {
+                None
+            }
+        };
+        let (database, llm, llm_embeddings, knowledge) = futures_util::join!(
             probes::database(pool, config.database_url_redacted(), timeout),
-            probes::llm(llm, redact_url_credentials(&config.llm_base_url), timeout),
+            probes::llm(
+                llm,
+                chat_role,
+                redact_url_credentials(&config.llm_base_url),
+                timeout
+            ),
+            embeddings_probe,
             probes::knowledge(pool, timeout),
         );
         Dependencies {
             database,
             llm,
+            llm_embeddings,
             knowledge,
         }
     }
@@ -88,21 +113,34 @@ impl Dependencies {
                 .problems
                 .push("the database is unreachable".to_owned());
         }
-        if !self.llm.reachable {
-            assessment.degrade("the LLM server is unreachable".to_owned());
-        }
-        for (role, model) in [
-            ("chat", &self.llm.chat_model),
-            ("embedding", &self.llm.embed_model),
-        ] {
-            if model.listed == Some(false) {
-                assessment.degrade(format!(
-                    "the {role} model {} is not listed by the LLM server",
-                    model.name
-                ));
+        for (server, health) in self.llm_servers() {
+            if !health.reachable {
+                assessment.degrade(format!("the {server} is unreachable"));
+            }
+            for (role, model) in [
+                ("chat", &health.chat_model),
+                ("embedding", &health.embed_model),
+            ] {
+                if let Some(model) = model
+                    && model.listed == Some(false)
+                {
+                    assessment.degrade(format!(
+                        "the {role} model {} is not listed by the {server}",
+                        model.name
+                    ));
+                }
             }
         }
         assessment
+    }
+
+    /// Each LLM server probed, with the name problems use for it.
+    pub fn llm_servers(&self) -> Vec<(&'static str, &LlmHealth)> {
+        let mut servers = vec![("LLM server", &self.llm)];
+        if let Some(embeddings) = &self.llm_embeddings {
+            servers.push(("embeddings server", embeddings));
+        }
+        servers
     }
 }
 
@@ -144,7 +182,11 @@ pub struct HealthReport {
     pub version: String,
     pub uptime_seconds: u64,
     pub database: DatabaseHealth,
+    /// The chat server (and the embeddings server, unless that is another one).
     pub llm: LlmHealth,
+    /// The embeddings server when `BOR_LLM_EMBED_BASE_URL` names another server, else
+    /// `null`.
+    pub llm_embeddings: Option<LlmHealth>,
     pub knowledge: KnowledgeHealth,
     pub turns: TurnsHealth,
     /// `null` when the LogActor did not answer in time.
@@ -175,6 +217,8 @@ pub struct LogHealth {
     pub failed_writes: u64,
     /// Rows given up because the queue was full.
     pub dropped: u64,
+    /// Rows given up because the database refused them (the log names their turns).
+    pub refused: u64,
 }
 
 /// Turns holding a slot now.
@@ -195,12 +239,13 @@ pub async fn report(state: &AppState) -> HealthReport {
     let Dependencies {
         database,
         llm,
+        llm_embeddings,
         mut knowledge,
     } = dependencies;
     let mismatch = state.library.index().stats().dimension_mismatch;
     if mismatch > 0 {
         assessment.degrade(format!(
-            "{mismatch} chunks have embeddings of another dimension than the model's: re-import their documents"
+            "{mismatch} chunks have embeddings of another dimension than the model's: run `bor reembed`"
         ));
     }
     knowledge.dimension_mismatch = Some(mismatch);
@@ -211,6 +256,7 @@ pub async fn report(state: &AppState) -> HealthReport {
         uptime_seconds: state.lifecycle.uptime().as_secs(),
         database,
         llm,
+        llm_embeddings,
         knowledge,
         turns: TurnsHealth {
             in_flight: turns_in_flight(state),
@@ -223,6 +269,7 @@ pub async fn report(state: &AppState) -> HealthReport {
             written: stats.written,
             failed_writes: stats.failed_writes,
             dropped: stats.dropped,
+            refused: stats.refused,
         }),
         config: ConfigView::from(state.config.as_ref()),
     }
@@ -252,11 +299,12 @@ mod tests {
                 url: "http://127.0.0.1:18089/v1".into(),
                 reachable: true,
                 latency_ms: Some(1.0),
-                chat_model: listed("chat"),
-                embed_model: listed("embed"),
+                chat_model: Some(listed("chat")),
+                embed_model: Some(listed("embed")),
                 models: vec!["chat".into(), "embed".into()],
                 error: None,
             },
+            llm_embeddings: None,
             knowledge: KnowledgeHealth {
                 documents: Some(0),
                 chunks: Some(0),
@@ -278,19 +326,71 @@ mod tests {
     fn an_unreachable_llm_or_an_unlisted_model_degrades() {
         let mut unreachable = dependencies();
         unreachable.llm.reachable = false;
-        unreachable.llm.chat_model.listed = None;
-        unreachable.llm.embed_model.listed = None;
+        for model in [
+            &mut unreachable.llm.chat_model,
+            &mut unreachable.llm.embed_model,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            model.listed = None;
+        }
         let assessment = unreachable.assess();
         assert_eq!(assessment.status, Status::Degraded);
         assert_eq!(assessment.problems, ["the LLM server is unreachable"]);
 
         let mut unlisted = dependencies();
-        unlisted.llm.embed_model.listed = Some(false);
+        if let Some(model) = &mut unlisted.llm.embed_model {
+            model.listed = Some(false);
+        }
         let assessment = unlisted.assess();
         assert_eq!(assessment.status, Status::Degraded);
         assert_eq!(
             assessment.problems,
             ["the embedding model embed is not listed by the LLM server"]
+        );
+    }
+
+    #[test]
+    fn a_separate_embeddings_server_is_assessed_on_its_own() {
+        let mut two = dependencies();
+        two.llm.embed_model = None;
+        let mut embeddings = two.llm.clone();
+        embeddings.url = "http://127.0.0.1:18088/v1".into();
+        embeddings.chat_model = None;
+        embeddings.embed_model = Some(ModelListing {
+            name: "embed".into(),
+            listed: Some(true),
+        });
+        two.llm_embeddings = Some(embeddings);
+        assert_eq!(two.assess().status, Status::Ok);
+
+        let mut down = two.clone();
+        if let Some(embeddings) = &mut down.llm_embeddings {
+            embeddings.reachable = false;
+            embeddings.embed_model = Some(ModelListing {
+                name: "embed".into(),
+                listed: None,
+            });
+        }
+        let assessment = down.assess();
+        assert_eq!(assessment.status, Status::Degraded);
+        assert_eq!(
+            assessment.problems,
+            ["the embeddings server is unreachable"]
+        );
+
+        let mut unlisted = two;
+        if let Some(model) = unlisted
+            .llm_embeddings
+            .as_mut()
+            .and_then(|e| e.embed_model.as_mut())
+        {
+            model.listed = Some(false);
+        }
+        assert_eq!(
+            unlisted.assess().problems,
+            ["the embedding model embed is not listed by the embeddings server"]
         );
     }
 

@@ -31,7 +31,7 @@ pub struct Migrations {
     pub pending: Vec<String>,
 }
 
-/// The LLM server: reachable, how fast, and whether it lists the configured models.
+/// An LLM server: reachable, how fast, and whether it lists the models it is there for.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct LlmHealth {
     /// The base URL, credentials hidden.
@@ -39,8 +39,10 @@ pub struct LlmHealth {
     /// `GET {base}/models` answered with a model list.
     pub reachable: bool,
     pub latency_ms: Option<f64>,
-    pub chat_model: ModelListing,
-    pub embed_model: ModelListing,
+    /// `null` on a server that serves only embeddings.
+    pub chat_model: Option<ModelListing>,
+    /// `null` on the chat server when the embeddings have a server of their own.
+    pub embed_model: Option<ModelListing>,
     /// Every model id the server lists.
     pub models: Vec<String>,
     pub error: Option<String>,
@@ -63,7 +65,7 @@ pub struct KnowledgeHealth {
     /// The dimension most stored embeddings have.
     pub embedding_dimension: Option<i32>,
     /// Chunks the running service's index refused because their embeddings have
-    /// another dimension than the current model's (they need a re-import); `None`
+    /// another dimension than the current model's (`bor reembed` embeds them anew); `None`
     /// outside the running service.
     pub dimension_mismatch: Option<usize>,
     pub error: Option<String>,
@@ -154,21 +156,33 @@ pub async fn knowledge(pool: &DbPool, timeout: Duration) -> KnowledgeHealth {
     }
 }
 
-/// Lists the server's models (one attempt; dropping the request on timeout cancels it).
-pub async fn llm(llm: &LlmClient, url: String, timeout: Duration) -> LlmHealth {
+/// Which of the configured models a server is there for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerRole {
+    /// Chat and embeddings, one server.
+    Both,
+    Chat,
+    Embeddings,
+}
+
+/// Lists the server's models (one attempt; dropping the request on timeout cancels it)
+/// and looks for the models of its `role`.
+pub async fn llm(llm: &LlmClient, role: ServerRole, url: String, timeout: Duration) -> LlmHealth {
     let settings = llm.settings();
-    let listing = |name: &str, models: Option<&[String]>| ModelListing {
-        name: name.to_owned(),
-        listed: models.map(|models| models.iter().any(|model| model == name)),
-    };
     let (result, latency) = timed(timeout, llm.list_models()).await;
     let models = result.as_ref().ok().map(Vec::as_slice);
+    let listing = |wanted: bool, name: &str| {
+        wanted.then(|| ModelListing {
+            name: name.to_owned(),
+            listed: models.map(|models| models.iter().any(|model| model == name)),
+        })
+    };
     LlmHealth {
         url,
         reachable: models.is_some(),
         latency_ms: models.map(|_| latency),
-        chat_model: listing(&settings.chat_model, models),
-        embed_model: listing(&settings.embed_model, models),
+        chat_model: listing(role != ServerRole::Embeddings, &settings.chat_model),
+        embed_model: listing(role != ServerRole::Chat, &settings.embed_model),
         models: models.map(<[String]>::to_vec).unwrap_or_default(),
         error: result.err(),
     }

@@ -8,6 +8,7 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
+use super::protocol::bearer_token;
 use crate::state::AppState;
 
 /// Proof that the request came with the admin token.
@@ -34,8 +35,7 @@ fn authorize(request: &HttpRequest) -> Result<Admin, ApiError> {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim)
+        .and_then(bearer_token)
         .ok_or(ApiError::Unauthorized)?;
     if presented
         .as_bytes()

@@ -57,7 +57,13 @@ pub async fn chat(
     state: web::Data<AppState>,
 ) -> Result<impl Responder, ApiError> {
     refuse_when_stopping(&state)?;
-    let body = read_json_body(&request, payload, MAX_BODY_BYTES).await?;
+    let body = read_json_body(
+        &request,
+        payload,
+        MAX_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
     let input = parse_chat_input(&body, state.config.max_message_chars)?;
     let turn = start_turn(&state, input)?;
     let events = turn.into_frames().map(|frame| frame.to_event());

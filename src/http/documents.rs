@@ -47,7 +47,7 @@ struct IndexSummary {
     chunks: usize,
     /// The embedding dimension of the index; `null` when it is empty.
     dimension: Option<usize>,
-    /// Chunks refused for a dimension other than the current model's (re-import them).
+    /// Chunks refused for a dimension other than the current model's (`bor reembed` embeds them anew).
     dimension_mismatch: usize,
 }
 
@@ -89,7 +89,13 @@ pub async fn add(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json_body(&request, payload, MAX_DOCUMENT_BODY_BYTES).await?;
+    let body = read_json_body(
+        &request,
+        payload,
+        MAX_DOCUMENT_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
     let document = parse_document(&body)?;
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.

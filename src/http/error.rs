@@ -25,6 +25,8 @@ pub enum ApiError {
     UnsupportedMediaType,
     #[error("the request body is larger than {max_bytes} bytes")]
     BodyTooLarge { max_bytes: usize },
+    #[error("the request body did not arrive within {seconds} s")]
+    BodyTimeout { seconds: f64 },
     #[error("a valid admin token is required (Authorization: Bearer …)")]
     Unauthorized,
     #[error("the admin API is disabled: set BOR_ADMIN_TOKEN to enable it")]
@@ -53,6 +55,7 @@ impl ApiError {
             Self::MessageTooLong { .. } => "message_too_long",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::BodyTooLarge { .. } => "body_too_large",
+            Self::BodyTimeout { .. } => "body_timeout",
             Self::Unauthorized => "unauthorized",
             Self::AdminDisabled => "admin_disabled",
             Self::NotFound(_) => "not_found",
@@ -84,7 +87,7 @@ pub struct ErrorBody {
 #[derive(Serialize, ToSchema)]
 struct ErrorDetail {
     /// Stable: `invalid_json`, `invalid_history`, `empty_message`, `message_too_long`,
-    /// `unsupported_media_type`, `body_too_large`, `unauthorized`, `admin_disabled`,
+    /// `unsupported_media_type`, `body_too_large`, `body_timeout`, `unauthorized`, `admin_disabled`,
     /// `not_found`, `busy`, `unavailable` or `internal`.
     #[schema(value_type = String, example = "busy")]
     code: &'static str,
@@ -101,6 +104,7 @@ impl ResponseError for ApiError {
             | Self::MessageTooLong { .. } => StatusCode::BAD_REQUEST,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::AdminDisabled => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
@@ -175,6 +179,7 @@ mod tests {
                 413,
                 "body_too_large",
             ),
+            (ApiError::BodyTimeout { seconds: 30.0 }, 408, "body_timeout"),
             (ApiError::Unauthorized, 401, "unauthorized"),
             (ApiError::AdminDisabled, 403, "admin_disabled"),
             (ApiError::NotFound("x".into()), 404, "not_found"),

@@ -11,6 +11,7 @@ mod health;
 mod metrics;
 pub mod openai;
 mod openapi;
+mod protocol;
 mod request_id;
 mod static_files;
 mod turn;
@@ -21,6 +22,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 pub use admin::Admin;
 pub use error::ApiError;
 pub use openapi::{ApiDescription, api_description};
+pub use protocol::{head_as_get, security_headers};
 pub use request_id::{REQUEST_ID, request_id};
 
 /// Every route of the service.

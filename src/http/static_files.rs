@@ -16,7 +16,7 @@ struct StaticFiles;
 )]
 #[get("/")]
 pub async fn index() -> HttpResponse {
-    serve("index.html")
+    serve_page("index.html")
 }
 
 /// The admin page.
@@ -26,7 +26,7 @@ pub async fn index() -> HttpResponse {
 )]
 #[get("/admin")]
 pub async fn admin() -> HttpResponse {
-    serve("admin.html")
+    serve_page("admin.html")
 }
 
 /// An asset beside the pages (scripts, style sheets).
@@ -43,12 +43,31 @@ pub async fn asset(path: web::Path<String>) -> HttpResponse {
     serve(&path)
 }
 
+/// The pages' policy: the one their `<meta>` tag states, and what only a header can
+/// say — no other site may frame them.
+const PAGE_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+    form-action 'self'; frame-ancestors 'none'";
+
+fn serve_page(path: &str) -> HttpResponse {
+    let mut response = serve(path);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(PAGE_POLICY),
+    );
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        header::HeaderValue::from_static("DENY"),
+    );
+    response
+}
+
 fn serve(path: &str) -> HttpResponse {
     match StaticFiles::get(path) {
         Some(file) => HttpResponse::Ok()
             .content_type(file.metadata.mimetype())
             .insert_header((header::CACHE_CONTROL, "no-cache"))
-            .insert_header(("X-Content-Type-Options", "nosniff"))
             .body(file.data.into_owned()),
         None => super::error::ApiError::NotFound(format!("no file {path}")).error_response(),
     }

@@ -81,7 +81,8 @@ fn consider(path: &Path, found: &mut FoundFiles) {
     }
 }
 
-fn format_of(path: &Path) -> Option<TextFormat> {
+/// The text format of a file, told by its extension; `None` for a file bor does not read.
+pub fn format_of(path: &Path) -> Option<TextFormat> {
     let extension = path.extension()?.to_str()?.to_ascii_lowercase();
     match extension.as_str() {
         "md" | "markdown" => Some(TextFormat::Markdown),

@@ -16,7 +16,7 @@
 //!
 //! All rows have one dimension, the embedding model's. Rows of another dimension (from
 //! an earlier model) cannot be compared with a query; they are refused and counted per
-//! document ([`IndexStats::dimension_mismatch`]) until the document is re-imported.
+//! document ([`IndexStats::dimension_mismatch`]) until the document is embedded anew (`bor reembed`).
 
 mod codes;
 

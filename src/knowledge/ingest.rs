@@ -16,7 +16,7 @@ use diesel_async::AsyncConnection;
 use super::chunking::{ChunkingSettings, TextFormat, chunk_text};
 use crate::db::chunks::{self, NewChunk};
 use crate::db::documents::{self, NewDocument, content_sha256};
-use crate::db::{DbError, DbPool};
+use crate::db::{DbError, DbPool, storable_text};
 
 /// Chunks embedded per request to the LLM server.
 pub const EMBED_BATCH: usize = 32;
@@ -29,6 +29,26 @@ pub struct SourceDocument {
     pub source: Option<String>,
     pub content: String,
     pub format: TextFormat,
+}
+
+impl SourceDocument {
+    /// The document as PostgreSQL can store it: without U+0000 in any text.
+    fn storable(&self) -> std::borrow::Cow<'_, SourceDocument> {
+        let title = storable_text(&self.title);
+        let content = storable_text(&self.content);
+        let source = self.source.as_deref().map(storable_text);
+        let clean =
+            |text: &std::borrow::Cow<'_, str>| matches!(text, std::borrow::Cow::Borrowed(_));
+        if clean(&title) && clean(&content) && source.as_ref().is_none_or(clean) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(SourceDocument {
+            title: title.into_owned(),
+            source: source.map(std::borrow::Cow::into_owned),
+            content: content.into_owned(),
+            format: self.format,
+        })
+    }
 }
 
 /// What storing a document did.
@@ -170,6 +190,8 @@ impl Ingestor {
         document: &SourceDocument,
         progress: &dyn IngestProgress,
     ) -> Result<IngestOutcome, IngestError> {
+        let storable = document.storable();
+        let document = storable.as_ref();
         if document.content.trim().is_empty() {
             return Err(IngestError::Empty);
         }

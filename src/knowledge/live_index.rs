@@ -98,7 +98,7 @@ impl LiveIndex {
             tracing::warn!(
                 chunks = stats.dimension_mismatch,
                 dimension = ?stats.dimension,
-                "chunks embedded with another dimension than the embedding model's are left out of retrieval; re-import their documents"
+                "chunks embedded with another dimension than the embedding model's are left out of retrieval; run `bor reembed`"
             );
         }
         Ok(stats)
@@ -238,7 +238,7 @@ fn warn_refused(document_id: i64, refused: super::index::Refused, expected: Opti
             chunks = count,
             dimension,
             expected = ?expected,
-            "document refused by the vector index: its embeddings have another dimension than the embedding model's; re-import it"
+            "document refused by the vector index: its embeddings have another dimension than the embedding model's; run `bor reembed`"
         );
     }
     if refused.unusable > 0 {

@@ -217,3 +217,52 @@ async fn liveness_stays_cheap() {
     assert_eq!(reply.json()["status"], "ok");
     assert!(app.mock.requests().is_empty());
 }
+
+#[actix_web::test]
+async fn embeddings_on_a_server_of_their_own_are_probed_and_used_there() {
+    let embeddings = bor_mock_llm::MockLlm::start().unwrap();
+    let app = TestApp::spawn_with(&[
+        ("BOR_ADMIN_TOKEN", TOKEN),
+        ("BOR_LLM_EMBED_BASE_URL", &embeddings.base_url()),
+    ])
+    .await;
+    let turn = app.chat("What is bor?").await;
+    assert_eq!(turn.last().event, "done");
+    app.wait_for_rows(1).await;
+    assert_eq!(embeddings.embedding_requests().len(), 1, "the question");
+    assert!(app.mock.embedding_requests().is_empty());
+    assert_eq!(app.mock.chat_requests().len(), 1);
+
+    let (status, report) = health(&app).await;
+    assert_eq!(status, 200);
+    assert_eq!(report["status"], "ok", "{report:#}");
+    assert_eq!(report["llm"]["url"], app.mock.base_url());
+    assert_eq!(report["llm"]["chat_model"]["listed"], true);
+    assert_eq!(report["llm"]["embed_model"], Value::Null);
+    let separate = &report["llm_embeddings"];
+    assert_eq!(separate["url"], embeddings.base_url());
+    assert_eq!(separate["reachable"], true);
+    assert_eq!(separate["chat_model"], Value::Null);
+    assert_eq!(separate["embed_model"]["listed"], true);
+    assert_eq!(
+        report["config"]["llm_embed_base_url"],
+        embeddings.base_url()
+    );
+
+    drop(embeddings);
+    let (_, report) = health(&app).await;
+    assert_eq!(report["status"], "degraded");
+    assert_eq!(
+        report["problems"],
+        serde_json::json!(["the embeddings server is unreachable"])
+    );
+}
+
+#[actix_web::test]
+async fn one_server_for_both_shows_no_separate_embeddings_server() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    let (_, report) = health(&app).await;
+    assert_eq!(report["llm_embeddings"], Value::Null);
+    assert_eq!(report["llm"]["embed_model"]["listed"], true);
+    assert_eq!(report["config"]["llm_embed_base_url"], Value::Null);
+}

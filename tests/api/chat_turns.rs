@@ -415,3 +415,35 @@ async fn the_api_key_is_sent_as_bearer_and_never_logged() {
     single_turn_log_line(&response.turn_id()).await;
     assert!(!all_logs().contains(KEY), "the key never reaches the log");
 }
+
+#[actix_web::test]
+async fn a_question_and_an_answer_with_u0000_are_answered_and_logged_without_it() {
+    let app = TestApp::spawn().await;
+    // The mock answers with the question: the U+0000 comes back in the answer too.
+    let response = app.chat("What is\u{0} bor?").await;
+    assert_eq!(response.status, 200);
+    assert_eq!(response.last().event, "done", "{:?}", response.last());
+    let next = app.chat("And then?").await;
+    assert_eq!(next.last().event, "done");
+
+    let rows = app.wait_for_rows(2).await;
+    let row = rows
+        .iter()
+        .find(|row| row.turn_id.to_string() == response.turn_id())
+        .expect("the turn's row");
+    assert_eq!(row.question, "What is bor?");
+    assert_eq!(row.answer, "Mock answer: What is bor?");
+    assert!(
+        rows.iter()
+            .any(|row| row.turn_id.to_string() == next.turn_id()),
+        "the next turn's row follows"
+    );
+}
+
+#[actix_web::test]
+async fn chat_requests_carry_the_configured_max_tokens() {
+    let app = TestApp::spawn_with(&[("BOR_LLM_MAX_TOKENS", "77")]).await;
+    let response = app.chat("Short?").await;
+    assert_eq!(response.last().event, "done");
+    assert_eq!(app.mock.chat_requests()[0]["max_tokens"], 77);
+}

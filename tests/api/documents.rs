@@ -18,6 +18,20 @@ fn id_of(response: &JsonResponse) -> i64 {
 }
 
 #[actix_web::test]
+async fn a_document_with_u0000_in_its_title_and_content_is_stored_without_it() {
+    let app = app_with_token().await;
+    let content = format!("{}\u{0}\n\nMore\u{0} text.", CATS);
+    let created = app
+        .post_document(
+            Some(TOKEN),
+            &json!({"title": "Ca\u{0}ts", "content": content}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{:?}", created.json);
+    assert_eq!(app.documents().await[0]["title"], "Cats");
+}
+
+#[actix_web::test]
 async fn documents_are_added_listed_and_deleted() {
     let app = app_with_token().await;
     assert_eq!(app.documents().await, json!([]));
@@ -212,7 +226,7 @@ async fn reindex_picks_up_rows_written_without_notification() {
 }
 
 #[actix_web::test]
-async fn chunks_of_another_dimension_are_refused_with_a_re_import_message() {
+async fn chunks_of_another_dimension_are_refused_with_the_command_that_fixes_them() {
     let app = app_with_token().await;
     // Fixes the index's dimension at the mock's.
     app.insert_document("Cats", "Cats sleep in the sun.").await;
@@ -231,7 +245,7 @@ async fn chunks_of_another_dimension_are_refused_with_a_re_import_message() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|p| p.as_str().unwrap().contains("re-import")),
+            .any(|p| p.as_str().unwrap().contains("run `bor reembed`")),
         "{health}"
     );
     let lines = log_lines_containing("document refused by the vector index");
@@ -239,7 +253,7 @@ async fn chunks_of_another_dimension_are_refused_with_a_re_import_message() {
         lines
             .iter()
             .any(|line| line.contains(&format!("document_id={stale}"))
-                && line.contains("re-import it")),
+                && line.contains("run `bor reembed`")),
         "{lines:?}"
     );
     // Re-importing through the API (same content, new embeddings) makes it searchable.

@@ -87,6 +87,16 @@ async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
         .expect("documents are readable")
 }
 
+/// The dimension of every stored chunk's embedding.
+async fn chunk_dimensions(db: &TestDatabase) -> Vec<i32> {
+    let mut conn = db.connect().await;
+    chunks::table
+        .select(sql::<Integer>("cardinality(embedding)"))
+        .load(&mut conn)
+        .await
+        .expect("chunks are readable")
+}
+
 fn source(path: &Path) -> Option<String> {
     let absolute = std::fs::canonicalize(path).expect("the file exists");
     Some(absolute.display().to_string())
@@ -182,12 +192,7 @@ async fn a_new_embedding_model_re_embeds_unchanged_files() {
         (second.refreshed, second.unchanged, second.chunks),
         (1, 0, 1)
     );
-    let mut conn = db.connect().await;
-    let dimensions: Vec<i32> = chunks::table
-        .select(sql::<Integer>("cardinality(embedding)"))
-        .load(&mut conn)
-        .await
-        .unwrap();
+    let dimensions = chunk_dimensions(&db).await;
     assert_eq!(dimensions, [64]);
     assert_eq!(
         stored(&db).await.len(),
@@ -237,7 +242,7 @@ async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
         format!("skipped   {}: not UTF-8 (invalid byte at offset 3)", path("latin1.txt")),
         format!("skipped   {}: empty", path("empty.md")),
         "embedding request failed; retrying (1 of 3)…".to_owned(),
-        "note: 1 chunks were embedded with 3 dimensions, but the embedding model gives 64: they are left out of retrieval until their documents are re-imported (bor import their files again)".to_owned(),
+        "note: 1 chunks were embedded with 3 dimensions, but the embedding model gives 64: they are left out of retrieval until they are embedded anew: run `bor reembed`".to_owned(),
     ] {
         assert!(lines.contains(&expected.as_str()), "missing {expected:?} in:\n{stdout}");
     }
@@ -251,5 +256,55 @@ async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
             "imported 3, unchanged 0, replaced 0, re-embedded 0, skipped 4; 4 chunks in "
         ),
         "{stdout}"
+    );
+}
+
+#[actix_web::test]
+async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
+    let db = TestDatabase::migrated().await;
+    let dir = TempDir::new();
+    let owls = dir.write("owls.md", b"# Owls\n\nOwls hunt at night.");
+    let bats = dir.write("bats.txt", b"Bats sleep upside down.");
+    let old_model = MockLlm::builder().embedding_dim(32).start().unwrap();
+    import_paths(&ingestor(&db, &old_model), &[owls])
+        .await
+        .unwrap();
+    let new_model = MockLlm::start().unwrap();
+    import_paths(&ingestor(&db, &new_model), &[bats])
+        .await
+        .unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
+
+    let reembed = || {
+        Command::new(env!("CARGO_BIN_EXE_bor"))
+            .arg("reembed")
+            .current_dir(std::env::temp_dir())
+            .env("BOR_DATABASE_URL", db.url())
+            .env("BOR_LLM_BASE_URL", new_model.base_url())
+            .env("BOR_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let output = reembed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("owls.md (1 chunks)") && !stdout.contains("bats.txt"),
+        "only the document of the old model, from its stored text (the file is gone): {stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "reembed: 1 document(s), 1 chunks embedded anew for the embedding model (64 dimensions)"
+        ),
+        "{stdout}"
+    );
+    let dimensions = chunk_dimensions(&db).await;
+    assert_eq!(dimensions, [64, 64]);
+    assert_eq!(stored(&db).await.len(), 2, "the same documents");
+
+    let again = reembed();
+    assert!(
+        String::from_utf8_lossy(&again.stdout)
+            .contains("reembed: every document fits the embedding model (64 dimensions)")
     );
 }

@@ -1,4 +1,5 @@
-//! The LogActor against real PostgreSQL, through an outage of the database.
+//! The LogActor against real PostgreSQL: through an outage of the database, and with
+//! rows the database would refuse.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,9 +10,11 @@ use bor::db::DbPool;
 use bor::db::PoolTimeouts;
 use bor::db::schema::query_log;
 use bor::query_log_store::PgQueryLogStore;
-use bor::testing::TestDatabase;
-use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, GetLogStats, LogActor, TurnFinished};
-use bor_actors::record::{ErrorCode, TurnOutcome, TurnPath, TurnRecord};
+use bor::testing::{TestDatabase, query_log_rows};
+use bor_actors::log::{
+    DEFAULT_QUEUE_CAPACITY, Flush, GetLogStats, LogActor, QueryLogStore, TurnFinished, WriteError,
+};
+use bor_actors::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord};
 use chrono::Utc;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -103,4 +106,74 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
     assert_eq!(count().await, 3, "every row once, none twice");
     let stats = log.send(GetLogStats).await.unwrap();
     assert_eq!((stats.queued, stats.written), (0, 3));
+}
+
+#[actix_web::test]
+async fn a_turn_whose_texts_hold_u0000_is_written_without_it_and_the_next_rows_follow() {
+    let db = TestDatabase::migrated().await;
+    let store = PgQueryLogStore::new(db.pool());
+    let log = LogActor::new(Arc::new(store), DEFAULT_QUEUE_CAPACITY).start();
+    let odd = TurnRecord {
+        question: "what is \0 this?".into(),
+        answer: "an answer\0 with a NUL".into(),
+        sources: vec![Source {
+            document_id: 1,
+            title: "Ti\0tle".into(),
+            chunk_id: 2,
+            score: 0.5,
+        }],
+        ..record(TurnOutcome::Done)
+    };
+    let next = record(TurnOutcome::Stopped);
+    log.send(TurnFinished::new(odd.clone())).await.unwrap();
+    log.send(TurnFinished::new(next.clone())).await.unwrap();
+    let left = tokio::time::timeout(Duration::from_secs(15), log.send(Flush))
+        .await
+        .expect("the queue empties")
+        .unwrap();
+    assert_eq!(left, 0);
+    let rows = query_log_rows(&db.pool()).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let stored = rows.iter().find(|row| row.turn_id == odd.turn_id).unwrap();
+    assert_eq!(stored.question, "what is  this?");
+    assert_eq!(stored.answer, "an answer with a NUL");
+    assert_eq!(stored.sources[0]["title"], "Title");
+    assert!(rows.iter().any(|row| row.turn_id == next.turn_id));
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(
+        (stats.written, stats.failed_writes, stats.refused),
+        (2, 0, 0)
+    );
+}
+
+#[actix_web::test]
+async fn the_store_tells_a_refused_statement_from_an_unreachable_database() {
+    let db = TestDatabase::migrated().await;
+    let postgres: SocketAddr = "127.0.0.1:5432".parse().unwrap();
+    let proxy = TcpProxy::start(postgres);
+    let store = PgQueryLogStore::new(pool_through(&db, &proxy));
+    store.insert(vec![record(TurnOutcome::Done)]).await.unwrap();
+
+    proxy.cut();
+    let error = store
+        .insert(vec![record(TurnOutcome::Done)])
+        .await
+        .unwrap_err();
+    assert!(matches!(error, WriteError::Unavailable(_)), "{error:?}");
+
+    let store = PgQueryLogStore::new(db.pool());
+    let mut conn = db.connect().await;
+    diesel::sql_query(
+        "ALTER TABLE query_log ADD CONSTRAINT short_answers CHECK (length(answer) < 10)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let long = TurnRecord {
+        answer: "a much longer answer".into(),
+        ..record(TurnOutcome::Done)
+    };
+    let error = store.insert(vec![long]).await.unwrap_err();
+    assert!(matches!(error, WriteError::Refused(_)), "{error:?}");
+    assert!(error.to_string().contains("short_answers"), "{error}");
 }

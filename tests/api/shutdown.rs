@@ -65,10 +65,22 @@ async fn turns_still_running_after_the_grace_end_stopped_with_their_partial_answ
         app.chat(&question),
         stop_once_running(&app, Duration::from_millis(500))
     );
+    let (last, before) = turn.frames.split_last().expect("frames");
     assert!(
-        turn.frames.iter().all(|f| f.event == "delta"),
-        "the stream ends without a terminal frame: {:?}",
+        before.iter().all(|f| f.event == "delta"),
+        "{:?}",
         turn.events()
+    );
+    assert_eq!(
+        last.event,
+        "error",
+        "one terminal frame: {:?}",
+        turn.events()
+    );
+    assert_eq!(last.data["code"], "internal");
+    assert_eq!(
+        last.data["detail"],
+        "Something went wrong on our side — please try again."
     );
     assert_eq!(turns_in_flight(&app.state), 0);
     let rows = app.wait_for_rows(1).await;

@@ -122,11 +122,21 @@ test("trouble in a section is marked, in words and tone", () => {
   assert.deepEqual(llm["Models offered"], ["small, other", ""]);
   assert.equal(llm.Error, undefined);
 
+  // Chat and embeddings on two servers: each section names only its own model.
+  const chatOnly = rowsAsObject(llmRows({ reachable: true, chat_model: { name: "big", listed: true }, embed_model: null }));
+  assert.deepEqual(chatOnly["Chat model"], ["big (listed)", ""]);
+  assert.equal(chatOnly["Embedding model"], undefined);
+  const sections = Object.fromEntries(
+    healthSections({ status: "ok", llm_embeddings: { reachable: true, chat_model: null, embed_model: { name: "small", listed: true } } }),
+  );
+  assert.deepEqual(rowsAsObject(sections.llm_embeddings)["Embedding model"], ["small (listed)", ""]);
+  assert.equal(rowsAsObject(sections.llm_embeddings)["Chat model"], undefined);
+
   const knowledge = rowsAsObject(
     knowledgeRows({ documents: 1200, chunks: 34567, embedding_dimension: 768, dimension_mismatch: 3 }),
   );
   assert.deepEqual(knowledge.Chunks, ["34,567", ""]);
-  assert.deepEqual(knowledge["Dimension mismatch"], ["3 chunk(s) left out: re-import them", "warn"]);
+  assert.deepEqual(knowledge["Dimension mismatch"], ["3 chunk(s) left out: run bor reembed", "warn"]);
 
   const turns = rowsAsObject(
     turnRows({
@@ -161,7 +171,8 @@ test("the configuration reads as BOR_ variables, sorted, the API key as set or u
 
 test("a report with sections missing still reads, with dashes", () => {
   const sections = Object.fromEntries(healthSections({ status: "ok" }));
-  assert.deepEqual(Object.keys(sections), ["database", "llm", "knowledge", "turns", "log", "config"]);
+  assert.deepEqual(Object.keys(sections), ["database", "llm", "llm_embeddings", "knowledge", "turns", "log", "config"]);
+  assert.equal(sections.llm_embeddings, null, "one server for chat and embeddings");
   assert.deepEqual(rowsAsObject(sections.database).Reachable, ["—", "bad"]);
   assert.deepEqual(rowsAsObject(sections.turns)["In flight"], ["— of —", ""]);
   assert.deepEqual(sections.config, []);

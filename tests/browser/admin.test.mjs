@@ -467,3 +467,17 @@ function luminance(rgb) {
   const [r, g, b] = rgb.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
   return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
 }
+
+test("the address `make run` prints, with #token=…, signs in and leaves no token in the address", async (t) => {
+  const context = await suite.browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(new URL(`admin#token=${TOKEN}`, suite.bor.url).toString());
+  await page.getByRole("heading", { name: "Service health" }).waitFor();
+  await page.waitForFunction(() => document.getElementById("overall")?.dataset.status !== "unknown");
+  assert.equal(new URL(page.url()).hash, "", "the token left the address bar (the entry is replaced)");
+  assert.equal(await page.getByRole("region", { name: "Embeddings server" }).count(), 0, "one LLM server here");
+  // Kept for the tab like a typed token.
+  await page.reload();
+  await page.getByRole("heading", { name: "Service health" }).waitFor();
+});

@@ -42,12 +42,17 @@ async function withChat(t, run, { expected = [] } = {}) {
   assert.deepEqual(unexpected, [], "the page logged no errors");
 }
 
-test("a deflected turn streams its answer and lists no sources", async (t) => {
+test("a deflected turn streams its answer, says it is not from the documents and lists no sources", async (t) => {
   await withChat(t, async ({ page }) => {
     await ask(page, "What is the capital of France?");
     await waitForStatus(page, "Answer ready.");
     const article = answer(page);
     assert.equal(await answerText(article), "Mock answer: What is the capital of France?");
+    // In words inside the answer's article, read before the answer.
+    const notice = article.getByText(/^Not from your documents: nothing in your knowledge base matched/);
+    assert.ok(await notice.isVisible(), "the deflected answer is marked");
+    const described = await article.evaluate((node) => document.getElementById(node.getAttribute("aria-describedby"))?.textContent);
+    assert.match(described ?? "", /^Not from your documents/, "and the article is described by the notice");
     assert.equal(await page.getByRole("list", { name: "Sources" }).count(), 0);
     assert.equal(await page.getByRole("alert").count(), 0);
     assert.ok((await statusLog(page)).includes("Writing the answer…"));
@@ -82,6 +87,8 @@ test("a grounded turn shows thinking, tool activity, the answer and its sources"
       "The notes should say when the herds move.\n\nThe notes should say when the herds move.",
     );
 
+    assert.equal(await article.getByText(/^Not from your documents/).isVisible(), false, "a grounded answer is not marked");
+    assert.equal(await article.getAttribute("aria-describedby"), null);
     const sources = article.getByRole("list", { name: "Sources" });
     const items = await sources.getByRole("listitem").allInnerTexts();
     assert.deepEqual(items, [`${title} score ${score.toFixed(2)}`]);

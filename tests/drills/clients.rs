@@ -59,7 +59,8 @@ async fn clients_that_leave_mid_stream_free_everything() {
 
 #[actix_web::test]
 async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer() {
-    let app = TestApp::spawn().await;
+    // The answer bound is set past the answer: the client's stall must stop the turn.
+    let app = TestApp::spawn_with(&[("BOR_MAX_ANSWER_CHARS", "50000000")]).await;
     // An answer of 20 MiB in pieces of 1 KiB: more than the socket buffers hold (up to
     // 4 MiB each way), in few enough frames that even a slow machine fills them well
     // within the stall timeout. Once they are full, the turn's backlog holds what waits,
@@ -102,4 +103,40 @@ async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer(
     );
     assert_nothing_left(&app, &app.mock).await;
     drop(stream);
+}
+
+#[actix_web::test]
+async fn clients_that_stall_in_their_bodies_are_cut_with_408_and_hold_nothing() {
+    use tokio::io::AsyncReadExt;
+    let stalled = 100 * scale();
+    let app = TestApp::spawn_with(&[("BOR_REQUEST_BODY_TIMEOUT", "1")]).await;
+    let port = app.address.rsplit(':').next().unwrap().to_owned();
+    let mut connections = Vec::new();
+    for _ in 0..stalled {
+        let mut stream = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        // Headers announce 100 bytes; ten arrive, then nothing.
+        stream
+            .write_all(
+                b"POST /api/chat HTTP/1.1\r\nHost: bor\r\nContent-Type: application/json\r\n\
+                  Content-Length: 100\r\n\r\n{\"message\"",
+            )
+            .await
+            .unwrap();
+        connections.push(stream);
+    }
+    let health = app.get("/api/health", None).await;
+    assert_eq!(health.status, 200, "the service answers while bodies stall");
+
+    for mut stream in connections {
+        let mut answer = Vec::new();
+        let read =
+            actix_web::rt::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
+                .await;
+        assert!(read.is_ok(), "the connection is closed after the answer");
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+        assert!(text.contains("body_timeout"), "{text}");
+    }
 }

@@ -101,3 +101,37 @@ async fn garbage_from_the_llm_server_ends_turns_with_the_right_error_frame() {
     assert_eq!(clean.last().event, "done", "the service goes on answering");
     assert_nothing_left(&app, &app.mock).await;
 }
+
+#[actix_web::test]
+async fn an_endless_answer_is_cut_at_its_bound_and_kept_as_shown() {
+    let app = TestApp::spawn_with(&[("BOR_MAX_ANSWER_CHARS", "2000")]).await;
+    for round in 0..scale() {
+        // About 25,000 characters of answer and as much reasoning, far past the bound.
+        let question = directed(
+            &format!("Endless {round}?"),
+            json!({"reply": "and on ", "repeat": 3_500, "reasoning": "hmm "}),
+        );
+        let response = app.chat(&question).await;
+        let done = &response.last().data;
+        assert_eq!(response.last().event, "done", "{done}");
+        assert_eq!(done["truncated"], true, "{done}");
+        response.assert_one_terminal_frame();
+        let shown = response.deltas();
+        let thinking: usize = response
+            .frames
+            .iter()
+            .filter(|frame| frame.event == "thinking")
+            .map(|frame| frame.data["text"].as_str().unwrap_or("").chars().count())
+            .sum();
+        assert_eq!(shown.chars().count() + thinking, 2000);
+        let rows = app.wait_for_rows(round + 1).await;
+        let row = rows
+            .iter()
+            .find(|row| row.turn_id.to_string() == response.turn_id())
+            .expect("the turn's row");
+        assert_eq!(row.answer, shown, "the row keeps what was shown");
+    }
+    let clean = app.chat("Still there?").await;
+    assert_eq!(clean.last().event, "done");
+    assert_nothing_left(&app, &app.mock).await;
+}

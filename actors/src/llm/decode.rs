@@ -17,6 +17,10 @@ pub enum StreamPiece {
     Reasoning(String),
 }
 
+/// The most text the tool calls of one answer may hold, names and arguments together;
+/// past it the answer is unreadable rather than a growing buffer (docs/LIMITS.md).
+pub const MAX_TOOL_CALL_BYTES: usize = 1024 * 1024;
+
 /// The terminator some servers send instead of (or after) a `finish_reason`.
 pub const DONE_MARKER: &str = "[DONE]";
 
@@ -28,6 +32,9 @@ pub struct ChatStreamDecoder {
     finish_reason: Option<String>,
     usage: Option<Usage>,
     saw_done: bool,
+    /// Events that carried something of the answer (text, reasoning, a tool-call
+    /// fragment, a finish reason): what the read timeout measures silence by.
+    progress: u64,
 }
 
 impl ChatStreamDecoder {
@@ -66,20 +73,34 @@ impl ChatStreamDecoder {
                 .flatten()
             {
                 if !reasoning.is_empty() {
+                    self.progress += 1;
                     out.push(StreamPiece::Reasoning(reasoning));
                 }
             }
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+                self.progress += 1;
                 out.push(StreamPiece::Content(content));
             }
             for (position, fragment) in delta.tool_calls.into_iter().flatten().enumerate() {
+                self.progress += 1;
                 self.tool_calls.add(position, fragment);
+            }
+            if self.tool_calls.bytes > MAX_TOOL_CALL_BYTES {
+                return Err(AttemptError::Invalid(format!(
+                    "the tool calls are longer than {MAX_TOOL_CALL_BYTES} bytes"
+                )));
             }
         }
         if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+            self.progress += 1;
             self.finish_reason = Some(reason);
         }
         Ok(())
+    }
+
+    /// How many events so far carried something of the answer.
+    pub fn progress(&self) -> u64 {
+        self.progress
     }
 
     /// `[DONE]` arrived: nothing more is to be read.
@@ -107,6 +128,8 @@ impl ChatStreamDecoder {
 #[derive(Debug, Default)]
 struct ToolCallAssembler {
     calls: BTreeMap<usize, PartialCall>,
+    /// Bytes of ids, names and arguments held.
+    bytes: usize,
 }
 
 #[derive(Debug, Default)]
@@ -125,6 +148,7 @@ impl ToolCallAssembler {
         if let Some(id) = fragment.id.filter(|id| !id.is_empty())
             && call.id.is_empty()
         {
+            self.bytes += id.len();
             call.id = id;
         }
         let Some(function) = fragment.function else {
@@ -133,12 +157,19 @@ impl ToolCallAssembler {
         if let Some(name) = function.name.filter(|n| !n.is_empty())
             && call.name.is_empty()
         {
+            self.bytes += name.len();
             call.name = name;
         }
         match function.arguments {
-            Some(Value::String(text)) => call.arguments.push_str(&text),
+            Some(Value::String(text)) => {
+                self.bytes += text.len();
+                call.arguments.push_str(&text);
+            }
             // A few servers send the arguments as an object rather than JSON text.
-            Some(value @ Value::Object(_)) => call.arguments = value.to_string(),
+            Some(value @ Value::Object(_)) => {
+                call.arguments = value.to_string();
+                self.bytes += call.arguments.len();
+            }
             _ => {}
         }
     }

@@ -23,6 +23,26 @@ pub enum AttemptError {
 }
 
 impl AttemptError {
+    /// The error with every occurrence of `secret` (the API key, which a server may
+    /// echo in an error body) replaced, before it is logged or reported.
+    pub fn without_secret(self, secret: Option<&str>) -> AttemptError {
+        let Some(secret) = secret.filter(|secret| !secret.is_empty()) else {
+            return self;
+        };
+        let hide = |text: String| text.replace(secret, "[redacted]");
+        match self {
+            Self::Connect(text) => Self::Connect(hide(text)),
+            Self::Status { status, body } => Self::Status {
+                status,
+                body: hide(body),
+            },
+            Self::Broken(text) => Self::Broken(hide(text)),
+            Self::InStream(text) => Self::InStream(hide(text)),
+            Self::Invalid(text) => Self::Invalid(hide(text)),
+            timeout @ (Self::ConnectTimeout(_) | Self::ReadTimeout(_)) => timeout,
+        }
+    }
+
     /// Whether the retry policy may try again (SPEC §6): connection failures, timeouts,
     /// 408/429/5xx and broken or unreadable streams are; other 4xx are not.
     pub fn is_retryable(&self) -> bool {

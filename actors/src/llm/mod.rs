@@ -276,6 +276,7 @@ impl LlmActor {
     fn attempt_failed(&mut self, err: AttemptError, ctx: &mut Context<Self>) {
         let span = self.span.clone();
         let _entered = span.enter();
+        let err = err.without_secret(self.settings.api_key.as_deref());
         let Some(job) = self.job.as_mut() else {
             return;
         };
@@ -363,6 +364,8 @@ impl Handler<LlmCommand> for LlmActor {
                     messages: &request.messages,
                     stream: true,
                     tools: request.tools.as_deref(),
+                    temperature: settings.temperature,
+                    max_tokens: settings.max_tokens,
                 }),
             ),
             LlmCommand::Embed(inputs) => (
@@ -376,7 +379,7 @@ impl Handler<LlmCommand> for LlmActor {
             ),
         };
         let path = match kind {
-            JobKind::Embed { .. } => "embeddings",
+            JobKind::Embed { .. } => settings::EMBEDDINGS_PATH,
             _ => "chat/completions",
         };
         match body {
@@ -403,6 +406,10 @@ struct ChatBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a [Value]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -511,9 +518,13 @@ mod tests {
             messages: &messages,
             stream: true,
             tools: None,
+            temperature: None,
+            max_tokens: Some(512),
         })
         .unwrap();
         assert!(body.get("tools").is_none());
+        assert!(body.get("temperature").is_none(), "left to the server");
+        assert_eq!(body["max_tokens"], json!(512));
         assert_eq!(body["messages"][1], json!({"role": "user", "content": "q"}));
         assert_eq!(body["stream"], json!(true));
     }

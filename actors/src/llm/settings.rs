@@ -6,8 +6,12 @@ use std::time::Duration;
 /// Connection and retry settings of the LLM server (SPEC §2, §6).
 #[derive(Clone)]
 pub struct LlmSettings {
-    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:18089/v1`.
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:18089/v1`: chat
+    /// completions and the model list.
     pub base_url: String,
+    /// Where embeddings are requested (the same as `base_url` unless the embeddings
+    /// have a server of their own).
+    pub embed_base_url: String,
     /// Sent as `Authorization: Bearer`; never logged.
     pub api_key: Option<String>,
     pub chat_model: String,
@@ -19,11 +23,38 @@ pub struct LlmSettings {
     pub connect_timeout: Duration,
     /// Silence tolerated before the response headers and between body chunks.
     pub read_timeout: Duration,
+    /// Sent as `temperature` with chat requests when set (0 = greedy decoding).
+    pub temperature: Option<f32>,
+    /// Sent as `max_tokens` with chat requests when set.
+    pub max_tokens: Option<u32>,
 }
 
+/// The path of the embeddings endpoint below a base URL.
+pub(crate) const EMBEDDINGS_PATH: &str = "embeddings";
+
 impl LlmSettings {
+    /// The URL of `path`: on the embeddings server for embeddings, else the chat server.
     pub(crate) fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url, path)
+        let base = if path == EMBEDDINGS_PATH {
+            &self.embed_base_url
+        } else {
+            &self.base_url
+        };
+        format!("{base}/{path}")
+    }
+
+    /// Whether embeddings go to another server than chat.
+    pub fn separate_embeddings_server(&self) -> bool {
+        self.embed_base_url != self.base_url
+    }
+
+    /// The same settings aimed at the embeddings server only (its model list is then
+    /// the one `list_models` reads).
+    pub fn embeddings_server(&self) -> LlmSettings {
+        LlmSettings {
+            base_url: self.embed_base_url.clone(),
+            ..self.clone()
+        }
     }
 }
 
@@ -31,6 +62,7 @@ impl fmt::Debug for LlmSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmSettings")
             .field("base_url", &self.base_url)
+            .field("embed_base_url", &self.embed_base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("chat_model", &self.chat_model)
             .field("embed_model", &self.embed_model)
@@ -38,6 +70,8 @@ impl fmt::Debug for LlmSettings {
             .field("retry_delay", &self.retry_delay)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
             .finish()
     }
 }
@@ -50,6 +84,7 @@ mod tests {
     fn debug_output_hides_the_api_key() {
         let settings = LlmSettings {
             base_url: "http://127.0.0.1:1/v1".into(),
+            embed_base_url: "http://127.0.0.1:2/v1".into(),
             api_key: Some("sk-very-secret".into()),
             chat_model: "m".into(),
             embed_model: "e".into(),
@@ -57,10 +92,41 @@ mod tests {
             retry_delay: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(120),
+            temperature: None,
+            max_tokens: None,
         };
         let shown = format!("{settings:?}");
         assert!(!shown.contains("sk-very-secret"), "{shown}");
         assert!(shown.contains("[redacted]"), "{shown}");
         assert_eq!(settings.url("models"), "http://127.0.0.1:1/v1/models");
+    }
+
+    #[test]
+    fn embeddings_go_to_the_embeddings_server_and_the_rest_to_the_chat_server() {
+        let settings = LlmSettings {
+            base_url: "http://127.0.0.1:18089/v1".into(),
+            embed_base_url: "http://127.0.0.1:18088/v1".into(),
+            api_key: None,
+            chat_model: "chat".into(),
+            embed_model: "embed".into(),
+            retries: 0,
+            retry_delay: Duration::ZERO,
+            connect_timeout: Duration::from_secs(1),
+            read_timeout: Duration::from_secs(1),
+            temperature: None,
+            max_tokens: None,
+        };
+        assert!(settings.separate_embeddings_server());
+        assert_eq!(
+            settings.url(EMBEDDINGS_PATH),
+            "http://127.0.0.1:18088/v1/embeddings"
+        );
+        assert_eq!(
+            settings.url("chat/completions"),
+            "http://127.0.0.1:18089/v1/chat/completions"
+        );
+        let embeddings = settings.embeddings_server();
+        assert_eq!(embeddings.url("models"), "http://127.0.0.1:18088/v1/models");
+        assert!(!embeddings.separate_embeddings_server());
     }
 }

@@ -77,11 +77,12 @@ impl SseFramer {
                 _ => 1,
             };
             if self.partial.is_empty() {
-                self.line(&bytes[..end], &mut on_data)?;
+                self.line(&bytes[..end], 0, &mut on_data)?;
             } else {
                 let mut line = std::mem::take(&mut self.partial);
+                let counted = line.len();
                 line.extend_from_slice(&bytes[..end]);
-                let result = self.line(&line, &mut on_data);
+                let result = self.line(&line, counted, &mut on_data);
                 line.clear();
                 self.partial = line;
                 result?;
@@ -101,10 +102,12 @@ impl SseFramer {
         Ok(())
     }
 
-    /// One complete line (without its ending).
+    /// One complete line (without its ending), whose first `counted` bytes were counted
+    /// towards the bound while the line was partial.
     fn line<E: From<SseError>>(
         &mut self,
         line: &[u8],
+        counted: usize,
         on_data: &mut impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
         if line.is_empty() {
@@ -118,9 +121,7 @@ impl SseFramer {
             self.data.clear();
             return result;
         }
-        // The part of the line already counted when it was partial is counted again:
-        // harmless, the bound only needs to hold.
-        self.count(line.len() + 1)?;
+        self.count(line.len() + 1 - counted)?;
         let (name, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
@@ -210,5 +211,15 @@ mod tests {
         let event = format!("data: {}\n\n", "x".repeat(MAX_EVENT_BYTES / 2));
         let fine: Vec<&[u8]> = (0..5).map(|_| event.as_bytes()).collect();
         assert_eq!(events(&fine).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn an_event_split_across_reads_counts_once_towards_the_bound() {
+        // 600 KiB in one data line, arriving in reads of 64 KiB: within the bound.
+        let event = format!("data: {}\n\n", "x".repeat(600 * 1024));
+        let chunks: Vec<&[u8]> = event.as_bytes().chunks(64 * 1024).collect();
+        let delivered = events(&chunks).unwrap();
+        assert_eq!(delivered.len(), 1);
+        assert_eq!(delivered[0].len(), 600 * 1024);
     }
 }

@@ -20,8 +20,12 @@ use super::settings::LlmSettings;
 use super::sse::SseFramer;
 use super::types::ChatCompletion;
 
-/// The most bor reads of a non-streamed response (embeddings, models, error bodies).
-const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// The most bor reads of a non-streamed response (embeddings, models, a chat answer
+/// from a server that does not stream): a batch of embeddings is about 2 MB; a longer
+/// body fails the attempt instead of growing bor's memory (docs/LIMITS.md).
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// The most bor reads of an error response: only its message is kept.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 thread_local! {
     /// awc clients are not `Send`: one per thread and connect timeout, shared by the
@@ -105,14 +109,16 @@ pub async fn send(
     if status.is_success() {
         return Ok(response);
     }
-    let body =
-        match tokio::time::timeout(settings.read_timeout, response.body().limit(MAX_BODY_BYTES))
-            .await
-        {
-            Ok(Ok(bytes)) => error_body_text(&bytes),
-            Ok(Err(err)) => format!("(unreadable body: {err})"),
-            Err(_) => "(no body before the read timeout)".to_owned(),
-        };
+    let body = match tokio::time::timeout(
+        settings.read_timeout,
+        response.body().limit(MAX_ERROR_BODY_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => error_body_text(&bytes),
+        Ok(Err(err)) => format!("(unreadable body: {err})"),
+        Err(_) => "(no body before the read timeout)".to_owned(),
+    };
     Err(AttemptError::Status {
         status: status.as_u16(),
         body,
@@ -155,7 +161,12 @@ where
     let bytes = tokio::time::timeout(settings.read_timeout, response.body().limit(MAX_BODY_BYTES))
         .await
         .map_err(|_| AttemptError::ReadTimeout(settings.read_timeout))?
-        .map_err(|err| AttemptError::Broken(err.to_string()))?;
+        .map_err(|err| match err {
+            PayloadError::Overflow => AttemptError::Invalid(format!(
+                "a response body longer than {MAX_BODY_BYTES} bytes"
+            )),
+            err => AttemptError::Broken(err.to_string()),
+        })?;
     serde_json::from_slice(&bytes).map_err(|err| {
         AttemptError::Invalid(format!(
             "not JSON ({err}): {}",
@@ -218,8 +229,10 @@ fn whole_completion(result: Result<Value, AttemptError>) -> Vec<ChatStreamItem> 
     items
 }
 
-/// Reads the event stream of a chat response: every read waits at most the read
-/// timeout; events are framed and decoded as the bytes arrive.
+/// Reads the event stream of a chat response; events are framed and decoded as the
+/// bytes arrive. The read timeout is the silence tolerated between decoded pieces:
+/// keep-alive comments, blank lines and empty chunks do not reset it, so an upstream
+/// that only keeps the connection busy holds the turn no longer than that.
 fn sse_items<S>(
     response: awc::ClientResponse<S>,
     read_timeout: Duration,
@@ -234,6 +247,8 @@ where
         decoder: Option<ChatStreamDecoder>,
         pieces: Vec<StreamPiece>,
         pending: VecDeque<ChatStreamItem>,
+        /// When the silence since the last piece (or the start) is too long.
+        deadline: tokio::time::Instant,
     }
     let state = State {
         body: response,
@@ -241,6 +256,7 @@ where
         decoder: Some(ChatStreamDecoder::default()),
         pieces: Vec::new(),
         pending: VecDeque::new(),
+        deadline: tokio::time::Instant::now() + read_timeout,
     };
     stream::unfold(state, move |mut state| async move {
         loop {
@@ -248,8 +264,9 @@ where
                 return Some((item, state));
             }
             let decoder = state.decoder.as_mut()?;
-            let ending = match tokio::time::timeout(read_timeout, state.body.next()).await {
+            let ending = match tokio::time::timeout_at(state.deadline, state.body.next()).await {
                 Ok(Some(Ok(bytes))) => {
+                    let progress_before = decoder.progress();
                     let pieces = &mut state.pieces;
                     let framed = state.framer.push(&bytes, |data| {
                         // Nothing after `[DONE]` is read.
@@ -258,6 +275,9 @@ where
                         }
                         decoder.decode(data, pieces)
                     });
+                    if decoder.progress() != progress_before {
+                        state.deadline = tokio::time::Instant::now() + read_timeout;
+                    }
                     state
                         .pending
                         .extend(state.pieces.drain(..).map(ChatStreamItem::Piece));

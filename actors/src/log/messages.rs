@@ -45,6 +45,8 @@ pub struct LogStats {
     pub failed_writes: u64,
     /// Rows given up because the queue was full.
     pub dropped: u64,
+    /// Rows given up because the database refused them, each on its own, every time.
+    pub refused: u64,
     /// Every turn that ended, rows or not.
     pub turns: TurnCounts,
 }

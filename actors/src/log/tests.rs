@@ -84,18 +84,47 @@ fn the_turn_line_has_the_fields_of_the_spec_in_order() {
     assert!(stopped.contains("outcome=stopped"), "{stopped}");
 }
 
-/// A store that fails its first `failures` writes and keeps the rows it accepts.
+/// A store that is unavailable for its first `failures` writes, refuses every write
+/// holding a row whose answer contains U+0000 (as PostgreSQL does), and keeps the rows
+/// it accepts.
 struct FlakyStore {
     failures: Mutex<usize>,
     rows: Mutex<Vec<TurnRecord>>,
+    /// Every write attempted, by its number of rows.
+    attempts: Mutex<Vec<usize>>,
+}
+
+impl FlakyStore {
+    fn failing(failures: usize) -> Arc<Self> {
+        Arc::new(FlakyStore {
+            failures: Mutex::new(failures),
+            rows: Mutex::new(Vec::new()),
+            attempts: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn written(&self) -> Vec<Uuid> {
+        self.rows
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.turn_id)
+            .collect()
+    }
 }
 
 impl QueryLogStore for FlakyStore {
-    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), String>> {
+    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>> {
+        self.attempts.lock().unwrap().push(records.len());
         let mut failures = self.failures.lock().unwrap();
         if *failures > 0 {
             *failures -= 1;
-            return Box::pin(future::ready(Err("connection refused".to_owned())));
+            let error = WriteError::Unavailable("connection refused".to_owned());
+            return Box::pin(future::ready(Err(error)));
+        }
+        if records.iter().any(|r| r.answer.contains('\0')) {
+            let error = WriteError::Refused("invalid byte sequence: 0x00".to_owned());
+            return Box::pin(future::ready(Err(error)));
         }
         self.rows.lock().unwrap().extend(records);
         Box::pin(future::ready(Ok(())))
@@ -105,10 +134,7 @@ impl QueryLogStore for FlakyStore {
 #[actix::test]
 async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
     tokio::time::pause();
-    let store = Arc::new(FlakyStore {
-        failures: Mutex::new(3),
-        rows: Mutex::new(Vec::new()),
-    });
+    let store = FlakyStore::failing(3);
     let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
     let records: Vec<TurnRecord> = (0..5).map(|_| record(TurnOutcome::Done)).collect();
     for r in &records {
@@ -125,13 +151,7 @@ async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
 
     let left = log.send(Flush).await.unwrap();
     assert_eq!(left, 0);
-    let written: Vec<Uuid> = store
-        .rows
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| r.turn_id)
-        .collect();
+    let written = store.written();
     let expected: Vec<Uuid> = records.iter().map(|r| r.turn_id).collect();
     assert_eq!(written, expected, "every row once, in order");
     let stats = log.send(GetLogStats).await.unwrap();
@@ -142,6 +162,7 @@ async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
             written: 5,
             failed_writes: 3,
             dropped: 0,
+            refused: 0,
             turns: TurnCounts {
                 done: 5,
                 error: 1,
@@ -158,10 +179,7 @@ async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
 
 #[actix::test]
 async fn a_full_queue_drops_the_oldest_row_and_counts_it() {
-    let store = Arc::new(FlakyStore {
-        failures: Mutex::new(usize::MAX),
-        rows: Mutex::new(Vec::new()),
-    });
+    let store = FlakyStore::failing(usize::MAX);
     let log = LogActor::new(store, 2).start();
     for _ in 0..4 {
         log.send(TurnFinished::new(record(TurnOutcome::Stopped)))
@@ -177,10 +195,7 @@ async fn a_full_queue_drops_the_oldest_row_and_counts_it() {
 async fn the_turn_line_is_written_in_the_turn_span() {
     let buffer = Buffer::default();
     let _default = tracing::subscriber::set_default(buffer.subscriber());
-    let store = Arc::new(FlakyStore {
-        failures: Mutex::new(0),
-        rows: Mutex::new(Vec::new()),
-    });
+    let store = FlakyStore::failing(0);
     let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
     let span = tracing::info_span!("request", request_id = "req-42");
     let finished = span.in_scope(|| TurnFinished::new(record(TurnOutcome::Done)));
@@ -195,10 +210,7 @@ async fn the_turn_line_is_written_in_the_turn_span() {
 
 #[actix::test]
 async fn every_turn_is_counted_by_outcome_and_path() {
-    let store = Arc::new(FlakyStore {
-        failures: Mutex::new(0),
-        rows: Mutex::new(Vec::new()),
-    });
+    let store = FlakyStore::failing(0);
     let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
     let turns = [
         (TurnOutcome::Done, TurnPath::Deflected),
@@ -233,4 +245,82 @@ async fn every_turn_is_counted_by_outcome_and_path() {
             },
         }
     );
+}
+
+#[actix::test]
+async fn a_row_the_database_refuses_holds_back_no_other_row() {
+    tokio::time::pause();
+    let buffer = Buffer::default();
+    let _default = tracing::subscriber::set_default(buffer.subscriber());
+    let store = FlakyStore::failing(0);
+    let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
+    // The first write takes one row; the rest queue up behind it into one batch.
+    let mut good: Vec<TurnRecord> = (0..6).map(|_| record(TurnOutcome::Done)).collect();
+    let bad = TurnRecord {
+        answer: "an answer with \0 in it".into(),
+        ..record(TurnOutcome::Done)
+    };
+    let after = good.split_off(3);
+    for r in good.iter().chain([&bad]).chain(&after) {
+        log.send(TurnFinished::new(r.clone())).await.unwrap();
+    }
+    let later = record(TurnOutcome::Stopped);
+    log.send(TurnFinished::new(later.clone())).await.unwrap();
+
+    let left = log.send(Flush).await.unwrap();
+    assert_eq!(left, 0, "the queue empties");
+    let mut written = store.written();
+    written.sort();
+    let mut expected: Vec<Uuid> = good
+        .iter()
+        .chain(&after)
+        .chain([&later])
+        .map(|r| r.turn_id)
+        .collect();
+    expected.sort();
+    assert_eq!(written, expected, "every other row is written, once");
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(stats.refused, 1, "{stats:?}");
+    assert_eq!(stats.queued, 0);
+    let single_attempts_of_the_bad_row = store
+        .attempts
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|rows| **rows == 1)
+        .count();
+    assert!(
+        single_attempts_of_the_bad_row >= REFUSALS_BEFORE_GIVING_UP as usize,
+        "tried on its own before it is given up"
+    );
+    let text = buffer.text();
+    let line = text
+        .lines()
+        .find(|line| line.contains("given up"))
+        .unwrap_or_else(|| panic!("no ERROR line in {text}"));
+    assert!(line.contains("ERROR"), "{line}");
+    assert!(line.contains(&bad.turn_id.to_string()), "{line}");
+}
+
+#[actix::test]
+async fn rows_written_while_a_refused_row_waits_are_not_delayed_by_it() {
+    tokio::time::pause();
+    let store = FlakyStore::failing(0);
+    let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
+    let bad = TurnRecord {
+        answer: "\0".into(),
+        ..record(TurnOutcome::Done)
+    };
+    log.send(TurnFinished::new(bad)).await.unwrap();
+    // The refused row waits to be tried again; a row that ends now is written at once,
+    // without the clock moving.
+    let next = record(TurnOutcome::Done);
+    log.send(TurnFinished::new(next.clone())).await.unwrap();
+    let stats = log.send(GetLogStats).await.unwrap();
+    assert_eq!(store.written(), vec![next.turn_id]);
+    assert_eq!(
+        stats.queued, 1,
+        "the refused row is still queued: {stats:?}"
+    );
+    assert_eq!(stats.refused, 0, "not given up after one refusal");
 }

@@ -61,6 +61,9 @@ pub struct DoneFrame {
     pub scaffold_stripped: u64,
     pub recovered: bool,
     pub sources: Vec<Source>,
+    /// The answer reached `BOR_MAX_ANSWER_CHARS` and was cut there; sent only then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 impl Frame {
@@ -154,6 +157,7 @@ mod tests {
             scaffold_stripped: 0,
             recovered: false,
             sources: vec![],
+            truncated: false,
         });
         assert_eq!(
             data(&done),

@@ -5,8 +5,10 @@
 //! Embedding ──Embedded──▶ Retrieving ──Retrieved──▶ Chatting ──ChatDone──┬──▶ Ended (done)
 //!                                                     ▲                   ├──▶ RunningTools ──▶ Chatting
 //!                                                     └──── recovery ◀────┘
+//! Chatting ──answer bound reached──▶ Ended (done, truncated)
 //! any phase ──Failed──▶ Ended (error)        any phase ──ClientGone──▶ Ended (stopped)
-//!                                             any phase ──ServiceStopping──▶ Ended (stopped)
+//!                                             any phase ──ServiceStopping──▶ Ended (stopped,
+//!                                                                 the client gets `error internal`)
 //! ```
 
 use std::collections::VecDeque;
@@ -108,7 +110,7 @@ impl TurnActor {
             (_, ClientGone) => self.stop_turn(ctx),
             (_, ServiceStopping) => {
                 tracing::info!("the service is stopping; ending the turn");
-                self.stop_turn(ctx)
+                self.cut_by_shutdown(ctx)
             }
             (phase, Llm(Retrying { attempt, max })) => {
                 self.on_retry(attempt, max, ctx);
@@ -118,11 +120,11 @@ impl TurnActor {
             (Phase::Retrieving, Retrieved(Ok(retrieval))) => self.choose_path(retrieval),
             (Phase::Chatting(mut round), Llm(Content(text))) => {
                 self.relay_content(&mut round, &text, ctx);
-                Phase::Chatting(round)
+                self.unless_truncated(Phase::Chatting(round), ctx)
             }
             (Phase::Chatting(round), Llm(Reasoning(text))) => {
                 self.relay_reasoning(text, ctx);
-                Phase::Chatting(round)
+                self.unless_truncated(Phase::Chatting(round), ctx)
             }
             (Phase::Chatting(round), Llm(ChatDone(completion))) => {
                 self.end_round(round, completion, ctx)

@@ -26,6 +26,9 @@ pub struct TurnSettings {
     pub thinking_forced_open: bool,
     /// Recorded in `query_log.chat_model`.
     pub chat_model: String,
+    /// Characters of answer and reasoning the turn keeps; at the bound it ends with
+    /// what was shown (`done` with `truncated`).
+    pub max_answer_chars: usize,
 }
 
 /// Starts the LLM actor of a turn, given the recipient of its events. Production code

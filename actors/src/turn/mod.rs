@@ -60,6 +60,10 @@ pub struct TurnActor {
     sources: Vec<Source>,
     /// Every visible text sent as `delta`.
     answer: String,
+    /// Characters of answer and reasoning sent so far (bounded by `max_answer_chars`).
+    kept_chars: usize,
+    /// The bound was reached: the turn ends with what was sent.
+    truncated: bool,
     created_at: DateTime<Utc>,
     started: Instant,
     /// When the turn entered its current phase.
@@ -103,6 +107,8 @@ impl TurnActor {
             counters: Counters::default(),
             sources: Vec::new(),
             answer: String::new(),
+            kept_chars: 0,
+            truncated: false,
             created_at: Utc::now(),
             started: Instant::now(),
             phase_started: Instant::now(),

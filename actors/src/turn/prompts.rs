@@ -11,9 +11,12 @@ Name the titles of the documents you used.";
 
 const TOOLS_NOTE: &str = "If the context is not enough, you may call the tools search_documents, read_document and list_documents to look further.";
 
+/// Makes the model say first that the answer does not come from the documents (small
+/// models follow a given opening far more reliably than "make clear that…").
 const DEFLECTED: &str = "You are bor, an assistant for the user's own knowledge base. \
-The knowledge base has nothing relevant to this question. Say so briefly; then, if you can, \
-help from general knowledge and make clear that this part does not come from the user's documents.";
+Nothing in the user's documents matches this question. Start your reply with \
+\"This is not from your documents:\" and then answer briefly from general knowledge, \
+or say that you do not know.";
 
 /// The system message of a grounded turn: instructions and the retrieved chunks.
 pub fn grounded_system(hits: &[ChunkHit], tools_offered: bool) -> String {
@@ -83,5 +86,15 @@ mod tests {
         );
         assert!(!CORRECTION_INSTRUCTION.contains('\n'));
         assert!(!deflected_system().contains(CORRECTION_INSTRUCTION));
+    }
+
+    #[test]
+    fn the_deflected_prompt_asks_for_the_not_from_your_documents_opening() {
+        let prompt = deflected_system();
+        assert!(
+            prompt.contains("Start your reply with \"This is not from your documents:\""),
+            "{prompt}"
+        );
+        assert!(!prompt.contains('\n'), "one paragraph: {prompt}");
     }
 }

@@ -99,8 +99,47 @@ impl TurnActor {
     }
 
     pub(super) fn relay_reasoning(&mut self, text: String, ctx: &mut Context<Self>) {
-        self.send_frame(Frame::Thinking { text }, ctx);
+        if let Some(text) = self.within_bound(text) {
+            self.send_frame(Frame::Thinking { text }, ctx);
+        }
         self.piece_relayed();
+    }
+
+    /// The part of `text` the answer bound leaves room for (`None` when nothing);
+    /// marks the turn truncated when it cuts.
+    fn within_bound(&mut self, text: String) -> Option<String> {
+        if self.truncated {
+            return None;
+        }
+        let room = self
+            .settings
+            .max_answer_chars
+            .saturating_sub(self.kept_chars);
+        let text = match text.char_indices().nth(room) {
+            Some((end, _)) => {
+                self.truncated = true;
+                text[..end].to_owned()
+            }
+            None => text,
+        };
+        self.kept_chars += text.chars().count();
+        if self.kept_chars >= self.settings.max_answer_chars {
+            self.truncated = true;
+        }
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Ends the turn with what was sent once the answer bound is reached; else stays.
+    pub(super) fn unless_truncated(&mut self, phase: Phase, ctx: &mut Context<Self>) -> Phase {
+        if !self.truncated {
+            return phase;
+        }
+        tracing::warn!(
+            turn_id = %self.spec.turn_id,
+            max_answer_chars = self.settings.max_answer_chars,
+            "the answer reached its bound; ending the turn with what was sent"
+        );
+        self.succeed(ctx)
     }
 
     fn relay_filtered(
@@ -112,6 +151,9 @@ impl TurnActor {
         for event in events {
             match event {
                 FilterEvent::Visible(text) if !text.is_empty() => {
+                    let Some(text) = self.within_bound(text) else {
+                        continue;
+                    };
                     round.visible_chars += text.chars().filter(|c| !c.is_whitespace()).count();
                     round.visible_text.push_str(&text);
                     self.answer.push_str(&text);
@@ -121,7 +163,9 @@ impl TurnActor {
                     self.send_frame(Frame::Delta { text }, ctx);
                 }
                 FilterEvent::Thinking(text) if !text.is_empty() => {
-                    self.send_frame(Frame::Thinking { text }, ctx)
+                    if let Some(text) = self.within_bound(text) {
+                        self.send_frame(Frame::Thinking { text }, ctx)
+                    }
                 }
                 FilterEvent::Stripped(span) => tracing::warn!(
                     turn_id = %self.spec.turn_id,
@@ -308,6 +352,7 @@ impl TurnActor {
                 scaffold_stripped: record.scaffold_stripped,
                 recovered: record.recovered,
                 sources: record.sources.clone(),
+                truncated: self.truncated,
             }),
             ctx,
         );
@@ -329,6 +374,17 @@ impl TurnActor {
         self.log
             .do_send(TurnFinished::new(self.record(TurnOutcome::Stopped)));
         self.close_stream(ctx);
+        Phase::Ended
+    }
+
+    /// The service's grace ran out: the client still gets its one terminal frame
+    /// (`error internal`: the answer is cut short by bor itself, not by the model), and
+    /// the partial answer is kept as a `stopped` row, like a turn whose client left.
+    pub(super) fn cut_by_shutdown(&mut self, ctx: &mut Context<Self>) -> Phase {
+        self.send_frame(Frame::error(self.spec.turn_id, ErrorCode::Internal), ctx);
+        self.log
+            .do_send(TurnFinished::new(self.record(TurnOutcome::Stopped)));
+        self.finish_stream(ctx);
         Phase::Ended
     }
 

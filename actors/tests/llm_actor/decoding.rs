@@ -168,3 +168,39 @@ async fn the_stream_pauses_at_the_relay_window_until_pieces_are_acknowledged() {
     assert_eq!(content(&rest).len(), 2 * (tokens - RELAY_WINDOW));
     assert!(matches!(rest.last(), Some(LlmEvent::ChatDone(_))));
 }
+
+#[actix::test]
+async fn embeddings_go_to_the_embeddings_server_and_chat_to_the_chat_server() {
+    let (chat_server, embeddings_server) = (mock(), mock());
+    let mut two_servers = settings(chat_server.base_url());
+    two_servers.embed_base_url = embeddings_server.base_url();
+
+    let events = run(
+        two_servers.clone(),
+        LlmCommand::Embed(vec!["refund policy".into()]),
+    )
+    .await;
+    assert!(
+        matches!(events.last(), Some(LlmEvent::Embedded(v)) if v.len() == 1),
+        "{events:?}"
+    );
+    let events = run(two_servers.clone(), chat(json!({"reply": "Hi."}))).await;
+    assert_eq!(content(&events), "Hi.");
+    run(two_servers.embeddings_server(), LlmCommand::ListModels).await;
+
+    let paths = |server: &bor_mock_llm::MockLlm| -> Vec<String> {
+        server.requests().iter().map(|r| r.path.clone()).collect()
+    };
+    assert_eq!(paths(&chat_server), ["/v1/chat/completions"]);
+    assert_eq!(paths(&embeddings_server), ["/v1/embeddings", "/v1/models"]);
+}
+
+#[actix::test]
+async fn a_configured_temperature_goes_with_every_chat_request() {
+    let mock = mock();
+    let mut greedy = settings(mock.base_url());
+    greedy.temperature = Some(0.0);
+    let events = run(greedy, chat(json!({"reply": "Hi."}))).await;
+    assert_eq!(content(&events), "Hi.");
+    assert_eq!(mock.requests()[0].body["temperature"], 0.0);
+}

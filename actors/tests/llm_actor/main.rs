@@ -24,6 +24,7 @@ pub const API_KEY: &str = "sk-test-key-4d1c";
 
 pub fn settings(base_url: String) -> LlmSettings {
     LlmSettings {
+        embed_base_url: base_url.clone(),
         base_url,
         api_key: Some(API_KEY.to_owned()),
         chat_model: "smollm2".to_owned(),
@@ -32,6 +33,8 @@ pub fn settings(base_url: String) -> LlmSettings {
         retry_delay: Duration::ZERO,
         connect_timeout: Duration::from_secs(2),
         read_timeout: Duration::from_secs(5),
+        temperature: None,
+        max_tokens: None,
     }
 }
 

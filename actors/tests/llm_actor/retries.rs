@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use bor_actors::llm::{AttemptError, LlmError, LlmEvent};
+use bor_actors::llm::{AttemptError, LlmCommand, LlmError, LlmEvent};
 use serde_json::json;
 
 use super::*;
@@ -209,6 +209,83 @@ async fn a_read_timeout_mid_stream_is_terminal() {
 }
 
 #[actix::test]
+async fn keep_alive_comments_do_not_hold_off_the_read_timeout() {
+    let mock = mock();
+    let mut impatient = settings(mock.base_url());
+    impatient.read_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let events = run(
+        impatient,
+        chat(json!({"keepalive_after": 1, "reply": "one two"})),
+    )
+    .await;
+    assert_eq!(content(&events), "one ");
+    assert!(
+        matches!(
+            events.last(),
+            Some(LlmEvent::Failed(LlmError::Interrupted(
+                AttemptError::ReadTimeout(_)
+            )))
+        ),
+        "{:?}",
+        events.last()
+    );
+    // Comments arrive every 50 ms: a timeout they reset would never fire.
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// A server that answers `times` requests with `status` and `body` as
+/// `application/json`.
+fn json_server(status: u16, body: Vec<u8>, times: usize) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(times) {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    format!("http://{address}/v1")
+}
+
+#[actix::test]
+async fn a_response_body_past_the_bound_is_not_read_whole() {
+    // Valid JSON, 9 MiB: one string of `x`.
+    let mut body = b"{\"data\":\"".to_vec();
+    body.resize(9 * 1024 * 1024, b'x');
+    body.extend_from_slice(b"\"}");
+    let mut once = settings(json_server(200, body, 1));
+    once.retries = 0;
+    let events = run(once, LlmCommand::Embed(vec!["q".into()])).await;
+    match events.last() {
+        Some(LlmEvent::Failed(LlmError::Unavailable {
+            last: AttemptError::Invalid(message),
+            ..
+        })) => assert!(message.contains("longer than"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[actix::test]
 async fn garbage_answers_are_retried_then_unavailable() {
     for garbage in ["invalid_json", "huge_line", "html"] {
         let mock = mock();
@@ -308,5 +385,26 @@ async fn https_base_urls_speak_tls() {
             );
         }
         other => panic!("expected a failed TLS handshake, got {other:?}"),
+    }
+}
+
+#[actix::test]
+async fn an_api_key_echoed_in_an_error_body_is_not_reported() {
+    let body = format!(r#"{{"error":{{"message":"invalid key {API_KEY} for this model"}}}}"#);
+    let events = run(
+        settings(json_server(401, body.into_bytes(), 1)),
+        chat(json!({})),
+    )
+    .await;
+    match events.last() {
+        Some(LlmEvent::Failed(failure @ LlmError::Rejected(AttemptError::Status { .. }))) => {
+            let shown = failure.to_string();
+            assert!(!shown.contains(API_KEY), "{shown}");
+            assert!(
+                shown.contains("invalid key [redacted] for this model"),
+                "{shown}"
+            );
+        }
+        other => panic!("{other:?}"),
     }
 }

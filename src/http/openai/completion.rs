@@ -87,6 +87,7 @@ mod tests {
             scaffold_stripped: 0,
             recovered: false,
             sources: vec![],
+            truncated: false,
         })
     }
 

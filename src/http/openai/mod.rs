@@ -129,7 +129,13 @@ pub async fn chat_completions(
     state: web::Data<AppState>,
 ) -> Result<Either<impl Responder, web::Json<ChatCompletion>>, OpenAiError> {
     refuse_when_stopping(&state)?;
-    let body = read_json_body(&request, payload, MAX_BODY_BYTES).await?;
+    let body = read_json_body(
+        &request,
+        payload,
+        MAX_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
     let completion_request = parse_completion_request(&body, state.config.max_message_chars)?;
     let turn = start_turn(&state, completion_request.input)?;
     let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());

@@ -112,6 +112,7 @@ mod tests {
                 chunk_id: 70,
                 score: 0.5,
             }],
+            truncated: false,
         }
     }
 

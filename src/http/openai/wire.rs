@@ -73,10 +73,10 @@ impl CompletionHead {
         }
     }
 
-    /// The last chunk: an empty delta, `finish_reason: "stop"` and the turn's extension.
+    /// The last chunk: an empty delta, the finish reason and the turn's extension.
     pub fn last_chunk(&self, done: DoneFrame) -> ChatCompletionChunk {
         let mut chunk = self.chunk(ChunkDelta::default());
-        chunk.choices[0].finish_reason = Some("stop");
+        chunk.choices[0].finish_reason = Some(finish_reason(&done));
         chunk.bor = Some(BorExtension::from(done));
         chunk
     }
@@ -99,11 +99,16 @@ impl CompletionHead {
                     content,
                     reasoning_content: reasoning,
                 },
-                finish_reason: "stop",
+                finish_reason: finish_reason(&done),
             }],
             bor: BorExtension::from(done),
         }
     }
+}
+
+/// `"length"` when the answer was cut at `BOR_MAX_ANSWER_CHARS`, else `"stop"`.
+fn finish_reason(done: &DoneFrame) -> &'static str {
+    if done.truncated { "length" } else { "stop" }
 }
 
 /// One `data:` line of a streamed completion.
@@ -127,7 +132,7 @@ pub struct ChatCompletionChunk {
 pub struct ChunkChoice {
     pub index: u32,
     pub delta: ChunkDelta,
-    /// `"stop"` on the last chunk, else null.
+    /// `"stop"` (or `"length"`, the answer cut at its bound) on the last chunk, else null.
     #[schema(value_type = Option<String>)]
     pub finish_reason: Option<&'static str>,
 }

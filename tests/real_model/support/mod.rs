@@ -38,10 +38,32 @@ pub fn shared_server_url() -> String {
         .expect("BOR_TEST_LLM_BASE_URL names the model server; `make test-real-model` sets it")
 }
 
+/// The chat server of the default local setup (Qwen2.5-Coder-0.5B), from
+/// `BOR_TEST_CHAT_BASE_URL`.
+pub fn default_chat_server_url() -> String {
+    env_url("BOR_TEST_CHAT_BASE_URL")
+}
+
+/// The embeddings server of the default local setup (all-MiniLM-L6-v2), from
+/// `BOR_TEST_EMBED_BASE_URL`.
+pub fn default_embed_server_url() -> String {
+    env_url("BOR_TEST_EMBED_BASE_URL")
+}
+
+fn env_url(variable: &str) -> String {
+    std::env::var(variable)
+        .ok()
+        .filter(|url| !url.is_empty())
+        .unwrap_or_else(|| {
+            panic!("{variable} names a model server; `make test-real-model` sets it")
+        })
+}
+
 /// bor's LLM client for `base_url` (no retries), to embed and list models as bor does.
 pub fn llm_client(base_url: &str) -> LlmClient {
     LlmClient::new(Arc::new(LlmSettings {
         base_url: base_url.trim_end_matches('/').to_owned(),
+        embed_base_url: base_url.trim_end_matches('/').to_owned(),
         api_key: None,
         chat_model: MODEL.to_owned(),
         embed_model: MODEL.to_owned(),
@@ -49,6 +71,8 @@ pub fn llm_client(base_url: &str) -> LlmClient {
         retry_delay: Duration::ZERO,
         connect_timeout: Duration::from_secs(10),
         read_timeout: STREAM_TIMEOUT,
+        temperature: None,
+        max_tokens: None,
     }))
 }
 
@@ -183,6 +207,20 @@ impl RealModelApp {
                 }
             })
             .boxed_local()
+    }
+
+    /// POSTs `body` to an admin route with `token`; the status.
+    pub async fn post_admin_json(&self, path: &str, token: &str, body: Value) -> u16 {
+        awc::Client::builder()
+            .timeout(STREAM_TIMEOUT)
+            .finish()
+            .post(format!("{}{path}", self.address))
+            .bearer_auth(token)
+            .send_json(&body)
+            .await
+            .expect("the admin request is answered")
+            .status()
+            .as_u16()
     }
 
     /// Asks `message` and reads the whole turn.

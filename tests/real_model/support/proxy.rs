@@ -20,14 +20,16 @@ pub fn cap_answer_length(body: &mut Value) {
     }
 }
 
-/// Caps the answer and, on a request that offers tools, makes the server call
-/// `search_documents` (llama-cpp-python then constrains the output to the tool's JSON
-/// schema; greedy sampling keeps the arguments short).
+/// Caps the answer, decodes greedily and, on a request that offers tools, makes the
+/// server call `search_documents` (llama-cpp-python then constrains the output to the
+/// tool's JSON schema; greedy sampling keeps the arguments short).
 pub fn force_search_documents(body: &mut Value) {
     cap_answer_length(body);
+    if body.get("messages").is_some() {
+        body["temperature"] = json!(0);
+    }
     if body.get("tools").is_some() {
         body["tool_choice"] = json!({"type": "function", "function": {"name": "search_documents"}});
-        body["temperature"] = json!(0);
     }
 }
 

@@ -26,7 +26,7 @@ impl ModelServer {
         let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("llm-server-{port}.log"));
         let output = File::create(&log).expect("the server log can be created");
         let child = Command::new(SCRIPT)
-            .args(["serve", &port.to_string()])
+            .args(["serve", "smollm2", &port.to_string()])
             .stdin(Stdio::null())
             .stdout(output.try_clone().expect("the log file handle is cloned"))
             .stderr(output)

@@ -173,18 +173,26 @@ async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
 }
 
 #[actix::test]
-async fn the_stop_signal_ends_the_turn_like_a_client_that_left() {
+async fn the_stop_signal_ends_the_stream_with_one_terminal_frame_and_keeps_the_partial_answer() {
     let (stop, stop_signal) = watch::channel(false);
     let mut turn = UnfinishedTurn::start(Some(stop_signal));
     turn.first_frame_is_the_partial_answer().await;
     assert!(turn.records.lock().unwrap().is_empty(), "still running");
 
     stop.send_replace(true);
-    assert_eq!(
-        turn.frames.recv().await,
-        None,
-        "the stream ends without a terminal frame"
-    );
+    match turn.frames.recv().await {
+        Some(Frame::Error { code, detail, .. }) => {
+            assert_eq!(code, ErrorCode::Internal);
+            assert_eq!(
+                detail,
+                "Something went wrong on our side — please try again."
+            );
+        }
+        other => panic!("expected the terminal error frame, got {other:?}"),
+    }
+    assert_eq!(turn.frames.recv().await, None, "the stream then ends");
+    // A second stop signal (or a late one) adds nothing.
+    stop.send_replace(true);
     let record = turn.record().await;
     assert_eq!(record.outcome, TurnOutcome::Stopped);
     assert_eq!(record.answer, "Partial answer");
@@ -246,4 +254,35 @@ pub(super) async fn wait_until(condition: impl Fn() -> bool) -> bool {
         actix::clock::sleep(std::time::Duration::from_millis(10)).await;
     }
     condition()
+}
+
+#[actix::test]
+async fn an_answer_past_its_bound_ends_the_turn_with_what_was_shown() {
+    let bounded = TurnSettings {
+        max_answer_chars: 12,
+        ..settings()
+    };
+    // Five characters of reasoning and seven of answer fill the bound.
+    let mut chat = vec![LlmEvent::Reasoning("think".into())];
+    chat.extend(reply(&["Hello ", "world, and more", " never sent"]));
+    let run = run_turn("Q?", bounded, empty(), vec![embedded(), chat]).await;
+    assert_eq!(run.deltas(), "Hello w");
+    assert!(run.done().truncated, "{:?}", run.frames);
+    run.assert_one_terminal_frame_last();
+    let record = run.record();
+    assert_eq!(record.outcome, TurnOutcome::Done);
+    assert_eq!(record.answer, "Hello w", "the row keeps what was shown");
+    assert_eq!(
+        run.asked.last(),
+        Some(&Asked::Cancel),
+        "the request is given up"
+    );
+}
+
+#[actix::test]
+async fn an_answer_within_its_bound_is_not_marked_truncated() {
+    let run = run_turn("Q?", settings(), empty(), vec![embedded(), reply(&["Hi."])]).await;
+    assert!(!run.done().truncated);
+    let frame = serde_json::to_value(run.frames.last().unwrap()).unwrap();
+    assert!(frame.get("truncated").is_none(), "{frame}");
 }

@@ -204,6 +204,7 @@ pub fn settings() -> TurnSettings {
         deflect_threshold: 0.35,
         thinking_forced_open: false,
         chat_model: "test-model".into(),
+        max_answer_chars: 100_000,
     }
 }
 

@@ -46,7 +46,7 @@ async fn clean_deflected_turn_streams_and_ends_with_done() {
             .content
             .as_deref()
             .unwrap()
-            .contains("nothing relevant")
+            .contains("This is not from your documents")
     );
     assert_eq!(
         messages[1],

