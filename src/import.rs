@@ -1,8 +1,10 @@
-//! `bor import PATH…`: stores Markdown (`.md`, `.markdown`) and plain-text (`.txt`)
-//! files in the knowledge base. Folders are read recursively, leaving out hidden
-//! entries (names starting with `.`) and links to folders; every other file that is not
-//! of those types is skipped with a line saying so, as is a file that is unreadable,
-//! empty, binary or not UTF-8. The rest goes on.
+//! `bor import PATH…`: stores Markdown (`.md`, `.markdown`), plain text (`.txt`,
+//! `.text`), PDF, HTML (`.html`, `.htm`) and Word (`.docx`) files in the knowledge base,
+//! each read by the format reader of its kind (`bor_formats`). Folders are read
+//! recursively, leaving out hidden entries (names starting with `.`) and links to
+//! folders; every other file is skipped with a line saying so, as is a file that cannot
+//! be read (with the reader's reason: damaged, encrypted, no text layer, too large, …).
+//! The rest goes on.
 //!
 //! Re-importing an unchanged file does nothing; a changed file replaces its earlier
 //! version (same source path). A progress bar shows files, chunks and embeddings on a
@@ -20,9 +22,10 @@ use bor_actors::llm::LlmClient;
 
 use crate::config::Config;
 use crate::db::{self, DbPool, chunks};
+use crate::knowledge::formats::Limits;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension};
 use crate::state::{chunking_settings, llm_settings};
-pub use files::{ReadFile, SUPPORTED_EXTENSIONS, collect_files, format_of, read_document};
+pub use files::{ReadFile, collect_files, document_from_bytes, is_supported, read_document};
 use progress::ImportProgress;
 
 /// Counts for the summary line.
@@ -112,16 +115,22 @@ pub async fn import_paths(
         summary.skipped += 1;
         progress.say(&format!("skipped   {}: {reason}", path.display()));
     }
+    let limits = Limits::default();
     for path in &found.files {
-        let document = match read_document(path) {
-            ReadFile::Document(document) => document,
-            ReadFile::Skipped(reason) => {
-                summary.skipped += 1;
-                progress.say(&format!("skipped   {}: {reason}", path.display()));
-                progress.file_done();
-                continue;
-            }
+        let read = {
+            let (path, limits) = (path.clone(), limits.clone());
+            tokio::task::spawn_blocking(move || read_document(&path, &limits)).await
         };
+        let document =
+            match read.unwrap_or_else(|error| ReadFile::Skipped(format!("unreadable ({error})"))) {
+                ReadFile::Document(document) => document,
+                ReadFile::Skipped(reason) => {
+                    summary.skipped += 1;
+                    progress.say(&format!("skipped   {}: {reason}", path.display()));
+                    progress.file_done();
+                    continue;
+                }
+            };
         match ingestor.ingest(&document, &progress).await {
             Ok(outcome) => {
                 let (label, count) = match &outcome {

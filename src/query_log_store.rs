@@ -6,6 +6,7 @@ use futures_util::future::BoxFuture;
 
 use crate::db::query_log::{NewQueryLogEntry, TurnPath, TurnStatus, insert_query_logs};
 use crate::db::{DbError, DbPool, storable_text};
+use crate::health::error_chain;
 
 pub struct PgQueryLogStore {
     pool: DbPool,
@@ -38,18 +39,6 @@ fn write_error(error: DbError) -> WriteError {
     } else {
         WriteError::Refused(text)
     }
-}
-
-/// The error with its causes, for the log line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The row of a turn that gets one (`done` or `stopped`).

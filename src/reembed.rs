@@ -3,7 +3,6 @@
 //! dimension), so that retrieval compares like with like. Documents that already fit
 //! are left as they are; `make run` runs it after importing the sample knowledge base.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,8 +12,6 @@ use bor_actors::llm::LlmClient;
 use crate::config::Config;
 use crate::db::{self, DbError, DbPool, chunks, documents};
 use crate::health::error_chain;
-use crate::import::format_of;
-use crate::knowledge::chunking::TextFormat;
 use crate::knowledge::ingest::{IngestError, Ingestor, ModelDimension, SourceDocument, Unobserved};
 use crate::state::{chunking_settings, llm_settings};
 
@@ -69,10 +66,15 @@ async fn reembed(config: &Config) -> Result<(usize, usize, usize), ReembedError>
     let mut chunks = 0;
     for document in &stale {
         let source = SourceDocument {
-            format: stored_format(document.source.as_deref()),
             title: document.title.clone(),
             source: document.source.clone(),
             content: document.content.clone(),
+            content_type: document.content_type.clone(),
+            page_starts: document
+                .page_starts
+                .iter()
+                .filter_map(|&start| usize::try_from(start).ok())
+                .collect(),
         };
         let outcome = ingestor.ingest(&source, &Unobserved).await?;
         chunks += outcome.chunks();
@@ -83,12 +85,4 @@ async fn reembed(config: &Config) -> Result<(usize, usize, usize), ReembedError>
         );
     }
     Ok((stale.len(), chunks, dimension))
-}
-
-/// The format a stored document was read in: by its file's extension; a document
-/// posted through the API is Markdown.
-fn stored_format(source: Option<&str>) -> TextFormat {
-    source
-        .and_then(|source| format_of(Path::new(source)))
-        .unwrap_or(TextFormat::Markdown)
 }

@@ -12,6 +12,10 @@ pub struct ChunkHit {
     pub chunk_id: i64,
     pub score: f32,
     pub text: String,
+    /// The headings above the chunk, outermost first (`""` when none).
+    pub heading: String,
+    /// The PDF page the chunk starts on.
+    pub page: Option<u32>,
 }
 
 /// The outcome of retrieval for a question (SPEC §5 step 2).
@@ -92,6 +96,8 @@ mod tests {
             chunk_id: 1,
             score,
             text: "x".into(),
+            heading: String::new(),
+            page: None,
         }
     }
 

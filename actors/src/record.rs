@@ -101,10 +101,34 @@ impl TurnOutcome {
 /// A chunk given to the model, as listed in `done.sources` and `query_log.sources`.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Source {
+    /// The number the model cites it by, `[n]`: 1, 2, … in the order the turn first
+    /// gave the chunk to the model (SPEC §11).
+    pub n: u32,
     pub document_id: i64,
     pub title: String,
     pub chunk_id: i64,
     pub score: f32,
+    /// The headings above the chunk, outermost first (`""` when none).
+    pub heading: String,
+    /// The chunk's text, whitespace collapsed, at most [`SNIPPET_CHARS`] characters.
+    pub snippet: String,
+    /// The PDF page the chunk starts on, from 1.
+    pub page: Option<u32>,
+}
+
+/// The longest `snippet` of a source, in characters (`…` included).
+pub const SNIPPET_CHARS: usize = 300;
+
+/// `text` with its whitespace collapsed to single spaces, cut at [`SNIPPET_CHARS`]
+/// characters with `…`.
+pub fn snippet_of(text: &str) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match collapsed.char_indices().nth(SNIPPET_CHARS - 1) {
+        Some((end, _)) if collapsed.chars().count() > SNIPPET_CHARS => {
+            format!("{}…", collapsed[..end].trim_end())
+        }
+        _ => collapsed,
+    }
 }
 
 /// Everything known about a finished turn.
@@ -134,6 +158,20 @@ pub struct TurnRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snippet_is_the_text_collapsed_and_cut_at_300_characters() {
+        assert_eq!(
+            snippet_of("  Refunds\n\n take\t14 days. "),
+            "Refunds take 14 days."
+        );
+        let long = "é ".repeat(400);
+        let snippet = snippet_of(&long);
+        assert_eq!(snippet.chars().count(), SNIPPET_CHARS, "{snippet}");
+        assert!(snippet.ends_with("é…"));
+        let exact = "x".repeat(SNIPPET_CHARS);
+        assert_eq!(snippet_of(&exact), exact, "300 characters stay whole");
+    }
 
     #[test]
     fn error_copy_is_exact() {

@@ -149,6 +149,8 @@ pub async fn run() -> Vec<Relevance> {
                 document_id: document,
                 ord,
                 text: piece.text,
+                heading: "",
+                page: None,
                 embedding: &[1.0],
             })
             .collect();

@@ -11,7 +11,7 @@ use futures_util::stream::{BoxStream, StreamExt};
 use super::DbError;
 use super::schema::{chunks, documents};
 
-/// Rows per INSERT statement (PostgreSQL allows 65,535 bind parameters; a row has 4).
+/// Rows per INSERT statement (PostgreSQL allows 65,535 bind parameters; a row has 6).
 const INSERT_BATCH: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
@@ -23,6 +23,10 @@ pub struct Chunk {
     pub ord: i32,
     pub text: String,
     pub embedding: Vec<f32>,
+    /// The headings above it, outermost first, joined by ` › `; `""` when none.
+    pub heading: String,
+    /// The PDF page it starts on, from 1.
+    pub page: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Insertable)]
@@ -33,6 +37,8 @@ pub struct NewChunk<'a> {
     pub text: &'a str,
     /// Not empty and without NULLs (the table checks it).
     pub embedding: &'a [f32],
+    pub heading: &'a str,
+    pub page: Option<i32>,
 }
 
 /// A chunk as the in-memory knowledge base holds it: its ids, its document's title,
@@ -44,6 +50,8 @@ pub struct IndexedChunk {
     pub title: String,
     pub text: String,
     pub embedding: Vec<f32>,
+    pub heading: String,
+    pub page: Option<i32>,
 }
 
 pub async fn count_chunks(conn: &mut AsyncPgConnection) -> Result<i64, DbError> {
@@ -156,13 +164,30 @@ const INDEXED_COLUMNS: (
     documents::title,
     chunks::text,
     chunks::embedding,
+    chunks::heading,
+    chunks::page,
 ) = (
     chunks::id,
     chunks::document_id,
     documents::title,
     chunks::text,
     chunks::embedding,
+    chunks::heading,
+    chunks::page,
 );
+
+/// The chunks of a document, in order.
+pub async fn chunks_of(
+    conn: &mut AsyncPgConnection,
+    document_id: i64,
+) -> Result<Vec<Chunk>, DbError> {
+    Ok(chunks::table
+        .filter(chunks::document_id.eq(document_id))
+        .select(Chunk::as_select())
+        .order(chunks::ord)
+        .load(conn)
+        .await?)
+}
 
 #[cfg(test)]
 mod tests {

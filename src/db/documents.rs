@@ -20,6 +20,11 @@ pub struct Document {
     /// SHA-256 of `content`, lowercase hex.
     pub content_sha256: String,
     pub created_at: DateTime<Utc>,
+    /// The kind, as a media type (`text/markdown`, `application/pdf`, …).
+    pub content_type: String,
+    pub summary: Option<String>,
+    /// For a PDF, the byte offset in `content` where each page begins.
+    pub page_starts: Vec<i32>,
 }
 
 /// A document to insert; its digest is computed from the content.
@@ -30,16 +35,40 @@ pub struct NewDocument<'a> {
     source: Option<&'a str>,
     content: &'a str,
     content_sha256: String,
+    content_type: &'a str,
+    page_starts: Vec<i32>,
 }
 
 impl<'a> NewDocument<'a> {
+    /// A Markdown document.
     pub fn new(title: &'a str, source: Option<&'a str>, content: &'a str) -> NewDocument<'a> {
+        Self::of_kind(title, source, content, "text/markdown")
+    }
+
+    /// A document of the kind `content_type` (a media type).
+    pub fn of_kind(
+        title: &'a str,
+        source: Option<&'a str>,
+        content: &'a str,
+        content_type: &'a str,
+    ) -> NewDocument<'a> {
         NewDocument {
             title,
             source,
             content,
             content_sha256: content_sha256(content),
+            content_type,
+            page_starts: Vec::new(),
         }
+    }
+
+    /// With the byte offsets where the pages of `content` begin.
+    pub fn with_pages(mut self, page_starts: &[usize]) -> NewDocument<'a> {
+        self.page_starts = page_starts
+            .iter()
+            .map(|&start| i32::try_from(start).unwrap_or(i32::MAX))
+            .collect();
+        self
     }
 
     /// The digest that identifies this content (lowercase hex).
@@ -56,13 +85,15 @@ pub fn content_sha256(content: &str) -> String {
         .collect()
 }
 
-/// A document as `GET /api/documents` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+/// A document as `GET /api/documents` lists it (the fields in the order of the query).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, utoipa::ToSchema)]
 pub struct DocumentSummary {
     pub id: i64,
     pub title: String,
     pub chunks: i64,
     pub created_at: DateTime<Utc>,
+    /// `null` until a summary is written.
+    pub summary: Option<String>,
 }
 
 pub async fn count_documents(conn: &mut AsyncPgConnection) -> Result<i64, DbError> {
@@ -71,27 +102,32 @@ pub async fn count_documents(conn: &mut AsyncPgConnection) -> Result<i64, DbErro
 
 /// Every document with its number of chunks, oldest first.
 pub async fn list_documents(conn: &mut AsyncPgConnection) -> Result<Vec<DocumentSummary>, DbError> {
-    let rows: Vec<(i64, String, DateTime<Utc>, i64)> = documents::table
+    Ok(documents::table
         .left_join(chunks::table)
         .group_by(documents::id)
         .select((
             documents::id,
             documents::title,
-            documents::created_at,
             diesel::dsl::count(chunks::id.nullable()),
+            documents::created_at,
+            documents::summary,
         ))
         .order(documents::id)
         .load(conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, title, created_at, chunks)| DocumentSummary {
-            id,
-            title,
-            chunks,
-            created_at,
-        })
-        .collect())
+        .await?)
+}
+
+/// The document `id`, when it is stored.
+pub async fn find_document(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+) -> Result<Option<Document>, DbError> {
+    Ok(documents::table
+        .find(id)
+        .select(Document::as_select())
+        .first(conn)
+        .await
+        .optional()?)
 }
 
 /// The documents `ids` (those still stored), by id.
@@ -194,6 +230,8 @@ pub(super) mod tests {
                 document_id,
                 ord,
                 text,
+                heading: "",
+                page: None,
                 embedding: &embedding,
             })
             .collect();

@@ -19,6 +19,8 @@ diesel::table! {
         text -> Text,
         embedding -> Array<Float4>,
         tsv -> Nullable<Tsvector>,
+        heading -> Text,
+        page -> Nullable<Int4>,
     }
 }
 
@@ -30,6 +32,9 @@ diesel::table! {
         content -> Text,
         content_sha256 -> Text,
         created_at -> Timestamptz,
+        content_type -> Text,
+        summary -> Nullable<Text>,
+        page_starts -> Array<Int4>,
     }
 }
 

@@ -75,6 +75,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "float4" => "Float4".to_owned(),
         "float8" => "Float8".to_owned(),
         "_float4" => "Array<Float4>".to_owned(),
+        "_int4" => "Array<Int4>".to_owned(),
         "bool" => "Bool".to_owned(),
         "text" => "Text".to_owned(),
         "varchar" => "Varchar".to_owned(),

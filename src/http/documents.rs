@@ -14,7 +14,6 @@ use super::body::read_json_body;
 use super::error::{ApiError, ErrorBody};
 use crate::db::DbError;
 use crate::db::documents::DocumentSummary;
-use crate::knowledge::chunking::TextFormat;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
 use crate::state::AppState;
 
@@ -63,6 +62,76 @@ struct IndexSummary {
 pub async fn list(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let documents = state.library.documents().await.map_err(database_error)?;
     Ok(HttpResponse::Ok().json(documents))
+}
+
+/// A document with its chunks, as its passage page shows it.
+#[derive(Serialize, ToSchema)]
+pub struct DocumentPassages {
+    id: i64,
+    title: String,
+    /// The file it was imported from; `null` when posted directly.
+    source: Option<String>,
+    /// The kind, as a media type.
+    content_type: String,
+    created_at: chrono::DateTime<chrono::Utc>,
+    /// `null` until a summary is written.
+    summary: Option<String>,
+    chunks: Vec<Passage>,
+}
+
+/// One chunk of a document.
+#[derive(Serialize, ToSchema)]
+struct Passage {
+    id: i64,
+    ord: i32,
+    /// The headings above it, outermost first (`""` when none).
+    heading: String,
+    /// The PDF page it starts on.
+    page: Option<i32>,
+    text: String,
+}
+
+/// `GET /api/documents/{id}`: the document and its chunks in order (SPEC §11).
+#[utoipa::path(
+    tag = "documents",
+    params(("id" = i64, Path, description = "the document's id")),
+    responses(
+        (status = 200, description = "the document, chunk by chunk", body = DocumentPassages),
+        (status = 404, description = "`not_found`: no such document, or not a number", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[get("/api/documents/{id}")]
+pub async fn passages(
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || ApiError::NotFound(format!("no document {}", id.as_str()));
+    let document_id: i64 = id.parse().map_err(|_| not_found())?;
+    let (document, chunks) = state
+        .library
+        .document(document_id)
+        .await
+        .map_err(database_error)?
+        .ok_or_else(not_found)?;
+    Ok(HttpResponse::Ok().json(DocumentPassages {
+        id: document.id,
+        title: document.title,
+        source: document.source,
+        content_type: document.content_type,
+        created_at: document.created_at,
+        summary: document.summary,
+        chunks: chunks
+            .into_iter()
+            .map(|chunk| Passage {
+                id: chunk.id,
+                ord: chunk.ord,
+                heading: chunk.heading,
+                page: chunk.page,
+                text: chunk.text,
+            })
+            .collect(),
+    }))
 }
 
 /// `POST /api/admin/documents` `{"title","content"}`: 201 `{"id","chunks"}` when
@@ -184,12 +253,11 @@ pub fn parse_document(body: &Value) -> Result<SourceDocument, ApiError> {
             "the body must be a JSON object".to_owned(),
         ));
     }
-    Ok(SourceDocument {
-        title: field("title")?.trim().to_owned(),
-        source: None,
-        content: field("content")?,
-        format: TextFormat::Markdown,
-    })
+    Ok(SourceDocument::markdown(
+        field("title")?.trim().to_owned(),
+        None,
+        field("content")?,
+    ))
 }
 
 fn database_error(error: DbError) -> ApiError {

@@ -30,6 +30,7 @@ pub fn routes(config: &mut ServiceConfig) {
     config
         .service(static_files::index)
         .service(static_files::admin)
+        .service(static_files::document)
         .service(static_files::asset)
         .service(health::health)
         .service(admin_health::admin_health)
@@ -38,6 +39,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(openai::model)
         .service(openai::chat_completions)
         .service(documents::list)
+        .service(documents::passages)
         .service(documents::add)
         .service(documents::delete)
         .service(documents::reindex)

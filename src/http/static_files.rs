@@ -29,6 +29,17 @@ pub async fn admin() -> HttpResponse {
     serve_page("admin.html")
 }
 
+/// The passage page: a document chunk by chunk, the cited one (`#chunk-{id}`) in view.
+#[utoipa::path(
+    tag = "pages",
+    params(("id" = String, Path, description = "the document's id")),
+    responses((status = 200, description = "HTML", content_type = "text/html", body = String))
+)]
+#[get("/documents/{id}")]
+pub async fn document(_id: web::Path<String>) -> HttpResponse {
+    serve_page("document.html")
+}
+
 /// An asset beside the pages (scripts, style sheets).
 #[utoipa::path(
     tag = "pages",

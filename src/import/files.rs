@@ -4,11 +4,8 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::knowledge::chunking::{TextFormat, markdown_title};
+use crate::knowledge::formats::{self, Limits, SUPPORTED_EXTENSIONS};
 use crate::knowledge::ingest::SourceDocument;
-
-/// File name extensions imported (compared without regard to case).
-pub const SUPPORTED_EXTENSIONS: [&str; 3] = ["md", "markdown", "txt"];
 
 /// The files to import, and those skipped while looking, with why.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -71,24 +68,28 @@ fn walk(folder: &Path, found: &mut FoundFiles) {
 }
 
 fn consider(path: &Path, found: &mut FoundFiles) {
-    if format_of(path).is_some() {
+    if is_supported(path) {
         found.files.push(path.to_owned());
     } else {
-        found.skipped.push((
-            path.to_owned(),
-            "not Markdown or plain text (.md, .markdown, .txt)".to_owned(),
-        ));
+        found
+            .skipped
+            .push((path.to_owned(), not_supported().to_owned()));
     }
 }
 
-/// The text format of a file, told by its extension; `None` for a file bor does not read.
-pub fn format_of(path: &Path) -> Option<TextFormat> {
-    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
-    match extension.as_str() {
-        "md" | "markdown" => Some(TextFormat::Markdown),
-        "txt" => Some(TextFormat::Plain),
-        _ => None,
-    }
+/// Whether bor reads files named so (by extension, in any case).
+pub fn is_supported(path: &Path) -> bool {
+    path.extension()
+        .and_then(|extension| extension.to_str())
+        .is_some_and(|extension| {
+            SUPPORTED_EXTENSIONS
+                .iter()
+                .any(|supported| supported.eq_ignore_ascii_case(extension))
+        })
+}
+
+fn not_supported() -> &'static str {
+    "not a kind bor reads (.md, .markdown, .txt, .text, .pdf, .html, .htm, .docx)"
 }
 
 /// A file read as a document, or why it is skipped.
@@ -98,45 +99,54 @@ pub enum ReadFile {
     Skipped(String),
 }
 
-/// Reads `path`: its title is the first Markdown heading, else the file name; its
-/// source is the absolute path, so a changed file replaces its earlier version.
-pub fn read_document(path: &Path) -> ReadFile {
-    let Some(format) = format_of(path) else {
-        return ReadFile::Skipped("not Markdown or plain text (.md, .markdown, .txt)".to_owned());
-    };
+/// Reads `path` with the reader of its kind (told from its content as well as its
+/// name): its title is the document's own, else the file name; its source is the
+/// absolute path, so a changed file replaces its earlier version. Blocking.
+pub fn read_document(path: &Path, limits: &Limits) -> ReadFile {
+    if !is_supported(path) {
+        return ReadFile::Skipped(not_supported().to_owned());
+    }
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) => return ReadFile::Skipped(format!("unreadable ({error})")),
     };
-    if bytes.contains(&0) {
-        return ReadFile::Skipped("binary (it contains NUL bytes)".to_owned());
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => {
-            return ReadFile::Skipped(format!(
-                "not UTF-8 (invalid byte at offset {})",
-                error.utf8_error().valid_up_to()
-            ));
-        }
-    };
-    let content = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    if content.trim().is_empty() {
-        return ReadFile::Skipped("empty".to_owned());
-    }
     let file_name = path.file_name().map_or_else(
         || path.display().to_string(),
         |name| name.to_string_lossy().into_owned(),
     );
-    let title = match format {
-        TextFormat::Markdown => markdown_title(content).unwrap_or(file_name),
-        TextFormat::Plain => file_name,
-    };
     let source = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    ReadFile::Document(SourceDocument {
-        title,
-        source: Some(source.display().to_string()),
-        content: content.to_owned(),
-        format,
+    match document_from_bytes(
+        bytes,
+        &file_name,
+        Some(source.display().to_string()),
+        limits,
+    ) {
+        Ok(document) => ReadFile::Document(document),
+        Err(reason) => ReadFile::Skipped(reason),
+    }
+}
+
+/// Reads a file's bytes as a document (the upload and the import share it); the error
+/// is the reason a person reads. Blocking.
+pub fn document_from_bytes(
+    bytes: Vec<u8>,
+    file_name: &str,
+    source: Option<String>,
+    limits: &Limits,
+) -> Result<SourceDocument, String> {
+    let extracted =
+        formats::read_document(bytes, file_name, limits).map_err(|error| error.to_string())?;
+    if extracted.text.trim().is_empty() {
+        return Err("empty".to_owned());
+    }
+    Ok(SourceDocument {
+        title: extracted
+            .title
+            .filter(|title| !title.trim().is_empty())
+            .unwrap_or_else(|| file_name.to_owned()),
+        source,
+        content: extracted.text,
+        content_type: extracted.content_type.to_owned(),
+        page_starts: extracted.page_starts,
     })
 }

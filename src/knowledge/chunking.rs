@@ -73,15 +73,57 @@ pub fn chunk_text(
 
 /// The text of the first Markdown heading, when there is one with text.
 pub fn markdown_title(text: &str) -> Option<String> {
-    heading_starts(text).into_iter().find_map(|start| {
-        let line = text[start..].lines().next().unwrap_or_default().trim();
-        let title = line
-            .trim_start_matches('#')
-            .trim()
-            .trim_end_matches('#')
-            .trim();
-        (!title.is_empty()).then(|| title.to_owned())
-    })
+    heading_starts(text)
+        .into_iter()
+        .find_map(|start| Some(heading_at(text, start)?.1.to_owned()))
+}
+
+/// The level and text of the ATX heading that starts at `start`; `None` when it has
+/// no text.
+fn heading_at(text: &str, start: usize) -> Option<(usize, &str)> {
+    let line = text[start..].lines().next().unwrap_or_default().trim();
+    let level = line.len() - line.trim_start_matches('#').len();
+    let title = line[level..].trim().trim_end_matches('#').trim();
+    (!title.is_empty()).then_some((level, title))
+}
+
+/// What separates the headings of a path.
+pub const HEADING_SEPARATOR: &str = " › ";
+
+/// The heading path of every place in a Markdown text: the headings above it,
+/// outermost first (a heading closes the deeper ones before it).
+#[derive(Debug, Default)]
+pub struct HeadingPaths {
+    /// Where each heading starts, with the path it opens; in text order.
+    paths: Vec<(usize, String)>,
+}
+
+impl HeadingPaths {
+    pub fn of(text: &str, format: TextFormat) -> HeadingPaths {
+        if format == TextFormat::Plain {
+            return HeadingPaths::default();
+        }
+        let mut open: Vec<(usize, &str)> = Vec::new();
+        let mut paths = Vec::new();
+        for start in heading_starts(text) {
+            let Some((level, title)) = heading_at(text, start) else {
+                continue;
+            };
+            open.retain(|(open_level, _)| *open_level < level);
+            open.push((level, title));
+            let path: Vec<&str> = open.iter().map(|(_, title)| *title).collect();
+            paths.push((start, path.join(HEADING_SEPARATOR)));
+        }
+        HeadingPaths { paths }
+    }
+
+    /// The path at byte `offset`; `""` before the first heading.
+    pub fn at(&self, offset: usize) -> &str {
+        let opened = self.paths.partition_point(|(start, _)| *start <= offset);
+        opened
+            .checked_sub(1)
+            .map_or("", |index| self.paths[index].1.as_str())
+    }
 }
 
 /// Byte offsets of the first non-blank character of every ATX heading line outside

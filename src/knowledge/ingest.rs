@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bor_actors::llm::{LlmClient, LlmError};
 use diesel_async::AsyncConnection;
 
-use super::chunking::{ChunkingSettings, TextFormat, chunk_text};
+use super::chunking::{ChunkingSettings, HeadingPaths, TextFormat, chunk_text};
 use crate::db::chunks::{self, NewChunk};
 use crate::db::documents::{self, NewDocument, content_sha256};
 use crate::db::{DbError, DbPool, storable_text};
@@ -21,17 +21,55 @@ use crate::db::{DbError, DbPool, storable_text};
 /// Chunks embedded per request to the LLM server.
 pub const EMBED_BATCH: usize = 32;
 
+/// The media type of plain text; every other kind is read as Markdown-shaped text.
+pub const PLAIN_TEXT: &str = "text/plain";
+/// The media type of Markdown, and of documents posted as JSON.
+pub const MARKDOWN: &str = "text/markdown";
+
 /// A text to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceDocument {
     pub title: String,
     /// Where it came from (a file path); a new text from the same source replaces the old.
     pub source: Option<String>,
+    /// Markdown-shaped for every kind but plain text (the format readers' output).
     pub content: String,
-    pub format: TextFormat,
+    /// The kind it was read from, as a media type (`text/markdown`, `application/pdf`, …).
+    pub content_type: String,
+    /// For a PDF, the byte offset in `content` where each page begins; else empty.
+    pub page_starts: Vec<usize>,
 }
 
 impl SourceDocument {
+    /// A Markdown text without pages.
+    pub fn markdown(title: String, source: Option<String>, content: String) -> SourceDocument {
+        SourceDocument {
+            title,
+            source,
+            content,
+            content_type: MARKDOWN.to_owned(),
+            page_starts: Vec::new(),
+        }
+    }
+
+    /// How its text is cut: plain text by paragraphs, the rest at headings too.
+    pub fn text_format(&self) -> TextFormat {
+        if self.content_type == PLAIN_TEXT {
+            TextFormat::Plain
+        } else {
+            TextFormat::Markdown
+        }
+    }
+
+    /// The page (from 1) holding byte `offset` of the content; `None` without pages.
+    fn page_at(&self, offset: usize) -> Option<i32> {
+        if self.page_starts.is_empty() {
+            return None;
+        }
+        let started = self.page_starts.partition_point(|&start| start <= offset);
+        i32::try_from(started.max(1)).ok()
+    }
+
     /// The document as PostgreSQL can store it: without U+0000 in any text.
     fn storable(&self) -> std::borrow::Cow<'_, SourceDocument> {
         let title = storable_text(&self.title);
@@ -42,11 +80,18 @@ impl SourceDocument {
         if clean(&title) && clean(&content) && source.as_ref().is_none_or(clean) {
             return std::borrow::Cow::Borrowed(self);
         }
+        // Removing U+0000 moves later pages' starts back by the characters before them.
+        let removed_before = |offset: usize| self.content[..offset].matches('\0').count();
         std::borrow::Cow::Owned(SourceDocument {
             title: title.into_owned(),
             source: source.map(std::borrow::Cow::into_owned),
             content: content.into_owned(),
-            format: self.format,
+            content_type: self.content_type.clone(),
+            page_starts: self
+                .page_starts
+                .iter()
+                .map(|&start| start - removed_before(start.min(self.content.len())))
+                .collect(),
         })
     }
 }
@@ -211,20 +256,20 @@ impl Ingestor {
                 let chunks = usize::try_from(chunks).unwrap_or(0);
                 return Ok(IngestOutcome::Unchanged { id, chunks });
             }
-            let (texts, vectors) = self.chunk_and_embed(document, progress).await?;
+            let prepared = self.chunk_and_embed(document, progress).await?;
             let mut conn = self.pool.get().await?;
             conn.transaction::<_, DbError, _>(async |conn| {
                 chunks::delete_chunks_of(conn, id).await?;
-                chunks::insert_chunks(conn, &new_chunks(id, &texts, &vectors)).await
+                chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await
             })
             .await?;
             return Ok(IngestOutcome::Refreshed {
                 id,
-                chunks: texts.len(),
+                chunks: prepared.len(),
             });
         }
 
-        let (texts, vectors) = self.chunk_and_embed(document, progress).await?;
+        let prepared = self.chunk_and_embed(document, progress).await?;
         let mut conn = self.pool.get().await?;
         let stored = conn
             .transaction::<_, DbError, _>(async |conn| {
@@ -235,17 +280,19 @@ impl Ingestor {
                 for old in &replaced {
                     documents::delete_document(conn, *old).await?;
                 }
-                let new = NewDocument::new(
+                let new = NewDocument::of_kind(
                     &document.title,
                     document.source.as_deref(),
                     &document.content,
-                );
+                    &document.content_type,
+                )
+                .with_pages(&document.page_starts);
                 let id = documents::insert_document(conn, &new).await?;
-                chunks::insert_chunks(conn, &new_chunks(id, &texts, &vectors)).await?;
+                chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await?;
                 Ok((id, replaced))
             })
             .await;
-        let chunks = texts.len();
+        let chunks = prepared.len();
         match stored {
             Ok((id, replaced)) if replaced.is_empty() => Ok(IngestOutcome::Created { id, chunks }),
             Ok((id, replaced)) => Ok(IngestOutcome::Replaced {
@@ -282,18 +329,28 @@ impl Ingestor {
         &self,
         document: &SourceDocument,
         progress: &dyn IngestProgress,
-    ) -> Result<(Vec<String>, Vec<Vec<f32>>), IngestError> {
-        let texts: Vec<String> = chunk_text(&document.content, document.format, self.chunking)
+    ) -> Result<Vec<PreparedChunk>, IngestError> {
+        let format = document.text_format();
+        let headings = HeadingPaths::of(&document.content, format);
+        let mut prepared: Vec<PreparedChunk> = chunk_text(&document.content, format, self.chunking)
             .into_iter()
-            .map(|chunk| chunk.text.to_owned())
+            .map(|chunk| PreparedChunk {
+                text: chunk.text.to_owned(),
+                heading: headings.at(chunk.start).to_owned(),
+                page: document.page_at(chunk.start),
+                embedding: Vec::new(),
+            })
             .collect();
-        progress.chunked(texts.len());
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(EMBED_BATCH) {
-            vectors.extend(self.embed(batch.to_vec(), progress).await?);
+        progress.chunked(prepared.len());
+        for batch in prepared.chunks_mut(EMBED_BATCH) {
+            let texts = batch.iter().map(|chunk| chunk.text.clone()).collect();
+            let vectors = self.embed(texts, progress).await?;
+            for (chunk, vector) in batch.iter_mut().zip(vectors) {
+                chunk.embedding = vector;
+            }
             progress.embedded(batch.len());
         }
-        Ok((texts, vectors))
+        Ok(prepared)
     }
 
     /// Embeds one batch and checks the vectors: one per text, all of one dimension,
@@ -338,20 +395,25 @@ impl Ingestor {
     }
 }
 
-fn new_chunks<'a>(
-    document_id: i64,
-    texts: &'a [String],
-    vectors: &'a [Vec<f32>],
-) -> Vec<NewChunk<'a>> {
-    texts
+/// A chunk cut and embedded, not yet stored.
+struct PreparedChunk {
+    text: String,
+    heading: String,
+    page: Option<i32>,
+    embedding: Vec<f32>,
+}
+
+fn new_chunks(document_id: i64, prepared: &[PreparedChunk]) -> Vec<NewChunk<'_>> {
+    prepared
         .iter()
-        .zip(vectors)
         .zip(0..)
-        .map(|((text, embedding), ord)| NewChunk {
+        .map(|(chunk, ord)| NewChunk {
             document_id,
             ord,
-            text,
-            embedding,
+            text: &chunk.text,
+            embedding: &chunk.embedding,
+            heading: &chunk.heading,
+            page: chunk.page,
         })
         .collect()
 }

@@ -15,7 +15,7 @@ use futures_util::TryStreamExt;
 use super::full_text::FullTextIndex;
 use super::index::{ChunkVector, IndexStats, MIN_CANDIDATES, VectorIndex};
 use super::retrieval;
-use super::store::ChunkStore;
+use super::store::{ChunkStore, StoredChunk};
 use crate::db::chunks::{self, IndexedChunk};
 use crate::db::{DbError, DbPool};
 
@@ -162,10 +162,10 @@ impl LiveIndex {
                 memory.chunks.remove_document(document_id);
                 for row in rows {
                     if accepted.contains(&row.id) {
-                        indexed.push((row.id, document_id, row.text.clone()));
                         memory
                             .chunks
-                            .insert(row.id, document_id, &row.title, row.text);
+                            .insert(row.id, &row.title, StoredChunk::of_row(&row));
+                        indexed.push((row.id, document_id, row.text));
                     }
                 }
             }
@@ -272,7 +272,7 @@ async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbE
                 .map_err(full_text_error)?;
             memory
                 .chunks
-                .insert(row.id, row.document_id, &row.title, row.text);
+                .insert(row.id, &row.title, StoredChunk::of_row(&row));
         }
     }
     memory.text.commit().map_err(full_text_error)?;
@@ -295,6 +295,8 @@ mod tests {
             document_id: id,
             ord: 0,
             text,
+            heading: "",
+            page: None,
             embedding,
         };
         insert_chunks(&mut conn, &[chunk]).await.unwrap();

@@ -100,6 +100,19 @@ impl KnowledgeService {
         documents::list_documents(&mut conn).await
     }
 
+    /// A document with its chunks in order; `None` when it is not stored.
+    pub async fn document(
+        &self,
+        id: i64,
+    ) -> Result<Option<(documents::Document, Vec<crate::db::chunks::Chunk>)>, DbError> {
+        let mut conn = self.pool.get().await?;
+        let Some(document) = documents::find_document(&mut conn, id).await? else {
+            return Ok(None);
+        };
+        let chunks = crate::db::chunks::chunks_of(&mut conn, id).await?;
+        Ok(Some((document, chunks)))
+    }
+
     /// Reloads the whole index from the database (rows written by other means).
     pub async fn reindex(&self) -> Result<IndexStats, DbError> {
         self.index.reload(self.model_dimension.get()).await

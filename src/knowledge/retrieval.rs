@@ -46,6 +46,8 @@ pub fn retrieve(memory: &Memory, query: &str, embedding: &[f32], top_k: usize) -
                 chunk_id,
                 score,
                 text: chunk.text.to_string(),
+                heading: chunk.heading.to_string(),
+                page: chunk.page,
             })
         })
         .collect();

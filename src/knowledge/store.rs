@@ -3,11 +3,29 @@
 
 use std::collections::HashMap;
 
+use crate::db::chunks::IndexedChunk;
+
 /// A chunk as retrieval hands it out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredChunk {
     pub document_id: i64,
     pub text: Box<str>,
+    /// The headings above it (`""` when none).
+    pub heading: Box<str>,
+    /// The PDF page it starts on.
+    pub page: Option<u32>,
+}
+
+impl StoredChunk {
+    /// A chunk as the database row holds it.
+    pub fn of_row(row: &IndexedChunk) -> StoredChunk {
+        StoredChunk {
+            document_id: row.document_id,
+            text: row.text.as_str().into(),
+            heading: row.heading.as_str().into(),
+            page: row.page.and_then(|page| u32::try_from(page).ok()),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -18,23 +36,17 @@ pub struct ChunkStore {
 }
 
 impl ChunkStore {
-    /// Adds a chunk of `document_id`, whose title is `title`.
-    pub fn insert(&mut self, chunk_id: i64, document_id: i64, title: &str, text: String) {
+    /// Adds a chunk whose document's title is `title`.
+    pub fn insert(&mut self, chunk_id: i64, title: &str, chunk: StoredChunk) {
         let (stored_title, chunks) = self
             .documents
-            .entry(document_id)
+            .entry(chunk.document_id)
             .or_insert_with(|| (title.into(), Vec::new()));
         if **stored_title != *title {
             *stored_title = title.into();
         }
         chunks.push(chunk_id);
-        self.chunks.insert(
-            chunk_id,
-            StoredChunk {
-                document_id,
-                text: text.into_boxed_str(),
-            },
-        );
+        self.chunks.insert(chunk_id, chunk);
     }
 
     /// Forgets every chunk of `document_id`.
@@ -58,7 +70,11 @@ impl ChunkStore {
         let chunk_entry = size_of::<(i64, StoredChunk)>() + 1;
         let document_entry = size_of::<(i64, (Box<str>, Vec<i64>))>() + 1;
         self.chunks.capacity() * chunk_entry
-            + self.chunks.values().map(|c| c.text.len()).sum::<usize>()
+            + self
+                .chunks
+                .values()
+                .map(|c| c.text.len() + c.heading.len())
+                .sum::<usize>()
             + self.documents.capacity() * document_entry
             + self
                 .documents
@@ -75,9 +91,15 @@ mod tests {
     #[test]
     fn chunks_come_back_with_their_title_until_their_document_goes() {
         let mut store = ChunkStore::default();
-        store.insert(1, 10, "Guide", "first".to_owned());
-        store.insert(2, 10, "Guide", "second".to_owned());
-        store.insert(3, 11, "Notes", "third".to_owned());
+        let chunk = |document_id, text: &str| StoredChunk {
+            document_id,
+            text: text.into(),
+            heading: "Intro".into(),
+            page: Some(2),
+        };
+        store.insert(1, "Guide", chunk(10, "first"));
+        store.insert(2, "Guide", chunk(10, "second"));
+        store.insert(3, "Notes", chunk(11, "third"));
         let (chunk, title) = store.get(2).unwrap();
         assert_eq!(
             (chunk.document_id, &*chunk.text, title),

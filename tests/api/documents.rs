@@ -291,6 +291,8 @@ pub async fn insert_one_chunk(
             document_id,
             ord: 0,
             text,
+            heading: "",
+            page: None,
             embedding,
         }],
     )

@@ -237,10 +237,10 @@ async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
         format!("imported  {} (2 chunks)", path("cats.md")),
         format!("imported  {} (1 chunks)", path("sub/dogs.txt")),
         format!("imported  {} (1 chunks)", path("flaky.md")),
-        format!("skipped   {}: not Markdown or plain text (.md, .markdown, .txt)", path("image.png")),
+        format!("skipped   {}: not a kind bor reads (.md, .markdown, .txt, .text, .pdf, .html, .htm, .docx)", path("image.png")),
         format!("skipped   {}: binary (it contains NUL bytes)", path("binary.md")),
         format!("skipped   {}: not UTF-8 (invalid byte at offset 3)", path("latin1.txt")),
-        format!("skipped   {}: empty", path("empty.md")),
+        format!("skipped   {}: empty: the document holds no text", path("empty.md")),
         "embedding request failed; retrying (1 of 3)…".to_owned(),
         "note: 1 chunks were embedded with 3 dimensions, but the embedding model gives 64: they are left out of retrieval until they are embedded anew: run `bor reembed`".to_owned(),
     ] {
@@ -307,4 +307,83 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         String::from_utf8_lossy(&again.stdout)
             .contains("reembed: every document fits the embedding model (64 dimensions)")
     );
+}
+
+/// The format readers' real-tool fixtures.
+fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("formats/tests/fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+#[actix_web::test]
+async fn pdf_word_and_html_files_are_imported_with_their_kind_headings_and_pages() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let ingestor = ingestor(&db, &mock);
+    let dir = TempDir::new();
+    dir.write("report.pdf", &fixture("tex-report.pdf"));
+    dir.write("letter.docx", &fixture("libreoffice.docx"));
+    dir.write("guide.html", &fixture("sphinx.html"));
+    dir.write("locked.pdf", &fixture("encrypted.pdf"));
+    dir.write("scan.pdf", &fixture("tex-no-text.pdf"));
+
+    let summary = import_paths(&ingestor, std::slice::from_ref(&dir.0))
+        .await
+        .unwrap();
+    assert_eq!((summary.imported, summary.skipped), (3, 2), "{summary:?}");
+
+    let mut conn = db.connect().await;
+    let kinds: Vec<(String, String)> = documents::table
+        .select((documents::source.assume_not_null(), documents::content_type))
+        .order(documents::id)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    let kind_of = |file: &str| {
+        kinds
+            .iter()
+            .find(|(source, _)| source.ends_with(file))
+            .map(|(_, kind)| kind.as_str())
+    };
+    assert_eq!(kind_of("report.pdf"), Some("application/pdf"));
+    assert_eq!(
+        kind_of("letter.docx"),
+        Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    );
+    assert_eq!(kind_of("guide.html"), Some("text/html"));
+
+    let pdf_pages: Vec<Option<i32>> = chunks::table
+        .inner_join(documents::table)
+        .filter(documents::content_type.eq("application/pdf"))
+        .select(chunks::page)
+        .order(chunks::ord)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert!(pdf_pages.iter().all(Option::is_some), "{pdf_pages:?}");
+    assert!(
+        pdf_pages.is_sorted(),
+        "pages follow the text: {pdf_pages:?}"
+    );
+    assert!(pdf_pages.last().unwrap().unwrap() > 1, "{pdf_pages:?}");
+    let headings: Vec<String> = chunks::table
+        .select(chunks::heading)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        headings.iter().any(|heading| !heading.is_empty()),
+        "headings are kept: {headings:?}"
+    );
+    let other_pages: i64 = chunks::table
+        .inner_join(documents::table)
+        .filter(documents::content_type.ne("application/pdf"))
+        .filter(chunks::page.is_not_null())
+        .count()
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(other_pages, 0, "only a PDF has pages");
 }

@@ -117,10 +117,14 @@ async fn a_turn_whose_texts_hold_u0000_is_written_without_it_and_the_next_rows_f
         question: "what is \0 this?".into(),
         answer: "an answer\0 with a NUL".into(),
         sources: vec![Source {
+            n: 1,
             document_id: 1,
             title: "Ti\0tle".into(),
             chunk_id: 2,
             score: 0.5,
+            heading: String::new(),
+            snippet: String::new(),
+            page: None,
         }],
         ..record(TurnOutcome::Done)
     };

@@ -17,6 +17,7 @@ mod metrics;
 mod openai_refusals;
 mod openai_turns;
 mod openapi;
+mod passages;
 mod refusals;
 mod request_ids;
 mod retrieval;

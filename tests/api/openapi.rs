@@ -18,6 +18,8 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/v1/models/{model}", "/v1/models/bor"),
     ("post", "/v1/chat/completions", "/v1/chat/completions"),
     ("get", "/api/documents", "/api/documents"),
+    ("get", "/api/documents/{id}", "/api/documents/1"),
+    ("get", "/documents/{id}", "/documents/1"),
     ("post", "/api/admin/documents", "/api/admin/documents"),
     (
         "delete",

@@ -17,10 +17,10 @@ use std::time::Instant;
 use actix::prelude::*;
 
 use super::TurnActor;
-use crate::knowledge::{KnowledgeError, Retrieval};
+use crate::knowledge::{ChunkHit, KnowledgeError, Retrieval};
 use crate::llm::{LlmError, LlmEvent, ToolCall};
 use crate::metrics::metrics;
-use crate::record::{ErrorCode, Source};
+use crate::record::ErrorCode;
 use crate::scaffolding::ScaffoldingFilter;
 
 pub(super) enum Phase {
@@ -84,11 +84,12 @@ pub(super) struct RunningTool {
     pub search: Option<(String, usize)>,
 }
 
-/// A tool call's result: JSON text for the model, or an error message for it.
+/// A tool call's result: JSON text for the model, or an error message for it; a
+/// search's hits instead, which the turn numbers before they become the result.
 #[derive(Debug)]
 pub(super) struct ToolOutcome {
     pub result: Result<String, String>,
-    pub sources: Vec<Source>,
+    pub found: Option<Vec<ChunkHit>>,
 }
 
 impl TurnActor {
@@ -135,7 +136,7 @@ impl TurnActor {
             (Phase::RunningTools(run), Llm(Failed(err))) => {
                 let outcome = ToolOutcome {
                     result: Err(format!("search is unavailable: {err}")),
-                    sources: Vec::new(),
+                    found: None,
                 };
                 self.tool_finished(run, outcome, ctx)
             }

@@ -6,8 +6,8 @@ use crate::knowledge::ChunkHit;
 pub const CORRECTION_INSTRUCTION: &str = "Your previous reply contained raw tool-call markup, which is not interpreted here. Answer the user's question directly in plain text — no tool syntax.";
 
 const GROUNDED_INTRO: &str = "You are bor, an assistant that answers questions from the user's own knowledge base. \
-Answer from the context below; if it does not hold the answer, say so plainly. \
-Name the titles of the documents you used.";
+Answer from the numbered passages below; if they do not hold the answer, say so plainly. \
+Cite the passages you used by their numbers in square brackets, like [1] or [2][3].";
 
 const TOOLS_NOTE: &str = "If the context is not enough, you may call the tools search_documents, read_document and list_documents to look further.";
 
@@ -18,25 +18,38 @@ Nothing in the user's documents matches this question. Start your reply with \
 \"This is not from your documents:\" and then answer briefly from general knowledge, \
 or say that you do not know.";
 
-/// The system message of a grounded turn: instructions and the retrieved chunks.
-pub fn grounded_system(hits: &[ChunkHit], tools_offered: bool) -> String {
+/// The system message of a grounded turn: instructions and the retrieved chunks, each
+/// under its number `[n]` (`numbers[i]` is the number of `hits[i]`).
+pub fn grounded_system(hits: &[ChunkHit], numbers: &[u32], tools_offered: bool) -> String {
     let mut prompt = String::from(GROUNDED_INTRO);
     if tools_offered {
         prompt.push(' ');
         prompt.push_str(TOOLS_NOTE);
     }
-    prompt.push_str("\n\nContext:");
-    for (position, hit) in hits.iter().enumerate() {
-        prompt.push_str(&format!(
-            "\n\n[{}] {} (document {}, chunk {})\n{}",
-            position + 1,
-            hit.title,
-            hit.document_id,
-            hit.chunk_id,
-            hit.text.trim()
-        ));
+    prompt.push_str("\n\nPassages:");
+    for (hit, n) in hits.iter().zip(numbers) {
+        prompt.push_str(&format!("\n\n[{n}] {}", passage_label(hit)));
+        prompt.push('\n');
+        prompt.push_str(hit.text.trim());
     }
     prompt
+}
+
+/// What a passage is shown under: its document, heading and page, and its ids (the
+/// tools take them).
+fn passage_label(hit: &ChunkHit) -> String {
+    let mut label = hit.title.clone();
+    if !hit.heading.is_empty() {
+        label.push_str(" — ");
+        label.push_str(&hit.heading);
+    }
+    if let Some(page) = hit.page {
+        label.push_str(&format!(", page {page}"));
+    }
+    format!(
+        "{label} (document {}, chunk {})",
+        hit.document_id, hit.chunk_id
+    )
 }
 
 /// The system message of a deflected turn.
@@ -54,7 +67,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grounded_prompt_lists_every_chunk_with_its_ids() {
+    fn grounded_prompt_lists_every_chunk_under_its_number() {
         let hits = vec![
             ChunkHit {
                 document_id: 3,
@@ -62,6 +75,8 @@ mod tests {
                 chunk_id: 31,
                 score: 0.8,
                 text: "Refunds take 14 days.\n".into(),
+                heading: "Policy › Refunds".into(),
+                page: Some(4),
             },
             ChunkHit {
                 document_id: 4,
@@ -69,13 +84,21 @@ mod tests {
                 chunk_id: 40,
                 score: 0.5,
                 text: "Shipping is free.".into(),
+                heading: String::new(),
+                page: None,
             },
         ];
-        let prompt = grounded_system(&hits, true);
-        assert!(prompt.contains("[1] Refunds (document 3, chunk 31)\nRefunds take 14 days."));
+        let prompt = grounded_system(&hits, &[1, 2], true);
+        assert!(
+            prompt.contains(
+                "[1] Refunds — Policy › Refunds, page 4 (document 3, chunk 31)\nRefunds take 14 days."
+            ),
+            "{prompt}"
+        );
         assert!(prompt.contains("[2] Shipping (document 4, chunk 40)\nShipping is free."));
+        assert!(prompt.contains("like [1]"), "the model is asked to cite");
         assert!(prompt.contains("search_documents"));
-        assert!(!grounded_system(&hits, false).contains("search_documents"));
+        assert!(!grounded_system(&hits, &[1, 2], false).contains("search_documents"));
     }
 
     #[test]

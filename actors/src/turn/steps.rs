@@ -13,7 +13,7 @@ use crate::knowledge::{ChunkHit, Retrieval};
 use crate::llm::{ChatCompletion, ChatMessage, ChatRequest, LlmCommand};
 use crate::log::TurnFinished;
 use crate::metrics::metrics;
-use crate::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord};
+use crate::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord, snippet_of};
 use crate::scaffolding::{FilterEvent, ScaffoldingFilter};
 
 /// Strip warnings quote at most this many characters of the span.
@@ -51,8 +51,8 @@ impl TurnActor {
         let tools_offered = grounded && self.settings.agent_enabled;
         let system = if grounded {
             self.path = TurnPath::Grounded;
-            self.add_sources(&retrieval.hits);
-            prompts::grounded_system(&retrieval.hits, tools_offered)
+            let numbers = self.add_sources(&retrieval.hits);
+            prompts::grounded_system(&retrieval.hits, &numbers, tools_offered)
         } else {
             self.path = TurnPath::Deflected;
             prompts::deflected_system()
@@ -298,7 +298,7 @@ impl TurnActor {
         ctx.spawn(
             async move {
                 match retrieval.await {
-                    Ok(retrieval) => ToolOutcome::search_results(retrieval.hits),
+                    Ok(retrieval) => ToolOutcome::found(retrieval.hits),
                     Err(err) => ToolOutcome::error(err.to_string()),
                 }
             }
@@ -315,8 +315,15 @@ impl TurnActor {
         ctx: &mut Context<Self>,
     ) -> Phase {
         if let Some(tool) = run.current.take() {
-            self.sources.extend(outcome.sources);
-            self.record_tool_result(&tool.call, outcome.result, ctx);
+            let result = match outcome.found {
+                // Search results are numbered like the context, so they can be cited.
+                Some(hits) => {
+                    let numbers = self.add_sources(&hits);
+                    tools::search_result(&hits, &numbers)
+                }
+                None => outcome.result,
+            };
+            self.record_tool_result(&tool.call, result, ctx);
         }
         self.next_tool(run, ctx)
     }
@@ -337,8 +344,20 @@ impl TurnActor {
             .push(ChatMessage::tool_result(call.id.clone(), text));
     }
 
-    fn add_sources(&mut self, hits: &[ChunkHit]) {
-        self.sources.extend(hits.iter().map(source_of));
+    /// Records the chunks given to the model and answers their numbers: a chunk given
+    /// before keeps its number (and its best score), a new one takes the next.
+    fn add_sources(&mut self, hits: &[ChunkHit]) -> Vec<u32> {
+        hits.iter()
+            .map(|hit| {
+                if let Some(known) = self.sources.iter_mut().find(|s| s.chunk_id == hit.chunk_id) {
+                    known.score = known.score.max(hit.score);
+                    return known.n;
+                }
+                let n = u32::try_from(self.sources.len() + 1).unwrap_or(u32::MAX);
+                self.sources.push(source_of(hit, n));
+                n
+            })
+            .collect()
     }
 
     fn succeed(&mut self, ctx: &mut Context<Self>) -> Phase {
@@ -413,45 +432,43 @@ impl ToolOutcome {
     fn json(value: &impl serde::Serialize) -> Self {
         Self {
             result: serde_json::to_string(value).map_err(|err| err.to_string()),
-            sources: Vec::new(),
+            found: None,
         }
     }
 
     fn error(message: String) -> Self {
         Self {
             result: Err(message),
-            sources: Vec::new(),
+            found: None,
         }
     }
 
-    fn search_results(hits: Vec<ChunkHit>) -> Self {
+    /// A search's hits; numbered, and made the result, when the turn takes them.
+    fn found(hits: Vec<ChunkHit>) -> Self {
         Self {
-            sources: hits.iter().map(source_of).collect(),
-            ..Self::json(&serde_json::json!({ "results": hits }))
+            result: Ok(String::new()),
+            found: Some(hits),
         }
     }
 }
 
-fn source_of(hit: &ChunkHit) -> Source {
+fn source_of(hit: &ChunkHit, n: u32) -> Source {
     Source {
+        n,
         document_id: hit.document_id,
         title: hit.title.clone(),
         chunk_id: hit.chunk_id,
         score: hit.score,
+        heading: hit.heading.clone(),
+        snippet: snippet_of(&hit.text),
+        page: hit.page,
     }
 }
 
-/// Deduplicated by chunk (best score kept), best score first.
+/// Best score first (each chunk is there once, with its number).
 fn ranked_sources(sources: &[Source]) -> Vec<Source> {
-    let mut ranked: Vec<Source> = Vec::with_capacity(sources.len());
-    for source in sources {
-        match ranked.iter_mut().find(|s| s.chunk_id == source.chunk_id) {
-            Some(existing) if existing.score < source.score => *existing = source.clone(),
-            Some(_) => {}
-            None => ranked.push(source.clone()),
-        }
-    }
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut ranked = sources.to_vec();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.n.cmp(&b.n)));
     ranked
 }
 
@@ -466,25 +483,25 @@ fn cut(text: &str, limit: usize) -> &str {
 mod tests {
     use super::*;
 
-    fn source(chunk_id: i64, score: f32) -> Source {
-        Source {
+    fn source(n: u32, chunk_id: i64, score: f32) -> Source {
+        let hit = ChunkHit {
             document_id: 1,
             title: "t".into(),
             chunk_id,
             score,
-        }
+            text: "  some\n text ".into(),
+            heading: "H".into(),
+            page: None,
+        };
+        source_of(&hit, n)
     }
 
     #[test]
-    fn sources_are_deduplicated_and_ranked() {
-        let ranked = ranked_sources(&[
-            source(1, 0.2),
-            source(2, 0.9),
-            source(1, 0.5),
-            source(3, 0.1),
-        ]);
-        let order: Vec<(i64, f32)> = ranked.iter().map(|s| (s.chunk_id, s.score)).collect();
-        assert_eq!(order, vec![(2, 0.9), (1, 0.5), (3, 0.1)]);
+    fn sources_are_ranked_best_first_keeping_their_numbers() {
+        let ranked = ranked_sources(&[source(1, 10, 0.2), source(2, 20, 0.9), source(3, 30, 0.2)]);
+        let order: Vec<(u32, i64)> = ranked.iter().map(|s| (s.n, s.chunk_id)).collect();
+        assert_eq!(order, vec![(2, 20), (1, 10), (3, 30)]);
+        assert_eq!(ranked[0].snippet, "some text");
     }
 
     #[test]

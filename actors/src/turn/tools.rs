@@ -4,6 +4,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::knowledge::ChunkHit;
+
 pub const SEARCH_DOCUMENTS: &str = "search_documents";
 pub const READ_DOCUMENT: &str = "read_document";
 pub const LIST_DOCUMENTS: &str = "list_documents";
@@ -20,7 +22,7 @@ pub fn definitions() -> Vec<Value> {
     vec![
         function(
             SEARCH_DOCUMENTS,
-            "Search the user's knowledge base. Returns the best matching passages with their document ids, titles, similarity scores and text.",
+            "Search the user's knowledge base. Returns the best matching passages with the number to cite each by ([n]), their document ids, titles, headings, pages, similarity scores and text.",
             json!({
                 "type": "object",
                 "properties": {
@@ -102,6 +104,28 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<ToolInvocation, String>
 
 fn from_value<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T, String> {
     serde_json::from_value(value).map_err(|err| format!("bad arguments: {err}"))
+}
+
+/// The JSON text of a search's results: each hit with the number `[n]` it is cited by
+/// (`numbers[i]` is the number of `hits[i]`).
+pub fn search_result(hits: &[ChunkHit], numbers: &[u32]) -> Result<String, String> {
+    let results: Vec<Value> = hits
+        .iter()
+        .zip(numbers)
+        .map(|(hit, n)| {
+            json!({
+                "n": n,
+                "document_id": hit.document_id,
+                "chunk_id": hit.chunk_id,
+                "title": hit.title,
+                "heading": hit.heading,
+                "page": hit.page,
+                "score": hit.score,
+                "text": hit.text,
+            })
+        })
+        .collect();
+    Ok(json!({ "results": results }).to_string())
 }
 
 /// The JSON text of a failed tool call.

@@ -107,10 +107,14 @@ mod tests {
             scaffold_stripped: 0,
             recovered: false,
             sources: vec![Source {
+                n: 1,
                 document_id: 7,
                 title: "Refunds".into(),
                 chunk_id: 70,
                 score: 0.5,
+                heading: String::new(),
+                snippet: "Refunds take 14 days.".into(),
+                page: None,
             }],
             truncated: false,
         }
@@ -155,7 +159,7 @@ mod tests {
             chunk(
                 "{}",
                 &format!(
-                    "\"stop\"}}],\"bor\":{{\"turn_id\":\"{}\",\"path\":\"grounded\",\"sources\":[{{\"document_id\":7,\"title\":\"Refunds\",\"chunk_id\":70,\"score\":0.5}}]}}}}",
+                    "\"stop\"}}],\"bor\":{{\"turn_id\":\"{}\",\"path\":\"grounded\",\"sources\":[{{\"n\":1,\"document_id\":7,\"title\":\"Refunds\",\"chunk_id\":70,\"score\":0.5,\"heading\":\"\",\"snippet\":\"Refunds take 14 days.\",\"page\":null}}]}}}}",
                     Uuid::nil()
                 ),
             ),

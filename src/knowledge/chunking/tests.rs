@@ -204,3 +204,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn every_place_has_the_path_of_the_headings_above_it() {
+    let text = "intro\n# Guide\ntext\n## Install\nsteps\n### Linux\napt\n## Use ##\nrun\n```\n# not a heading\n```\n# Appendix\nend";
+    let paths = HeadingPaths::of(text, TextFormat::Markdown);
+    let at = |needle: &str| paths.at(text.find(needle).unwrap());
+    assert_eq!(at("intro"), "");
+    assert_eq!(at("text"), "Guide");
+    assert_eq!(at("steps"), "Guide › Install");
+    assert_eq!(at("apt"), "Guide › Install › Linux");
+    assert_eq!(at("run"), "Guide › Use", "a heading closes the deeper ones");
+    assert_eq!(
+        at("not a heading"),
+        "Guide › Use",
+        "fenced code has no headings"
+    );
+    assert_eq!(at("end"), "Appendix");
+    let plain = HeadingPaths::of(text, TextFormat::Plain);
+    assert_eq!(plain.at(text.find("apt").unwrap()), "");
+}

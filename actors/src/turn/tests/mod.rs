@@ -168,6 +168,8 @@ pub fn hit(chunk_id: i64, score: f32) -> ChunkHit {
         chunk_id,
         score,
         text: format!("Text of chunk {chunk_id}."),
+        heading: format!("Part {}", chunk_id % 10),
+        page: None,
     }
 }
 

@@ -97,6 +97,10 @@ async fn grounded_turn_runs_a_tool_and_answers_with_sources() {
     assert_eq!(done.rounds, 2);
     let chunk_ids: Vec<i64> = done.sources.iter().map(|s| s.chunk_id).collect();
     assert_eq!(chunk_ids, vec![11, 21], "deduplicated, best score first");
+    let numbers: Vec<u32> = done.sources.iter().map(|s| s.n).collect();
+    assert_eq!(numbers, vec![1, 2], "a chunk found again keeps its number");
+    assert_eq!(done.sources[0].heading, "Part 1");
+    assert_eq!(done.sources[0].snippet, "Text of chunk 11.");
 
     assert_eq!(run.asked[2], Asked::Embed(vec!["refund policy".into()]));
     let chats = run.chats();
@@ -113,8 +117,8 @@ async fn grounded_turn_runs_a_tool_and_answers_with_sources() {
     }
     let system = chats[0].messages[0].content.as_deref().unwrap();
     assert!(
-        system.contains("Text of chunk 11."),
-        "context in the system message"
+        system.contains("[1] Document 1 — Part 1 (document 1, chunk 11)\nText of chunk 11."),
+        "context in the system message, under its number: {system}"
     );
     let second = &chats[1].messages;
     assert_eq!(second.len(), 4);
@@ -124,6 +128,10 @@ async fn grounded_turn_runs_a_tool_and_answers_with_sources() {
     assert_eq!(second[3].tool_call_id.as_deref(), Some("call_1"));
     let result: Value = serde_json::from_str(second[3].content.as_deref().unwrap()).unwrap();
     assert_eq!(result["results"][0]["chunk_id"], 11);
+    assert_eq!(
+        result["results"][0]["n"], 1,
+        "search results are cited like the context"
+    );
     assert_eq!(result["results"][0]["text"], "Text of chunk 11.");
 
     let record = run.record();
