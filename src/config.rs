@@ -53,6 +53,8 @@ pub struct Config {
     pub max_answer_chars: usize,
     /// Time a request body may take to arrive (408 after it).
     pub request_body_timeout: Duration,
+    /// Largest file an upload may carry, in bytes.
+    pub max_upload_bytes: usize,
     pub agent_enabled: bool,
     pub agent_max_rounds: u32,
     pub retrieval_top_k: usize,
@@ -102,6 +104,7 @@ struct RawVars {
     llm_max_tokens: Option<String>,
     max_answer_chars: Option<String>,
     request_body_timeout: Option<String>,
+    max_upload_bytes: Option<String>,
     agent_enabled: Option<String>,
     agent_max_rounds: Option<String>,
     retrieval_top_k: Option<String>,
@@ -284,6 +287,12 @@ impl Config {
                 Duration::from_secs(30),
                 seconds(0.1..=600.0),
             ),
+            max_upload_bytes: check.value(
+                "BOR_MAX_UPLOAD_BYTES",
+                raw.max_upload_bytes,
+                32 * 1024 * 1024,
+                integer(1024..=1024 * 1024 * 1024),
+            ),
             agent_enabled: check.value("BOR_AGENT_ENABLED", raw.agent_enabled, true, boolean),
             agent_max_rounds: check.value(
                 "BOR_AGENT_MAX_ROUNDS",
@@ -385,6 +394,7 @@ impl fmt::Debug for Config {
             llm_max_tokens,
             max_answer_chars,
             request_body_timeout,
+            max_upload_bytes,
             agent_enabled,
             agent_max_rounds,
             retrieval_top_k,
@@ -417,6 +427,7 @@ impl fmt::Debug for Config {
             .field("llm_max_tokens", llm_max_tokens)
             .field("max_answer_chars", max_answer_chars)
             .field("request_body_timeout", request_body_timeout)
+            .field("max_upload_bytes", max_upload_bytes)
             .field("agent_enabled", agent_enabled)
             .field("agent_max_rounds", agent_max_rounds)
             .field("retrieval_top_k", retrieval_top_k)

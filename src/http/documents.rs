@@ -135,13 +135,17 @@ pub async fn passages(
 }
 
 /// `POST /api/admin/documents` `{"title","content"}`: 201 `{"id","chunks"}` when
-/// stored, 200 with the existing id when the same content is already there.
+/// stored, 200 with the existing id when the same content is already there. With
+/// `multipart/form-data`, one or more `file` parts of any kind bor reads: 200
+/// `{"documents":[{"file","id","title","chunks","status"}],"skipped":[{"file","reason"}]}`.
 #[utoipa::path(
     tag = "documents",
     security(("admin_token" = [])),
-    request_body(content = NewDocumentBody, content_type = "application/json"),
+    request_body(content = NewDocumentBody, content_type = "application/json",
+        description = "or multipart/form-data with one or more `file` parts (each up to BOR_MAX_UPLOAD_BYTES)"),
     responses(
         (status = 201, description = "stored and indexed", body = StoredDocument),
+        (status = 200, description = "an upload: the files stored and those skipped, with why", body = super::upload::UploadReport),
         (status = 200, description = "the same content was already stored: its id, title unchanged", body = StoredDocument),
         (status = 400, description = "`invalid_json`: malformed, or an empty title or content", body = ErrorBody),
         (status = 401, description = "missing or wrong admin token", body = ErrorBody),
@@ -158,6 +162,9 @@ pub async fn add(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    if super::upload::is_multipart(&request) {
+        return super::upload::upload(&request, payload, &state).await;
+    }
     let body = read_json_body(
         &request,
         payload,

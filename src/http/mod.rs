@@ -15,6 +15,7 @@ mod protocol;
 mod request_id;
 mod static_files;
 mod turn;
+mod upload;
 
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;

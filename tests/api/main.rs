@@ -24,3 +24,4 @@ mod retrieval;
 mod service;
 mod shutdown;
 mod support;
+mod uploads;

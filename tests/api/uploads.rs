@@ -1,0 +1,140 @@
+//! Uploads to `POST /api/admin/documents` as `multipart/form-data` (SPEC §12): files of
+//! every kind, the ones that cannot be read listed with why, the size bound.
+
+use serde_json::Value;
+
+use crate::support::*;
+
+const TOKEN: &str = "t";
+const BOUNDARY: &str = "bor-test-boundary-7d1";
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("formats/tests/fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// A multipart body of `(field name, file name, bytes)` parts.
+fn multipart(parts: &[(&str, &str, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (field, file, bytes) in parts {
+        body.extend_from_slice(
+            format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{file}\"\r\n\
+                 Content-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+async fn upload(app: &TestApp, parts: &[(&str, &str, &[u8])]) -> JsonResponse {
+    app.post_document_raw(
+        Some(TOKEN),
+        &format!("multipart/form-data; boundary={BOUNDARY}"),
+        multipart(parts),
+    )
+    .await
+}
+
+fn entry<'a>(list: &'a Value, file: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["file"] == file)
+        .unwrap_or_else(|| panic!("no {file} in {list}"))
+}
+
+#[actix_web::test]
+async fn several_files_of_every_kind_are_stored_and_unreadable_ones_listed_with_why() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    let pdf = fixture("tex-report.pdf");
+    let docx = fixture("libreoffice.docx");
+    let locked = fixture("encrypted.pdf");
+    let notes = b"# Notes\n\nThe kettle is in the left cupboard.";
+    let reply = upload(
+        &app,
+        &[
+            ("file", "report.pdf", &pdf),
+            ("file", "letter.docx", &docx),
+            ("file", "../../notes.md", notes),
+            ("file", "locked.pdf", &locked),
+            ("comment", "ignored.txt", b"not a file part"),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.json);
+    let documents = &reply.json["documents"];
+    assert_eq!(documents.as_array().unwrap().len(), 3, "{documents}");
+    let notes_entry = entry(documents, "notes.md");
+    assert_eq!(notes_entry["title"], "Notes");
+    assert_eq!(notes_entry["status"], "imported");
+    assert!(notes_entry["chunks"].as_i64().unwrap() >= 1);
+    let report = entry(documents, "report.pdf");
+    let skipped = &reply.json["skipped"];
+    assert_eq!(skipped.as_array().unwrap().len(), 1, "{skipped}");
+    let reason = entry(skipped, "locked.pdf")["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("password") || reason.contains("encrypted"),
+        "{reason}"
+    );
+
+    // The PDF keeps its kind and pages.
+    let id = report["id"].as_i64().unwrap();
+    let stored = app.get(&format!("/api/documents/{id}"), None).await;
+    let document: Value = serde_json::from_slice(&stored.body).unwrap();
+    assert_eq!(document["content_type"], "application/pdf");
+    assert!(document["chunks"][0]["page"].as_i64().unwrap() >= 1);
+
+    // The same files again: unchanged.
+    let again = upload(&app, &[("file", "notes.md", notes)]).await;
+    assert_eq!(
+        entry(&again.json["documents"], "notes.md")["status"],
+        "unchanged"
+    );
+}
+
+#[actix_web::test]
+async fn a_file_past_the_upload_bound_is_skipped_and_the_next_one_stored() {
+    let app =
+        TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN), ("BOR_MAX_UPLOAD_BYTES", "2048")]).await;
+    let large = format!("# Large\n\n{}", "word ".repeat(2000));
+    let reply = upload(
+        &app,
+        &[
+            ("file", "large.md", large.as_bytes()),
+            ("file", "small.md", b"# Small\n\nA short note."),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.json);
+    let reason = entry(&reply.json["skipped"], "large.md")["reason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("2048 bytes"), "{reason}");
+    assert_eq!(
+        entry(&reply.json["documents"], "small.md")["status"],
+        "imported"
+    );
+}
+
+#[actix_web::test]
+async fn an_upload_needs_a_file_part_and_the_admin_token() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    let empty = upload(&app, &[("comment", "x.txt", b"x")]).await;
+    assert_eq!((empty.status, empty.error_code()), (400, "invalid_json"));
+    let anonymous = app
+        .post_document_raw(
+            None,
+            &format!("multipart/form-data; boundary={BOUNDARY}"),
+            multipart(&[("file", "a.md", b"# A")]),
+        )
+        .await;
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(app.documents().await, serde_json::json!([]));
+}
