@@ -71,6 +71,7 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         sources: sources_as_sent(&record.sources),
         first_token_ms: record.first_token_ms.map(millis),
         elapsed_ms: millis(record.elapsed_ms),
+        conversation_id: record.conversation_id,
     })
 }
 

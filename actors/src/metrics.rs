@@ -320,6 +320,7 @@ mod tests {
     fn record(outcome: TurnOutcome, path: TurnPath) -> TurnRecord {
         TurnRecord {
             turn_id: Uuid::new_v4(),
+            conversation_id: None,
             created_at: Utc::now(),
             question: "q".into(),
             answer: "a".into(),

@@ -122,9 +122,15 @@ pub const SNIPPET_CHARS: usize = 300;
 /// `text` with its whitespace collapsed to single spaces, cut at [`SNIPPET_CHARS`]
 /// characters with `…`.
 pub fn snippet_of(text: &str) -> String {
+    shortened(text, SNIPPET_CHARS)
+}
+
+/// `text` with its whitespace collapsed to single spaces, cut at `max_chars` characters
+/// (`…` included) when longer.
+pub fn shortened(text: &str, max_chars: usize) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match collapsed.char_indices().nth(SNIPPET_CHARS - 1) {
-        Some((end, _)) if collapsed.chars().count() > SNIPPET_CHARS => {
+    match collapsed.char_indices().nth(max_chars.saturating_sub(1)) {
+        Some((end, _)) if collapsed.chars().count() > max_chars => {
             format!("{}…", collapsed[..end].trim_end())
         }
         _ => collapsed,
@@ -135,6 +141,8 @@ pub fn snippet_of(text: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnRecord {
     pub turn_id: Uuid,
+    /// The conversation the turn belongs to; `None` for a turn of the OpenAI API.
+    pub conversation_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     /// As sent, trimmed.
     pub question: String,

@@ -9,7 +9,7 @@ use diesel::pg::{Pg, PgValue};
 use diesel::prelude::*;
 use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::Text;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::DbError;
@@ -34,6 +34,12 @@ macro_rules! text_enum {
                 match self {
                     $($name::$variant => $word),+
                 }
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
             }
         }
 
@@ -97,6 +103,7 @@ pub struct QueryLogEntry {
     pub sources: serde_json::Value,
     pub first_token_ms: Option<i64>,
     pub elapsed_ms: i64,
+    pub conversation_id: Option<Uuid>,
 }
 
 /// A row to write. Owned, so that a writer can keep it queued until the database
@@ -123,20 +130,28 @@ pub struct NewQueryLogEntry {
     /// Milliseconds to the first visible answer text; `None` when there was none.
     pub first_token_ms: Option<i64>,
     pub elapsed_ms: i64,
+    /// The conversation (SPEC §10); written with the row when it does not exist yet.
+    pub conversation_id: Option<Uuid>,
 }
 
-/// Writes the rows of several turns in one statement; rows whose `turn_id` is already
-/// stored are skipped. Returns how many were new.
+/// Writes the rows of several turns, with the conversations they start or continue,
+/// in one transaction; rows whose `turn_id` is already stored are skipped. Returns how
+/// many were new.
 pub async fn insert_query_logs(
     conn: &mut AsyncPgConnection,
     entries: &[NewQueryLogEntry],
 ) -> Result<usize, DbError> {
-    Ok(diesel::insert_into(query_log::table)
-        .values(entries)
-        .on_conflict(query_log::turn_id)
-        .do_nothing()
-        .execute(conn)
-        .await?)
+    let conversations = super::conversations::touched_by(entries);
+    conn.transaction::<_, DbError, _>(async |conn| {
+        super::conversations::upsert(conn, &conversations).await?;
+        Ok(diesel::insert_into(query_log::table)
+            .values(entries)
+            .on_conflict(query_log::turn_id)
+            .do_nothing()
+            .execute(conn)
+            .await?)
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -162,6 +177,7 @@ mod tests {
             sources: json!([{"document_id": 1, "title": "Handbook", "chunk_id": 4, "score": 0.82}]),
             first_token_ms: Some(840),
             elapsed_ms: 1200,
+            conversation_id: None,
         }
     }
 

@@ -25,6 +25,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    conversations (id) {
+        id -> Uuid,
+        title -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     documents (id) {
         id -> Int8,
         title -> Text,
@@ -56,9 +65,11 @@ diesel::table! {
         sources -> Jsonb,
         first_token_ms -> Nullable<Int8>,
         elapsed_ms -> Int8,
+        conversation_id -> Nullable<Uuid>,
     }
 }
 
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(query_log -> conversations (conversation_id));
 
-diesel::allow_tables_to_appear_in_same_query!(chunks, documents, query_log);
+diesel::allow_tables_to_appear_in_same_query!(chunks, conversations, documents, query_log);

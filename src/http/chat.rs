@@ -11,7 +11,10 @@ use utoipa::ToSchema;
 use super::body::read_json_body;
 use super::error::{ApiError, ErrorBody};
 use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
+use crate::db::conversations;
 use crate::state::AppState;
+use bor_actors::log::QueuedTurns;
+use uuid::Uuid;
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -23,8 +26,12 @@ pub const MAX_HISTORY: usize = 20;
 pub struct ChatRequestBody {
     /// The question; not empty after trimming, at most `BOR_MAX_MESSAGE_CHARS` characters.
     pub message: String,
-    /// Earlier messages, oldest first, at most 20.
+    /// Earlier messages, oldest first, at most 20; not with `conversation_id`.
     pub history: Option<Vec<HistoryEntry>>,
+    /// The conversation to continue (its stored turns are the history); absent, the
+    /// turn starts a new one.
+    #[schema(format = "uuid")]
+    pub conversation_id: Option<String>,
 }
 
 #[derive(ToSchema)]
@@ -64,15 +71,76 @@ pub async fn chat(
         state.config.request_body_timeout,
     )
     .await?;
-    let input = parse_chat_input(&body, state.config.max_message_chars)?;
+    let ChatInput {
+        mut input,
+        continues,
+    } = parse_chat_input(&body, state.config.max_message_chars)?;
+    let conversation_id = input.conversation_id.unwrap_or_else(Uuid::new_v4);
+    input.conversation_id = Some(conversation_id);
+    if continues {
+        input.history = stored_history(&state, conversation_id).await?;
+    }
     let turn = start_turn(&state, input)?;
     let events = turn.into_frames().map(|frame| frame.to_event());
-    Ok(event_stream(events, state.config.sse_keepalive))
+    Ok(event_stream(events, state.config.sse_keepalive)
+        .insert_header((CONVERSATION_ID_HEADER, conversation_id.to_string())))
 }
 
-/// Checks the body against SPEC §3: message present and non-empty, not too long
-/// (Unicode scalar values after trimming), history of at most 20 user/assistant turns.
-pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<TurnInput, ApiError> {
+/// The response header that names the turn's conversation.
+pub const CONVERSATION_ID_HEADER: &str = "X-Conversation-Id";
+
+/// A chat request, checked.
+#[derive(Debug, PartialEq)]
+pub struct ChatInput {
+    pub input: TurnInput,
+    /// The request named a conversation: its stored turns are the history.
+    pub continues: bool,
+}
+
+/// The stored turns of the conversation as history: its rows in the database and those
+/// the LogActor still holds (a turn that just ended), the last [`MAX_HISTORY`] / 2
+/// turns with an answer, oldest first, as user and assistant messages.
+async fn stored_history(state: &AppState, id: Uuid) -> Result<Vec<ChatMessage>, ApiError> {
+    let queued = state.log.send(QueuedTurns {
+        conversation_id: id,
+    });
+    let stored = async {
+        let mut conn = state.pool.get().await?;
+        conversations::history(&mut conn, id).await
+    };
+    let (queued, stored) = futures_util::join!(queued, stored);
+    let stored = stored.map_err(|error| ApiError::Unavailable(error.to_string()))?;
+    let mut turns: Vec<(chrono::DateTime<chrono::Utc>, Uuid, String, String)> = stored
+        .into_iter()
+        .map(|turn| (turn.created_at, turn.turn_id, turn.question, turn.answer))
+        .collect();
+    for record in queued.unwrap_or_default() {
+        let has_row = record.outcome.row_status().is_some();
+        if has_row && !record.answer.is_empty() && turns.iter().all(|t| t.1 != record.turn_id) {
+            turns.push((
+                record.created_at,
+                record.turn_id,
+                record.question,
+                record.answer,
+            ));
+        }
+    }
+    turns.sort_by_key(|turn| turn.0);
+    let keep = usize::try_from(conversations::HISTORY_TURNS).unwrap_or(usize::MAX);
+    let skip = turns.len().saturating_sub(keep);
+    Ok(turns
+        .into_iter()
+        .skip(skip)
+        .flat_map(|(_, _, question, answer)| {
+            [ChatMessage::user(question), ChatMessage::assistant(answer)]
+        })
+        .collect())
+}
+
+/// Checks the body against SPEC §3 and §10: message present and non-empty, not too
+/// long (Unicode scalar values after trimming), history of at most 20 user/assistant
+/// turns, a conversation id that is a UUID, not both a history and a conversation.
+pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<ChatInput, ApiError> {
     let object = body
         .as_object()
         .ok_or_else(|| ApiError::InvalidJson("the body must be a JSON object".to_owned()))?;
@@ -103,9 +171,29 @@ pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<TurnIn
             ));
         }
     };
-    Ok(TurnInput {
-        question: question.to_owned(),
-        history,
+    let conversation_id = match object.get("conversation_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(Uuid::parse_str(id.trim()).map_err(|_| {
+            ApiError::InvalidConversation("`conversation_id` must be a UUID".to_owned())
+        })?),
+        Some(_) => {
+            return Err(ApiError::InvalidConversation(
+                "`conversation_id` must be a UUID string".to_owned(),
+            ));
+        }
+    };
+    if conversation_id.is_some() && object.get("history").is_some_and(|h| !h.is_null()) {
+        return Err(ApiError::InvalidHistory(
+            "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),
+        ));
+    }
+    Ok(ChatInput {
+        input: TurnInput {
+            conversation_id,
+            question: question.to_owned(),
+            history,
+        },
+        continues: conversation_id.is_some(),
     })
 }
 
@@ -140,7 +228,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(body: Value) -> Result<TurnInput, ApiError> {
-        parse_chat_input(&body, 10)
+        parse_chat_input(&body, 10).map(|parsed| parsed.input)
     }
 
     #[test]
@@ -190,6 +278,29 @@ mod tests {
             code(json!({"message": "x", "history": long})),
             "invalid_history"
         );
+        assert_eq!(
+            code(json!({"message": "x", "conversation_id": "not-a-uuid"})),
+            "invalid_conversation"
+        );
+        assert_eq!(
+            code(json!({"message": "x", "conversation_id": 7})),
+            "invalid_conversation"
+        );
+        let id = Uuid::new_v4().to_string();
+        assert_eq!(
+            code(json!({"message": "x", "conversation_id": id, "history": []})),
+            "invalid_history"
+        );
+    }
+
+    #[test]
+    fn a_named_conversation_is_continued() {
+        let id = Uuid::new_v4();
+        let named = parse_chat_input(&json!({"message": "x", "conversation_id": id}), 10).unwrap();
+        assert_eq!(named.input.conversation_id, Some(id));
+        assert!(named.continues);
+        let fresh = parse_chat_input(&json!({"message": "x"}), 10).unwrap();
+        assert!(!fresh.continues);
     }
 
     #[test]

@@ -12,7 +12,6 @@ use utoipa::ToSchema;
 use super::Admin;
 use super::body::read_json_body;
 use super::error::{ApiError, ErrorBody};
-use crate::db::DbError;
 use crate::db::documents::DocumentSummary;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
 use crate::state::AppState;
@@ -60,7 +59,7 @@ struct IndexSummary {
 )]
 #[get("/api/documents")]
 pub async fn list(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let documents = state.library.documents().await.map_err(database_error)?;
+    let documents = state.library.documents().await.map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(documents))
 }
 
@@ -112,7 +111,7 @@ pub async fn passages(
         .library
         .document(document_id)
         .await
-        .map_err(database_error)?
+        .map_err(ApiError::from)?
         .ok_or_else(not_found)?;
     Ok(HttpResponse::Ok().json(DocumentPassages {
         id: document.id,
@@ -218,7 +217,7 @@ pub async fn delete(
         .library
         .delete_document(document_id)
         .await
-        .map_err(database_error)?
+        .map_err(ApiError::from)?
     {
         Ok(HttpResponse::NoContent().finish())
     } else {
@@ -238,7 +237,7 @@ pub async fn delete(
 )]
 #[post("/api/admin/reindex")]
 pub async fn reindex(_: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let stats = state.library.reindex().await.map_err(database_error)?;
+    let stats = state.library.reindex().await.map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(IndexSummary {
         documents: stats.documents,
         chunks: stats.chunks,
@@ -267,18 +266,10 @@ pub fn parse_document(body: &Value) -> Result<SourceDocument, ApiError> {
     ))
 }
 
-fn database_error(error: DbError) -> ApiError {
-    if error.is_unavailable() {
-        ApiError::Unavailable(error.to_string())
-    } else {
-        ApiError::Internal(error.to_string())
-    }
-}
-
 fn ingest_error(error: IngestError) -> ApiError {
     match error {
         IngestError::Empty => ApiError::InvalidJson("`content` is empty".to_owned()),
-        IngestError::Database(error) => database_error(error),
+        IngestError::Database(error) => error.into(),
         IngestError::Embedding(LlmError::Rejected(cause)) => {
             ApiError::Internal(format!("the embedding request was rejected: {cause}"))
         }

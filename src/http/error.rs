@@ -17,6 +17,12 @@ pub enum ApiError {
     InvalidJson(String),
     #[error("{0}")]
     InvalidHistory(String),
+    #[error("{0}")]
+    InvalidConversation(String),
+    #[error("{0}")]
+    InvalidTitle(String),
+    #[error("{0}")]
+    InvalidFormat(String),
     #[error("the message is empty")]
     EmptyMessage,
     #[error("the message is longer than {max} characters")]
@@ -45,12 +51,28 @@ pub enum ApiError {
     Internal(String),
 }
 
+/// A database failure: 503 `unavailable` when the database is down or overloaded,
+/// else a 500 whose cause goes to the log.
+impl From<crate::db::DbError> for ApiError {
+    fn from(error: crate::db::DbError) -> Self {
+        let cause = crate::health::error_chain(&error);
+        if error.is_unavailable() {
+            ApiError::Unavailable(cause)
+        } else {
+            ApiError::Internal(cause)
+        }
+    }
+}
+
 impl ApiError {
     /// The stable `code` of the JSON body.
     pub fn code(&self) -> &'static str {
         match self {
             Self::InvalidJson(_) => "invalid_json",
             Self::InvalidHistory(_) => "invalid_history",
+            Self::InvalidConversation(_) => "invalid_conversation",
+            Self::InvalidTitle(_) => "invalid_title",
+            Self::InvalidFormat(_) => "invalid_format",
             Self::EmptyMessage => "empty_message",
             Self::MessageTooLong { .. } => "message_too_long",
             Self::UnsupportedMediaType => "unsupported_media_type",
@@ -86,7 +108,8 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 struct ErrorDetail {
-    /// Stable: `invalid_json`, `invalid_history`, `empty_message`, `message_too_long`,
+    /// Stable: `invalid_json`, `invalid_history`, `invalid_conversation`, `invalid_title`,
+    /// `invalid_format`, `empty_message`, `message_too_long`,
     /// `unsupported_media_type`, `body_too_large`, `body_timeout`, `unauthorized`, `admin_disabled`,
     /// `not_found`, `busy`, `unavailable` or `internal`.
     #[schema(value_type = String, example = "busy")]
@@ -100,6 +123,9 @@ impl ResponseError for ApiError {
         match self {
             Self::InvalidJson(_)
             | Self::InvalidHistory(_)
+            | Self::InvalidConversation(_)
+            | Self::InvalidTitle(_)
+            | Self::InvalidFormat(_)
             | Self::EmptyMessage
             | Self::MessageTooLong { .. } => StatusCode::BAD_REQUEST,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -168,6 +194,13 @@ mod tests {
             (ApiError::InvalidJson("x".into()), 400, "invalid_json"),
             (ApiError::InvalidHistory("x".into()), 400, "invalid_history"),
             (ApiError::EmptyMessage, 400, "empty_message"),
+            (
+                ApiError::InvalidConversation("x".into()),
+                400,
+                "invalid_conversation",
+            ),
+            (ApiError::InvalidTitle("x".into()), 400, "invalid_title"),
+            (ApiError::InvalidFormat("x".into()), 400, "invalid_format"),
             (ApiError::MessageTooLong { max: 5 }, 400, "message_too_long"),
             (
                 ApiError::UnsupportedMediaType,

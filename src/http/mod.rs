@@ -5,6 +5,7 @@ mod admin;
 mod admin_health;
 mod body;
 pub mod chat;
+mod conversations;
 pub mod documents;
 pub mod error;
 mod health;
@@ -36,6 +37,11 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(health::health)
         .service(admin_health::admin_health)
         .service(chat::chat)
+        .service(conversations::list)
+        .service(conversations::export)
+        .service(conversations::one)
+        .service(conversations::rename)
+        .service(conversations::remove)
         .service(openai::models)
         .service(openai::model)
         .service(openai::chat_completions)

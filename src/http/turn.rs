@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Actor;
-use actix_web::Responder;
 use actix_web::http::header;
+use actix_web::{CustomizeResponder, Responder};
 use actix_web_lab::sse;
 use bor_actors::llm::{ChatMessage, LlmActor};
 use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
@@ -26,6 +26,8 @@ const FRAME_CHANNEL_CAPACITY: usize = 64;
 /// What a turn is asked, validated by its edge.
 #[derive(Debug, PartialEq)]
 pub struct TurnInput {
+    /// The conversation the turn belongs to; `None` for the OpenAI-compatible API.
+    pub conversation_id: Option<Uuid>,
     /// As sent, trimmed.
     pub question: String,
     /// Earlier user and assistant messages, oldest first.
@@ -78,6 +80,7 @@ pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, Api
     TurnActor::new(
         TurnSpec {
             turn_id,
+            conversation_id: input.conversation_id,
             question: input.question,
             history: input.history,
         },
@@ -105,7 +108,7 @@ pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, Api
 pub fn event_stream(
     events: impl Stream<Item = sse::Event> + 'static,
     keep_alive: Duration,
-) -> impl Responder {
+) -> CustomizeResponder<impl Responder> {
     sse::Sse::from_infallible_stream(events)
         .with_keep_alive(keep_alive)
         .customize()

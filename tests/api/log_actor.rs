@@ -25,6 +25,7 @@ use crate::support::*;
 fn record(outcome: TurnOutcome) -> TurnRecord {
     TurnRecord {
         turn_id: Uuid::new_v4(),
+        conversation_id: None,
         created_at: Utc::now(),
         question: "q".into(),
         answer: "partial".into(),

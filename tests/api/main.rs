@@ -8,6 +8,7 @@
 
 mod admin_health;
 mod chat_turns;
+mod conversations;
 mod documents;
 mod fixtures;
 mod import;

@@ -14,6 +14,27 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
     ("post", "/api/chat", "/api/chat"),
+    ("get", "/api/conversations", "/api/conversations"),
+    (
+        "get",
+        "/api/conversations/{id}",
+        "/api/conversations/00000000-0000-0000-0000-000000000000",
+    ),
+    (
+        "patch",
+        "/api/conversations/{id}",
+        "/api/conversations/00000000-0000-0000-0000-000000000000",
+    ),
+    (
+        "delete",
+        "/api/conversations/{id}",
+        "/api/conversations/00000000-0000-0000-0000-000000000000",
+    ),
+    (
+        "get",
+        "/api/conversations/{id}/export",
+        "/api/conversations/00000000-0000-0000-0000-000000000000/export",
+    ),
     ("get", "/v1/models", "/v1/models"),
     ("get", "/v1/models/{model}", "/v1/models/bor"),
     ("post", "/v1/chat/completions", "/v1/chat/completions"),
@@ -47,6 +68,10 @@ async fn is_routed(app: &TestApp, method: &str, path: &str) -> bool {
             .insert_header(("Content-Type", "application/json"))
             .send_body("{}"),
         "delete" => client.delete(url).send(),
+        "patch" => client
+            .patch(url)
+            .insert_header(("Content-Type", "application/json"))
+            .send_body("{}"),
         _ => client.get(url).send(),
     }
     .await

@@ -20,7 +20,9 @@ use tokio::sync::oneshot;
 
 use uuid::Uuid;
 
-pub use messages::{Flush, GetLogStats, LogStats, PathCounts, TurnCounts, TurnFinished};
+pub use messages::{
+    Flush, GetLogStats, LogStats, PathCounts, QueuedTurns, TurnCounts, TurnFinished,
+};
 
 use crate::metrics::metrics;
 use crate::record::{TurnOutcome, TurnRecord};
@@ -61,7 +63,7 @@ pub struct LogActor {
     /// A write is in flight or a retry is scheduled.
     busy: bool,
     /// Rows of the write in flight (out of `queue` until it fails).
-    in_flight: usize,
+    in_flight: Vec<TurnRecord>,
     /// Rows at the head of the queue to write one at a time (a batch was refused).
     one_at_a_time: usize,
     /// Rows refused on their own, waiting to be tried again; with their refusals.
@@ -78,7 +80,7 @@ impl LogActor {
             queue: VecDeque::new(),
             capacity: capacity.max(1),
             busy: false,
-            in_flight: 0,
+            in_flight: Vec::new(),
             one_at_a_time: 0,
             set_aside: Vec::new(),
             refusals: HashMap::new(),
@@ -107,10 +109,10 @@ impl LogActor {
             self.queue.len().min(WRITE_BATCH)
         };
         let batch: Vec<TurnRecord> = self.queue.drain(..count).collect();
-        self.in_flight = count;
+        self.in_flight = batch.clone();
         ctx.spawn(self.store.insert(batch.clone()).into_actor(self).map(
             move |result, act, ctx| {
-                act.in_flight = 0;
+                act.in_flight.clear();
                 match result {
                     Ok(()) => {
                         act.busy = false;
@@ -187,7 +189,7 @@ impl LogActor {
 
     /// Rows not yet written, the batch in flight and the rows set aside included.
     fn queued(&self) -> usize {
-        self.queue.len() + self.in_flight + self.set_aside.len()
+        self.queue.len() + self.in_flight.len() + self.set_aside.len()
     }
 }
 
@@ -228,6 +230,28 @@ impl Handler<Flush> for LogActor {
         self.write_next(ctx);
         let left = self.queued();
         Box::pin(async move { receiver.await.unwrap_or(left) })
+    }
+}
+
+impl Handler<QueuedTurns> for LogActor {
+    type Result = MessageResult<QueuedTurns>;
+
+    fn handle(
+        &mut self,
+        QueuedTurns { conversation_id }: QueuedTurns,
+        _: &mut Self::Context,
+    ) -> Self::Result {
+        let of_conversation =
+            |record: &&TurnRecord| record.conversation_id == Some(conversation_id);
+        MessageResult(
+            self.in_flight
+                .iter()
+                .chain(&self.set_aside)
+                .chain(&self.queue)
+                .filter(of_conversation)
+                .cloned()
+                .collect(),
+        )
     }
 }
 

@@ -10,6 +10,7 @@ use crate::record::{ErrorCode, TurnPath};
 fn record(outcome: TurnOutcome) -> TurnRecord {
     TurnRecord {
         turn_id: Uuid::new_v4(),
+        conversation_id: None,
         created_at: Utc::now(),
         question: "q".into(),
         answer: "a".into(),
@@ -323,4 +324,33 @@ async fn rows_written_while_a_refused_row_waits_are_not_delayed_by_it() {
         "the refused row is still queued: {stats:?}"
     );
     assert_eq!(stats.refused, 0, "not given up after one refusal");
+}
+
+#[actix::test]
+async fn the_rows_a_conversation_has_in_the_queue_are_handed_out() {
+    let store = FlakyStore::failing(usize::MAX);
+    let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
+    let conversation = Uuid::new_v4();
+    let mine = TurnRecord {
+        conversation_id: Some(conversation),
+        ..record(TurnOutcome::Done)
+    };
+    let other = TurnRecord {
+        conversation_id: Some(Uuid::new_v4()),
+        ..record(TurnOutcome::Done)
+    };
+    for finished in [mine.clone(), other, record(TurnOutcome::Stopped)] {
+        log.send(TurnFinished::new(finished)).await.unwrap();
+    }
+    let queued = log
+        .send(QueuedTurns {
+            conversation_id: conversation,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        queued,
+        vec![mine],
+        "the row waiting (or being written) is found"
+    );
 }

@@ -45,6 +45,9 @@ pub enum Frame {
     #[schema(title = "error")]
     Error {
         turn_id: Uuid,
+        /// The turn's conversation; left out for turns that belong to none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        conversation_id: Option<Uuid>,
         code: ErrorCode,
         #[schema(value_type = String)]
         detail: &'static str,
@@ -55,6 +58,9 @@ pub enum Frame {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct DoneFrame {
     pub turn_id: Uuid,
+    /// The turn's conversation; left out for turns that belong to none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<Uuid>,
     pub path: TurnPath,
     pub rounds: u32,
     pub retries: u32,
@@ -84,9 +90,10 @@ impl Frame {
         }
     }
 
-    pub fn error(turn_id: Uuid, code: ErrorCode) -> Self {
+    pub fn error(turn_id: Uuid, conversation_id: Option<Uuid>, code: ErrorCode) -> Self {
         Self::Error {
             turn_id,
+            conversation_id,
             code,
             detail: code.detail(),
         }
@@ -146,11 +153,12 @@ mod tests {
         );
         let id = Uuid::nil();
         assert_eq!(
-            data(&Frame::error(id, ErrorCode::LlmRejected)),
+            data(&Frame::error(id, None, ErrorCode::LlmRejected)),
             json!({"turn_id": id, "code": "llm_rejected", "detail": ErrorCode::LlmRejected.detail()})
         );
         let done = Frame::Done(DoneFrame {
             turn_id: id,
+            conversation_id: None,
             path: TurnPath::Deflected,
             rounds: 1,
             retries: 0,

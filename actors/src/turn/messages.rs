@@ -9,6 +9,9 @@ use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
 #[derive(Debug, Clone)]
 pub struct TurnSpec {
     pub turn_id: Uuid,
+    /// The conversation the turn belongs to (SPEC §10); `None` for a turn of the
+    /// OpenAI-compatible API.
+    pub conversation_id: Option<Uuid>,
     /// As sent, trimmed.
     pub question: String,
     /// Earlier user and assistant messages, oldest first.

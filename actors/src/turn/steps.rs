@@ -365,6 +365,7 @@ impl TurnActor {
         self.send_frame(
             Frame::Done(DoneFrame {
                 turn_id: record.turn_id,
+                conversation_id: record.conversation_id,
                 path: record.path,
                 rounds: record.rounds,
                 retries: record.retries,
@@ -381,7 +382,10 @@ impl TurnActor {
     }
 
     pub(super) fn fail(&mut self, code: ErrorCode, ctx: &mut Context<Self>) -> Phase {
-        self.send_frame(Frame::error(self.spec.turn_id, code), ctx);
+        self.send_frame(
+            Frame::error(self.spec.turn_id, self.spec.conversation_id, code),
+            ctx,
+        );
         self.log
             .do_send(TurnFinished::new(self.record(TurnOutcome::Error(code))));
         self.finish_stream(ctx);
@@ -400,7 +404,14 @@ impl TurnActor {
     /// (`error internal`: the answer is cut short by bor itself, not by the model), and
     /// the partial answer is kept as a `stopped` row, like a turn whose client left.
     pub(super) fn cut_by_shutdown(&mut self, ctx: &mut Context<Self>) -> Phase {
-        self.send_frame(Frame::error(self.spec.turn_id, ErrorCode::Internal), ctx);
+        self.send_frame(
+            Frame::error(
+                self.spec.turn_id,
+                self.spec.conversation_id,
+                ErrorCode::Internal,
+            ),
+            ctx,
+        );
         self.log
             .do_send(TurnFinished::new(self.record(TurnOutcome::Stopped)));
         self.finish_stream(ctx);
@@ -410,6 +421,7 @@ impl TurnActor {
     fn record(&self, outcome: TurnOutcome) -> TurnRecord {
         TurnRecord {
             turn_id: self.spec.turn_id,
+            conversation_id: self.spec.conversation_id,
             created_at: self.created_at,
             question: self.spec.question.clone(),
             answer: self.answer.clone(),

@@ -81,6 +81,7 @@ mod tests {
     fn done() -> Frame {
         Frame::Done(DoneFrame {
             turn_id: Uuid::nil(),
+            conversation_id: None,
             path: TurnPath::Deflected,
             rounds: 1,
             retries: 0,
@@ -133,7 +134,7 @@ mod tests {
     async fn an_error_frame_or_a_stopped_turn_is_an_error() {
         let failed = complete_frames(vec![
             Frame::Delta { text: "Par".into() },
-            Frame::error(Uuid::nil(), ErrorCode::LlmInterrupted),
+            Frame::error(Uuid::nil(), None, ErrorCode::LlmInterrupted),
         ])
         .await;
         assert!(matches!(

@@ -61,7 +61,11 @@ pub fn parse_completion_request(
     let history = history(earlier)?;
     Ok(CompletionRequest {
         stream,
-        input: TurnInput { question, history },
+        input: TurnInput {
+            conversation_id: None,
+            question,
+            history,
+        },
     })
 }
 

@@ -101,6 +101,7 @@ mod tests {
     fn done() -> DoneFrame {
         DoneFrame {
             turn_id: Uuid::nil(),
+            conversation_id: None,
             path: TurnPath::Grounded,
             rounds: 2,
             retries: 1,
@@ -173,7 +174,7 @@ mod tests {
     async fn a_failed_turn_ends_with_an_error_object_and_done() {
         let text = wire(vec![
             Frame::Delta { text: "Hal".into() },
-            Frame::error(Uuid::nil(), ErrorCode::LlmInterrupted),
+            Frame::error(Uuid::nil(), None, ErrorCode::LlmInterrupted),
         ])
         .await;
         assert!(text.ends_with(&format!(

@@ -77,7 +77,10 @@ async fn each_llm_failure_maps_to_its_code() {
         )
         .await;
         assert_eq!(run.names(), vec!["delta", "error"]);
-        assert_eq!(run.frames[1], Frame::error(run.record().turn_id, code));
+        assert_eq!(
+            run.frames[1],
+            Frame::error(run.record().turn_id, None, code)
+        );
         assert_eq!(run.record().outcome, TurnOutcome::Error(code));
         assert_eq!(run.record().path, TurnPath::Deflected);
         run.assert_one_terminal_frame_last();

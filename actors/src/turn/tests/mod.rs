@@ -365,6 +365,7 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
     let turn = TurnActor::new(
         TurnSpec {
             turn_id: Uuid::new_v4(),
+            conversation_id: None,
             question: setup.question.to_owned(),
             history: Vec::new(),
         },

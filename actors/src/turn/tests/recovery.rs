@@ -80,7 +80,7 @@ async fn scaffolding_twice_is_a_malformed_reply_without_row() {
         assert_eq!(run.names(), vec!["error"]);
         assert_eq!(
             run.frames[0],
-            Frame::error(run.record().turn_id, ErrorCode::MalformedReply)
+            Frame::error(run.record().turn_id, None, ErrorCode::MalformedReply)
         );
         let record = run.record();
         assert_eq!(

@@ -1,0 +1,340 @@
+//! The conversations API (SPEC §10): list and search, one conversation with its turns,
+//! rename, delete, export. There are no user accounts: whoever reaches bor reaches
+//! every conversation (README, next to `BOR_BIND`).
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::body::read_json_body;
+use super::error::{ApiError, ErrorBody};
+use crate::db::DbPool;
+use crate::db::conversations::{self, ConversationSummary, ConversationTurn};
+use crate::state::AppState;
+
+/// Conversations a page lists unless asked otherwise, and at most.
+const DEFAULT_PAGE: i64 = 50;
+const MAX_PAGE: i64 = 200;
+/// The longest title a conversation may be given, in characters.
+const MAX_TITLE_CHARS: usize = 200;
+/// The largest rename body.
+const MAX_RENAME_BODY_BYTES: usize = 16 * 1024;
+
+/// The query of `GET /api/conversations`.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ListQuery {
+    /// Keeps the conversations whose title, questions or answers hold every word of it
+    /// (case-insensitive).
+    q: Option<String>,
+    /// 1..=200, default 50.
+    limit: Option<String>,
+    /// An `updated_at` of the previous page (RFC 3339): the conversations before it.
+    before: Option<String>,
+}
+
+/// One conversation with its turns, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Conversation {
+    pub id: Uuid,
+    pub title: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub turns: Vec<ConversationTurn>,
+}
+
+/// `GET /api/conversations`: newest first, searched and paged.
+#[utoipa::path(
+    tag = "conversations",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "the conversations, newest `updated_at` first", body = [ConversationSummary]),
+        (status = 400, description = "`invalid_json`: a `limit` or `before` that does not parse", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[get("/api/conversations")]
+pub async fn list(
+    query: web::Query<ListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = match query.limit.as_deref() {
+        None => DEFAULT_PAGE,
+        Some(raw) => raw
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|limit| (1..=MAX_PAGE).contains(limit))
+            .ok_or_else(|| {
+                ApiError::InvalidJson(format!("`limit` must be an integer from 1 to {MAX_PAGE}"))
+            })?,
+    };
+    let before = match query.before.as_deref() {
+        None => None,
+        Some(raw) => Some(
+            DateTime::parse_from_rfc3339(raw.trim())
+                .map_err(|_| ApiError::InvalidJson("`before` must be an RFC 3339 time".to_owned()))?
+                .with_timezone(&Utc),
+        ),
+    };
+    let words: Vec<String> = query
+        .q
+        .as_deref()
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let mut conn = connection(&state.pool).await?;
+    let listed = conversations::list(&mut conn, &words, limit, before)
+        .await
+        .map_err(ApiError::from)?;
+    Ok(HttpResponse::Ok().json(listed))
+}
+
+/// `GET /api/conversations/{id}`: the conversation with its turns.
+#[utoipa::path(
+    tag = "conversations",
+    params(("id" = String, Path, description = "the conversation's id (a UUID)")),
+    responses(
+        (status = 200, description = "the conversation, turns oldest first", body = Conversation),
+        (status = 404, description = "`not_found`: no such conversation, or not a UUID", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[get("/api/conversations/{id}")]
+pub async fn one(
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let conversation = load(&state, &id).await?;
+    Ok(HttpResponse::Ok().json(conversation))
+}
+
+/// The body of a rename.
+#[derive(ToSchema)]
+#[allow(
+    dead_code,
+    reason = "describes the request body; the handler reads it as JSON"
+)]
+struct RenameBody {
+    /// 1 to 200 characters after trimming.
+    title: String,
+}
+
+/// `PATCH /api/conversations/{id}` `{"title"}`: renamed.
+#[utoipa::path(
+    tag = "conversations",
+    params(("id" = String, Path, description = "the conversation's id (a UUID)")),
+    request_body(content = RenameBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "renamed", body = ConversationSummary),
+        (status = 400, description = "`invalid_title` or `invalid_json`", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such conversation, or not a UUID", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[patch("/api/conversations/{id}")]
+pub async fn rename(
+    request: HttpRequest,
+    payload: web::Payload,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let conversation_id = parse_id(&id)?;
+    let body = read_json_body(
+        &request,
+        payload,
+        MAX_RENAME_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
+    let title = parse_title(&body)?;
+    let mut conn = connection(&state.pool).await?;
+    let renamed = conversations::rename(&mut conn, conversation_id, &title)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(|| not_found(&id))?;
+    Ok(HttpResponse::Ok().json(renamed))
+}
+
+/// `DELETE /api/conversations/{id}`: the conversation and its turns' rows.
+#[utoipa::path(
+    tag = "conversations",
+    params(("id" = String, Path, description = "the conversation's id (a UUID)")),
+    responses(
+        (status = 204, description = "deleted, with its turns"),
+        (status = 404, description = "`not_found`: no such conversation, or not a UUID", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[delete("/api/conversations/{id}")]
+pub async fn remove(
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let conversation_id = parse_id(&id)?;
+    let mut conn = connection(&state.pool).await?;
+    if conversations::delete(&mut conn, conversation_id)
+        .await
+        .map_err(ApiError::from)?
+    {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(not_found(&id))
+    }
+}
+
+/// The query of an export.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ExportQuery {
+    /// `markdown` (default) or `json`.
+    format: Option<String>,
+}
+
+/// `GET /api/conversations/{id}/export?format=markdown|json`: a file to keep.
+#[utoipa::path(
+    tag = "conversations",
+    params(("id" = String, Path, description = "the conversation's id (a UUID)"), ExportQuery),
+    responses(
+        (status = 200, description = "`text/markdown` (title, each question and answer with its sources) or `application/json` (as `GET /api/conversations/{id}`), as an attachment"),
+        (status = 400, description = "`invalid_format`", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such conversation, or not a UUID", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
+    )
+)]
+#[get("/api/conversations/{id}/export")]
+pub async fn export(
+    id: web::Path<String>,
+    query: web::Query<ExportQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let format = query.format.as_deref().unwrap_or("markdown");
+    if !matches!(format, "markdown" | "json") {
+        return Err(ApiError::InvalidFormat(
+            "`format` must be markdown or json".to_owned(),
+        ));
+    }
+    let conversation = load(&state, &id).await?;
+    let (content_type, extension, body) = if format == "json" {
+        let body = serde_json::to_vec_pretty(&conversation)
+            .map_err(|error| ApiError::Internal(format!("export: {error}")))?;
+        ("application/json", "json", body)
+    } else {
+        let body = markdown(&conversation).into_bytes();
+        ("text/markdown; charset=utf-8", "md", body)
+    };
+    Ok(HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!(
+                "attachment; filename=\"conversation-{}.{extension}\"",
+                conversation.id
+            ),
+        ))
+        .body(body))
+}
+
+/// The conversation as Markdown: its title as a heading, each question and answer, each
+/// answer's sources.
+pub fn markdown(conversation: &Conversation) -> String {
+    let mut text = format!("# {}\n", one_line(&conversation.title));
+    for turn in &conversation.turns {
+        text.push_str(&format!("\n## {}\n\n", one_line(&turn.question)));
+        // A question of several lines is quoted whole under its one-line heading.
+        if turn.question.contains('\n') {
+            text.push_str(&format!("> {}\n\n", turn.question.replace('\n', "\n> ")));
+        }
+        text.push_str(turn.answer.trim());
+        text.push('\n');
+        let sources: Vec<String> = turn
+            .sources
+            .as_array()
+            .map(|sources| sources.iter().map(source_line).collect())
+            .unwrap_or_default();
+        if !sources.is_empty() {
+            text.push_str("\nSources:\n\n");
+            for line in sources {
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn source_line(source: &Value) -> String {
+    let n = source.get("n").and_then(Value::as_u64);
+    let title = source.get("title").and_then(Value::as_str).unwrap_or("");
+    let heading = source.get("heading").and_then(Value::as_str).unwrap_or("");
+    let page = source.get("page").and_then(Value::as_u64);
+    let mut line = match n {
+        Some(n) => format!("- [{n}] {}", one_line(title)),
+        None => format!("- {}", one_line(title)),
+    };
+    if !heading.is_empty() {
+        line.push_str(&format!(" — {}", one_line(heading)));
+    }
+    if let Some(page) = page {
+        line.push_str(&format!(", page {page}"));
+    }
+    line
+}
+
+async fn load(state: &AppState, id: &str) -> Result<Conversation, ApiError> {
+    let conversation_id = parse_id(id)?;
+    let mut conn = connection(&state.pool).await?;
+    let summary = conversations::find(&mut conn, conversation_id)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(|| not_found(id))?;
+    let turns = conversations::turns(&mut conn, conversation_id)
+        .await
+        .map_err(ApiError::from)?;
+    Ok(Conversation {
+        id: summary.id,
+        title: summary.title,
+        created_at: summary.created_at,
+        updated_at: summary.updated_at,
+        turns,
+    })
+}
+
+fn parse_id(id: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(id).map_err(|_| not_found(id))
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("no conversation {id}"))
+}
+
+fn parse_title(body: &Value) -> Result<String, ApiError> {
+    let title = match body.get("title") {
+        Some(Value::String(title)) => title.trim(),
+        Some(_) => {
+            return Err(ApiError::InvalidTitle(
+                "`title` must be a string".to_owned(),
+            ));
+        }
+        None => return Err(ApiError::InvalidTitle("`title` is missing".to_owned())),
+    };
+    let length = title.chars().count();
+    if length == 0 || length > MAX_TITLE_CHARS {
+        return Err(ApiError::InvalidTitle(format!(
+            "`title` must hold 1 to {MAX_TITLE_CHARS} characters"
+        )));
+    }
+    Ok(crate::db::storable_text(title).into_owned())
+}
+
+async fn connection(pool: &DbPool) -> Result<crate::db::DbConnection, ApiError> {
+    pool.get().await.map_err(ApiError::from)
+}

@@ -1,0 +1,344 @@
+//! Conversations kept by the server (SPEC §10): every route and refusal, and the
+//! history a turn of a conversation sends the model.
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::support::*;
+
+/// A plain request with an optional JSON body; the reply's status, headers and body.
+async fn call(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> Reply {
+    let method = awc::http::Method::from_bytes(method.as_bytes()).unwrap();
+    let request = TestApp::client().request(method, format!("{}{path}", app.address));
+    let mut response = match body {
+        Some(body) => request
+            .insert_header(("Content-Type", "application/json"))
+            .send_body(body.to_string()),
+        None => request.send(),
+    }
+    .await
+    .expect("the request is sent");
+    let body = response.body().limit(1 << 24).await.expect("the body");
+    Reply {
+        status: response.status().as_u16(),
+        headers: response.headers().clone(),
+        body: body.to_vec(),
+    }
+}
+
+async fn ask(app: &TestApp, question: &str, conversation: Option<&str>) -> ChatResponse {
+    let mut body = json!({ "message": question });
+    if let Some(id) = conversation {
+        body["conversation_id"] = json!(id);
+    }
+    app.chat_json(body).await
+}
+
+fn conversation_of(response: &ChatResponse) -> String {
+    let header = response
+        .headers
+        .get("x-conversation-id")
+        .expect("the X-Conversation-Id header")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(response.last().data["conversation_id"], header.as_str());
+    header
+}
+
+#[actix_web::test]
+async fn a_first_turn_starts_a_conversation_titled_by_its_question() {
+    let app = TestApp::spawn().await;
+    let question = format!("  What   is {} bor?", "very ".repeat(30));
+    let response = ask(&app, &question, None).await;
+    assert_eq!(response.last().event, "done");
+    let id = conversation_of(&response);
+    app.wait_for_rows(1).await;
+
+    let listed = call(&app, "GET", "/api/conversations", None).await;
+    assert_eq!(listed.status, 200);
+    let list = listed.json();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["turns"], 1);
+    let title = list[0]["title"].as_str().unwrap();
+    assert_eq!(title.chars().count(), 80, "{title}");
+    assert!(
+        title.starts_with("What is very very") && title.ends_with('…'),
+        "{title}"
+    );
+
+    // A failed turn leaves no row, and so no conversation.
+    let failed = ask(&app, &directed("Broken?", json!({"status": 400})), None).await;
+    assert_eq!(failed.last().event, "error");
+    conversation_of(&failed);
+    let listed = call(&app, "GET", "/api/conversations", None).await;
+    assert_eq!(listed.json().as_array().unwrap().len(), 1);
+}
+
+#[actix_web::test]
+async fn the_model_sees_the_stored_turns_in_order_even_before_their_rows_are_written() {
+    let app = TestApp::spawn().await;
+    let first = ask(&app, "First question?", None).await;
+    let id = conversation_of(&first);
+    // Asked at once: the first turn's row may still wait in the LogActor's queue.
+    let second = ask(&app, "Second question?", Some(&id)).await;
+    assert_eq!(conversation_of(&second), id);
+    let third = ask(&app, "Third question?", Some(&id)).await;
+    assert_eq!(third.last().event, "done");
+
+    let chats = app.mock.chat_requests();
+    let messages = chats[2]["messages"].as_array().unwrap();
+    let seen: Vec<(&str, &str)> = messages[1..]
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("user", "First question?"),
+            ("assistant", "Mock answer: First question?"),
+            ("user", "Second question?"),
+            ("assistant", "Mock answer: Second question?"),
+            ("user", "Third question?"),
+        ]
+    );
+    app.wait_for_rows(3).await;
+    let conversation = call(&app, "GET", &format!("/api/conversations/{id}"), None).await;
+    let turns = conversation.json()["turns"].clone();
+    let questions: Vec<&str> = turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|turn| turn["question"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        questions,
+        ["First question?", "Second question?", "Third question?"]
+    );
+    assert_eq!(turns[0]["status"], "done");
+    assert_eq!(turns[0]["answer"], "Mock answer: First question?");
+    assert!(turns[0]["sources"].is_array());
+}
+
+#[actix_web::test]
+async fn an_unknown_conversation_id_starts_that_conversation_and_bad_ids_are_refused() {
+    let app = TestApp::spawn().await;
+    let chosen = Uuid::new_v4().to_string();
+    let response = ask(&app, "Hello?", Some(&chosen)).await;
+    assert_eq!(conversation_of(&response), chosen);
+    assert_eq!(
+        app.mock.chat_requests()[0]["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let bad = app
+        .chat_json(json!({"message": "x", "conversation_id": "nope"}))
+        .await;
+    assert_eq!(
+        (bad.status, bad.error_code()),
+        (400, "invalid_conversation")
+    );
+    let both = app
+        .chat_json(json!({"message": "x", "conversation_id": chosen, "history": []}))
+        .await;
+    assert_eq!((both.status, both.error_code()), (400, "invalid_history"));
+    assert!(both.frames.is_empty(), "refused before the stream opens");
+}
+
+#[actix_web::test]
+async fn conversations_are_renamed_deleted_with_their_turns_and_404_when_absent() {
+    let app = TestApp::spawn().await;
+    let id = conversation_of(&ask(&app, "Keep me?", None).await);
+    app.wait_for_rows(1).await;
+
+    let renamed = call(
+        &app,
+        "PATCH",
+        &format!("/api/conversations/{id}"),
+        Some(json!({"title": "  Kept  "})),
+    )
+    .await;
+    assert_eq!(renamed.status, 200);
+    assert_eq!(renamed.json()["title"], "Kept");
+    assert_eq!(renamed.json()["turns"], 1);
+    for bad in [
+        json!({"title": "  "}),
+        json!({"title": "x".repeat(201)}),
+        json!({"title": 3}),
+        json!({}),
+    ] {
+        let refused = call(
+            &app,
+            "PATCH",
+            &format!("/api/conversations/{id}"),
+            Some(bad.clone()),
+        )
+        .await;
+        assert_eq!(refused.status, 400, "{bad}");
+        assert_eq!(refused.json()["error"]["code"], "invalid_title");
+    }
+    // A later turn does not take the name back.
+    ask(&app, "Another?", Some(&id)).await;
+    app.wait_for_rows(2).await;
+    let one = call(&app, "GET", &format!("/api/conversations/{id}"), None).await;
+    assert_eq!(one.json()["title"], "Kept");
+
+    let deleted = call(&app, "DELETE", &format!("/api/conversations/{id}"), None).await;
+    assert_eq!(deleted.status, 204);
+    assert!(
+        app.query_log().await.is_empty(),
+        "its turns' rows went with it"
+    );
+    for (method, path) in [
+        ("GET", format!("/api/conversations/{id}")),
+        ("DELETE", format!("/api/conversations/{id}")),
+        ("GET", "/api/conversations/not-a-uuid".to_owned()),
+        (
+            "GET",
+            format!("/api/conversations/{}/export", Uuid::new_v4()),
+        ),
+    ] {
+        let reply = call(&app, method, &path, None).await;
+        assert_eq!(reply.status, 404, "{method} {path}");
+        assert_eq!(reply.json()["error"]["code"], "not_found");
+    }
+    let unknown = call(
+        &app,
+        "PATCH",
+        &format!("/api/conversations/{}", Uuid::new_v4()),
+        Some(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!(unknown.status, 404);
+}
+
+#[actix_web::test]
+async fn a_conversation_exports_as_markdown_and_json() {
+    let app = TestApp::spawn().await;
+    let id = conversation_of(&ask(&app, "What is the kettle?", None).await);
+    app.wait_for_rows(1).await;
+
+    let markdown = call(
+        &app,
+        "GET",
+        &format!("/api/conversations/{id}/export?format=markdown"),
+        None,
+    )
+    .await;
+    assert_eq!(markdown.status, 200);
+    assert_eq!(
+        markdown.headers.get("content-type").unwrap(),
+        "text/markdown; charset=utf-8"
+    );
+    let disposition = markdown
+        .headers
+        .get("content-disposition")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(disposition.starts_with("attachment"), "{disposition}");
+    let text = String::from_utf8(markdown.body.clone()).unwrap();
+    assert!(text.starts_with("# What is the kettle?\n"), "{text}");
+    assert!(
+        text.contains("## What is the kettle?\n\nMock answer: What is the kettle?"),
+        "{text}"
+    );
+
+    let exported = call(
+        &app,
+        "GET",
+        &format!("/api/conversations/{id}/export?format=json"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        exported.headers.get("content-type").unwrap(),
+        "application/json"
+    );
+    let one = call(&app, "GET", &format!("/api/conversations/{id}"), None).await;
+    assert_eq!(exported.json(), one.json(), "the same object as GET");
+
+    let bad = call(
+        &app,
+        "GET",
+        &format!("/api/conversations/{id}/export?format=pdf"),
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["error"]["code"], "invalid_format");
+}
+
+#[actix_web::test]
+async fn conversations_are_searched_by_every_word_and_paged_newest_first() {
+    let app = TestApp::spawn().await;
+    let mut ids = Vec::new();
+    for question in [
+        "Kettle in the kitchen?",
+        "Garden hose length?",
+        "Kitchen tiles colour?",
+    ] {
+        ids.push(conversation_of(&ask(&app, question, None).await));
+        app.wait_for_rows(ids.len()).await;
+    }
+    let found = |query: &str| {
+        let app = &app;
+        let query = query.to_owned();
+        async move {
+            let reply = call(app, "GET", &format!("/api/conversations?q={query}"), None).await;
+            assert_eq!(reply.status, 200);
+            reply
+                .json()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        found("kitchen").await,
+        [ids[2].clone(), ids[0].clone()],
+        "newest first"
+    );
+    assert_eq!(
+        found("KITCHEN%20kettle").await,
+        [ids[0].clone()],
+        "every word, any case"
+    );
+    // Words of the answers count too: the mock repeats the question.
+    assert_eq!(found("mock%20hose").await, [ids[1].clone()]);
+    assert!(found("100%25").await.is_empty(), "% is no wildcard");
+
+    let first_page = call(&app, "GET", "/api/conversations?limit=2", None)
+        .await
+        .json();
+    assert_eq!(first_page.as_array().unwrap().len(), 2);
+    let before = first_page[1]["updated_at"].as_str().unwrap();
+    let next = call(
+        &app,
+        "GET",
+        &format!(
+            "/api/conversations?limit=2&before={}",
+            before.replace('+', "%2B")
+        ),
+        None,
+    )
+    .await
+    .json();
+    let next_ids: Vec<&str> = next
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(next_ids, [ids[0].as_str()]);
+    for bad in ["limit=0", "limit=201", "limit=x", "before=yesterday"] {
+        let reply = call(&app, "GET", &format!("/api/conversations?{bad}"), None).await;
+        assert_eq!(reply.status, 400, "{bad}");
+    }
+}
