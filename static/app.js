@@ -157,9 +157,10 @@ async function ask(question) {
         setStatus(STATUS.writing);
         redraw();
       },
-      done: ({ sources, path }) => {
+      done: ({ sources, path, truncated }) => {
         exchange.sources = Array.isArray(sources) ? sources : [];
         exchange.deflected = path === "deflected";
+        exchange.truncated = truncated === true;
       },
       error: ({ detail }) => {
         exchange.error = String(detail ?? "");

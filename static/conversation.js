@@ -10,7 +10,8 @@ const MAX_KEPT_EXCHANGES = 100;
 
 /**
  * One question and its answer. `status` is `streaming`, `done`, `stopped` or `error`;
- * `sources` are `{document_id, title, chunk_id, score}` from the `done` frame.
+ * `sources` are `{n, document_id, title, chunk_id, score, heading, snippet, page}` from
+ * the `done` frame (SPEC §11), which also sets `deflected` and `truncated`.
  */
 export function newExchange(question) {
   return { question, answer: "", thinking: "", sources: [], status: "streaming", error: "" };

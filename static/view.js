@@ -1,7 +1,8 @@
 // The DOM of the conversation: one block per exchange, the question as plain text and
-// the answer as an `article` (thinking, a notice on a deflected answer, rendered answer,
-// a note, sources).
+// the answer as an `article` (thinking, a notice on a deflected answer, rendered answer
+// with its citations linked, a note, sources).
 
+import { linkCitations, passageHref, placeLabel } from "./citations.js";
 import { element } from "./dom.js";
 import { renderInto } from "./render.js";
 
@@ -9,6 +10,8 @@ let nextId = 0;
 
 export const DEFLECTED_NOTICE =
   "Not from your documents: nothing in your knowledge base matched this question, so this answer is the model's general knowledge.";
+
+export const TRUNCATED_NOTE = "The answer was cut at its length limit.";
 
 /** The elements of one exchange on screen; `update(exchange)` redraws it. */
 export class ExchangeView {
@@ -40,7 +43,8 @@ export class ExchangeView {
     this.note = element("p", { class: "answer-note", hidden: "" });
 
     this.sources = element("section", { class: "sources", hidden: "" });
-    this.sourceList = element("ul", { "aria-labelledby": `${id}-sources` });
+    // `role` keeps the list a list for screen readers that drop it with the bullets.
+    this.sourceList = element("ul", { role: "list", "aria-labelledby": `${id}-sources` });
     this.sources.append(element("h3", { id: `${id}-sources` }, "Sources"), this.sourceList);
 
     this.article.append(heading, this.thinking, this.deflected, this.body, this.note, this.sources);
@@ -62,8 +66,10 @@ export class ExchangeView {
       this.thinkingText.textContent = exchange.thinking;
       this.renderedThinking = exchange.thinking;
     }
-    if (exchange.answer !== this.renderedAnswer) {
+    const sourcesChanged = exchange.sources !== this.renderedSources;
+    if (exchange.answer !== this.renderedAnswer || sourcesChanged) {
       renderInto(this.body, exchange.answer);
+      linkCitations(this.body, exchange.sources);
       this.renderedAnswer = exchange.answer;
     }
     this.body.classList.toggle("pending", streaming && exchange.answer === "");
@@ -78,7 +84,7 @@ export class ExchangeView {
     this.note.hidden = note === "";
     this.note.textContent = note;
 
-    if (exchange.sources !== this.renderedSources) {
+    if (sourcesChanged) {
       this.sourceList.replaceChildren(...sourceItems(exchange.sources));
       this.sources.hidden = this.sourceList.childElementCount === 0;
       this.renderedSources = exchange.sources;
@@ -96,29 +102,42 @@ function noteFor(exchange) {
       return hasAnswer ? `The answer was cut short. ${detail}`.trim() : `No answer. ${detail}`.trim();
     }
     case "done":
-      return hasAnswer ? "" : "The model gave an empty answer.";
+      if (!hasAnswer) return "The model gave an empty answer.";
+      return exchange.truncated === true ? TRUNCATED_NOTE : "";
     default:
       return "";
   }
 }
 
-/** One item per document, at its best score (sources arrive best first). */
+/** One entry per source, in the order of their numbers (a source saved before sources
+ *  were numbered has none and comes last). */
 function sourceItems(sources) {
-  const seen = new Set();
-  const items = [];
-  for (const source of sources) {
-    const key = source.document_id ?? source.title;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const item = element("li");
-    item.append(
-      element("span", { class: "source-title" }, String(source.title ?? "Untitled")),
-      " ",
-      element("span", { class: "source-score" }, `score ${formatScore(source.score)}`),
-    );
-    items.push(item);
+  const numberOf = (source) => (Number.isInteger(source.n) ? source.n : Number.MAX_SAFE_INTEGER);
+  return [...sources].sort((a, b) => numberOf(a) - numberOf(b)).map(sourceItem);
+}
+
+/** A source: its number and title, opening its passage (in a new tab, as a citation
+ *  does), where in the document it is, its score and the start of its text. */
+function sourceItem(source) {
+  const item = element("li", { class: "source" });
+  const link = element("a", {
+    class: "source-link",
+    href: passageHref(source),
+    target: "_blank",
+    rel: "noopener",
+  });
+  if (Number.isInteger(source.n)) {
+    link.append(element("span", { class: "source-n" }, `[${source.n}]`), " ");
   }
-  return items;
+  link.append(element("span", { class: "source-title" }, String(source.title ?? "Untitled")));
+  const place = placeLabel(source);
+  const score = `score\u00a0${formatScore(source.score)}`;
+  const facts = place === "" ? score : `${place} · ${score}`;
+  item.append(link, " ", element("span", { class: "source-facts" }, facts));
+  if (typeof source.snippet === "string" && source.snippet !== "") {
+    item.append(element("span", { class: "source-snippet" }, source.snippet));
+  }
+  return item;
 }
 
 function formatScore(score) {

@@ -26,11 +26,21 @@ function recordStatusLine() {
   window.statusLog = [];
   document.addEventListener("DOMContentLoaded", () => {
     const status = document.getElementById("send-status");
+    // Other pages of the context (a passage opened from the chat) have none.
+    if (status === null) return;
     new MutationObserver((records) => {
       for (const record of records) {
         for (const node of record.addedNodes) window.statusLog.push(node.textContent);
       }
     }).observe(status, { childList: true });
+  });
+}
+
+/** Adds the errors `page` throws or logs to `problems`. */
+export function recordProblems(page, problems) {
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
   });
 }
 
@@ -45,10 +55,7 @@ export async function openChat(suite, contextOptions = {}, prepare = async () =>
   await prepare(context);
   const page = await context.newPage();
   const problems = [];
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
-  });
+  recordProblems(page, problems);
   await page.goto(suite.bor.url);
   await page.getByRole("textbox", { name: "Message" }).waitFor();
   return { context, page, problems };

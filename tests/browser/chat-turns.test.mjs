@@ -90,8 +90,12 @@ test("a grounded turn shows thinking, tool activity, the answer and its sources"
     assert.equal(await article.getByText(/^Not from your documents/).isVisible(), false, "a grounded answer is not marked");
     assert.equal(await article.getAttribute("aria-describedby"), null);
     const sources = article.getByRole("list", { name: "Sources" });
-    const items = await sources.getByRole("listitem").allInnerTexts();
-    assert.deepEqual(items, [`${title} score ${score.toFixed(2)}`]);
+    const item = sources.getByRole("listitem");
+    assert.equal(await item.count(), 1);
+    assert.equal(await item.getByRole("link").count(), 1);
+    assert.ok(await item.getByRole("link", { name: `[1] ${title}`, exact: true }).isVisible());
+    assert.equal(await item.locator(".source-facts").innerText(), `score\u00a0${score.toFixed(2)}`);
+    assert.equal(await item.locator(".source-snippet").innerText(), chunkText);
 
     const log = await statusLog(page);
     assert.ok(log.includes("Searching your documents…"), `status log: ${log.join(" | ")}`);

@@ -25,20 +25,38 @@ export function cosine(a, b) {
 }
 
 /**
- * Stores a one-chunk document and deletes it when test `t` ends; resolves with the
- * chunk's embedding.
+ * Stores a document of `chunks` (`{text, heading = "", page = null}`, in order) and
+ * deletes it when test `t` ends; resolves with its id and its chunks' ids and
+ * embeddings. The content is the chunks' texts, one paragraph each.
  */
-export async function insertDocument(suite, t, { title, text }) {
-  const embedding = await embed(suite, text);
-  const sha = createHash("sha256").update(text).digest("hex");
+export async function storeDocument(
+  suite,
+  t,
+  { title, chunks, contentType = "text/markdown", source = null },
+) {
+  const content = chunks.map((chunk) => chunk.text).join("\n\n");
+  const sha = createHash("sha256").update(content).digest("hex");
   const [[documentId]] = suite.database.query(
-    `INSERT INTO documents (title, content, content_sha256)
-     VALUES (${sqlText(title)}, ${sqlText(text)}, '${sha}') RETURNING id`,
+    `INSERT INTO documents (title, source, content, content_sha256, content_type)
+     VALUES (${sqlText(title)}, ${source === null ? "NULL" : sqlText(source)},
+             ${sqlText(content)}, '${sha}', ${sqlText(contentType)}) RETURNING id`,
   );
   t.after(() => suite.database.query(`DELETE FROM documents WHERE id = ${documentId}`));
-  suite.database.query(
-    `INSERT INTO chunks (document_id, ord, text, embedding)
-     VALUES (${documentId}, 0, ${sqlText(text)}, ARRAY[${embedding.join(",")}]::real[])`,
-  );
-  return embedding;
+  const stored = [];
+  for (const [ord, { text, heading = "", page = null }] of chunks.entries()) {
+    const embedding = await embed(suite, text);
+    const [[chunkId]] = suite.database.query(
+      `INSERT INTO chunks (document_id, ord, text, embedding, heading, page)
+       VALUES (${documentId}, ${ord}, ${sqlText(text)}, ARRAY[${embedding.join(",")}]::real[],
+               ${sqlText(heading)}, ${page ?? "NULL"}) RETURNING id`,
+    );
+    stored.push({ id: Number(chunkId), embedding });
+  }
+  return { id: Number(documentId), chunks: stored };
+}
+
+/** Stores a one-chunk document (see `storeDocument`); resolves with the chunk's embedding. */
+export async function insertDocument(suite, t, { title, text }) {
+  const { chunks } = await storeDocument(suite, t, { title, chunks: [{ text }] });
+  return chunks[0].embedding;
 }

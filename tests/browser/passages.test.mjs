@@ -1,0 +1,331 @@
+// Citations and passages (SPEC §11) through the pages, against bor, the mock LLM and
+// PostgreSQL: an answer's `[n]` links, the numbered sources, the passage page they open
+// (highlighted, in view, by keyboard, on a phone), its failures, and the note on an
+// answer cut at its length limit.
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { startBor, startSuite } from "./harness.mjs";
+import {
+  answer,
+  answerText,
+  ask,
+  openChat,
+  recordProblems,
+  screenshot,
+  waitForStatus,
+  withDirective,
+} from "./chat-page.mjs";
+import { storeDocument } from "./knowledge.mjs";
+
+let suite;
+
+before(async () => {
+  suite = await startSuite();
+});
+
+after(async () => {
+  await suite?.stop();
+});
+
+const TITLE = "Serengeti field notes";
+const CITED_TEXT = "Zebras migrate across the Serengeti every spring, following the rains.";
+const HOSTILE_TEXT = 'Camp rule: <img src=x onerror="window.injected=1"> stays text, never a picture.';
+const QUESTION = "When do zebras migrate across the Serengeti?";
+
+/**
+ * A PDF of eighteen chunks that share no word with `QUESTION` but the cited one (the
+ * tenth), so that it is source 1; chunk 2 repeats the end of chunk 1, as overlapping
+ * chunks of one section do.
+ */
+function fieldNotes() {
+  const camp = (i) => ({
+    heading: "Overview › Camps",
+    page: 1 + Math.floor(i / 5),
+    text: `Camp routine ${i}: water carried at dawn, tents checked at noon, radios charged at dusk.`,
+  });
+  const chunks = [
+    { heading: "Overview", page: 1, text: "Notes from three seasons on the plains, kept by the rangers." },
+    ...Array.from({ length: 8 }, (_, i) => camp(i + 1)),
+    { heading: "Migration › Timing", page: 3, text: CITED_TEXT },
+    { heading: "Overview › Camps", page: 4, text: HOSTILE_TEXT },
+    ...Array.from({ length: 7 }, (_, i) => ({
+      heading: "Predators",
+      page: 4 + Math.floor(i / 4),
+      text: `Lions rest in the shade ${i} while hyenas circle the kopjes at night.`,
+    })),
+  ];
+  chunks[2].text = `charged at dusk. ${chunks[2].text}`;
+  return chunks;
+}
+
+async function storeFieldNotes(t) {
+  const stored = await storeDocument(suite, t, {
+    title: TITLE,
+    chunks: fieldNotes(),
+    contentType: "application/pdf",
+    source: "serengeti-notes.pdf",
+  });
+  return { ...stored, citedChunk: stored.chunks[9].id };
+}
+
+const REPLY =
+  "Zebras migrate every spring [1], after the rains [1]. Predators wait [2][3]. " +
+  "No source has the number [9]; in code: `[1]`.";
+
+/** The chat in a fresh context; checks, after `run`, that no page of it logged errors
+ *  but those `expected` allows. */
+async function withChat(t, run, { contextOptions = {}, expected = [] } = {}) {
+  const chat = await openChat(suite, contextOptions);
+  t.after(() => chat.context.close());
+  chat.context.on("page", (page) => recordProblems(page, chat.problems));
+  await run(chat);
+  const unexpected = chat.problems.filter((problem) => !expected.some((re) => re.test(problem)));
+  assert.deepEqual(unexpected, [], "the pages logged no errors");
+}
+
+/** Asks the grounded question that cites `[1]`, `[2]`, `[3]` and a `[9]` without a source. */
+async function askCiting(page) {
+  await ask(page, withDirective(QUESTION, { reply: REPLY }));
+  await waitForStatus(page, "Answer ready.");
+  await answer(page).getByRole("list", { name: "Sources" }).waitFor();
+}
+
+/** Does `action` (a click or a key) and resolves with the passage page it opened in a
+ *  new tab, once that page shows its document or its failure. */
+async function passageOpenedBy(page, action) {
+  const [passage] = await Promise.all([page.waitForEvent("popup"), action()]);
+  await passageShown(passage);
+  return passage;
+}
+
+async function passageShown(page) {
+  await page.locator(".passage, #document-error:not([hidden])").first().waitFor();
+}
+
+/** The top of `locator`'s element, relative to the view, and whether it is inside it. */
+async function placeInView(locator) {
+  return locator.evaluate((node) => {
+    const { top } = node.getBoundingClientRect();
+    return { top, inView: top >= 0 && top < window.innerHeight };
+  });
+}
+
+const activeElement = (page) =>
+  page.evaluate(() => ({
+    id: document.activeElement?.id ?? "",
+    label: document.activeElement?.getAttribute("aria-label") ?? "",
+    text: document.activeElement?.textContent.trim() ?? "",
+  }));
+
+test("an answer's citations link to its numbered sources, which open their passages", async (t) => {
+  const notes = await storeFieldNotes(t);
+  const passageUrl = `/documents/${notes.id}#chunk-${notes.citedChunk}`;
+  await withChat(t, async ({ page }) => {
+    await askCiting(page);
+    const article = answer(page);
+    // Linking changes no text.
+    assert.equal(
+      await answerText(article),
+      "Zebras migrate every spring [1], after the rains [1]. Predators wait [2][3]. " +
+        "No source has the number [9]; in code: [1].",
+    );
+
+    const first = article.getByRole("link", { name: "Source 1", exact: true });
+    assert.equal(await first.count(), 2, "both [1] are links");
+    for (const link of await first.all()) {
+      assert.equal(await link.innerText(), "[1]");
+      assert.equal(await link.getAttribute("href"), passageUrl);
+      assert.equal(await link.getAttribute("title"), `${TITLE} — Migration › Timing · p.\u00a03`);
+    }
+    assert.equal(await article.getByRole("link", { name: "Source 2", exact: true }).count(), 1);
+    assert.equal(await article.getByRole("link", { name: "Source 3", exact: true }).count(), 1);
+    assert.equal(await article.getByRole("link", { name: "Source 9" }).count(), 0, "[9] has no source");
+    assert.equal(await article.locator("code").innerText(), "[1]");
+    assert.equal(await article.locator("code a").count(), 0, "code is never linked");
+
+    const sources = article.getByRole("list", { name: "Sources" }).getByRole("listitem");
+    const numbers = await sources.locator(".source-n").allInnerTexts();
+    assert.ok(numbers.length >= 3, `one entry per source: ${numbers}`);
+    assert.deepEqual(numbers, numbers.map((_, i) => `[${i + 1}]`), "in the order of their numbers");
+    const cited = sources.first();
+    const sourceLink = cited.getByRole("link", { name: `[1] ${TITLE}`, exact: true });
+    assert.ok(await sourceLink.isVisible(), "the entry's link names its number and title");
+    assert.match(await cited.locator(".source-facts").innerText(), /^Migration › Timing · p\.\u00a03 · score\u00a0-?\d\.\d\d$/);
+    assert.equal(await cited.locator(".source-snippet").innerText(), CITED_TEXT);
+    assert.equal(await sourceLink.getAttribute("href"), passageUrl, "the source opens the same passage");
+    // The other sources are chunks of the same notes, each at its own passage.
+    const hrefs = await sources.getByRole("link").evaluateAll((links) => links.map((a) => a.getAttribute("href")));
+    assert.equal(new Set(hrefs).size, hrefs.length);
+    await article.evaluate((node) => node.scrollIntoView({ block: "start" }));
+    await screenshot(page, "passage-01-cited-answer");
+
+    const passage = await passageOpenedBy(page, () => first.first().click());
+    assert.equal(new URL(passage.url()).pathname + new URL(passage.url()).hash, passageUrl);
+    assert.equal(await passage.title(), `${TITLE} — bor`);
+    assert.equal(await passage.getByRole("heading", { level: 1 }).innerText(), TITLE);
+    assert.match(
+      await passage.locator("#document-facts").innerText(),
+      /^PDF · serengeti-notes\.pdf · added .+ · 18 passages$/,
+    );
+    const items = passage.getByRole("list", { name: "Passages" }).getByRole("listitem");
+    assert.deepEqual(
+      await items.evaluateAll((nodes) => nodes.map((node) => node.id)),
+      notes.chunks.map((chunk) => `chunk-${chunk.id}`),
+      "every chunk, in order",
+    );
+
+    const highlighted = passage.locator('[aria-current="true"]');
+    assert.equal(await highlighted.count(), 1);
+    assert.equal(await highlighted.getAttribute("id"), `chunk-${notes.citedChunk}`);
+    assert.equal(await highlighted.locator(".passage-cited").textContent(), "Cited passage");
+    assert.equal(await highlighted.locator(".passage-place").innerText(), "Migration › Timing · p.\u00a03");
+    assert.equal(await highlighted.locator(".passage-text").innerText(), CITED_TEXT);
+    const place = await placeInView(highlighted);
+    assert.ok(place.inView, `the cited passage is in view (top ${place.top})`);
+    assert.ok(await passage.evaluate(() => window.scrollY > 0), "the page scrolled to it");
+    assert.equal((await activeElement(passage)).id, `chunk-${notes.citedChunk}`, "and it has the focus");
+
+    // The second chunk greys out what it repeats from the first; the rest is unmarked.
+    assert.deepEqual(await items.nth(2).locator(".passage-overlap").allInnerTexts(), ["charged at dusk."]);
+    assert.equal(await passage.locator(".passage-overlap").count(), 1);
+    assert.match(await passage.locator(".document-note").innerText(), /^Consecutive passages overlap/);
+
+    // Document text is text: the markup in one chunk shows as written and runs nothing.
+    assert.equal(await items.nth(10).locator(".passage-text").innerText(), HOSTILE_TEXT);
+    assert.equal(await passage.locator("img").count(), 0);
+    assert.equal(await passage.evaluate(() => window.injected), undefined);
+    await screenshot(passage, "passage-02-highlighted");
+
+    const back = passage.getByRole("link", { name: "Back to the chat" });
+    assert.equal(await back.getAttribute("href"), "/");
+    await passage.close();
+  });
+});
+
+test("citations, sources and the passage page work from the keyboard", async (t) => {
+  const notes = await storeFieldNotes(t);
+  await withChat(t, async ({ page }) => {
+    await askCiting(page);
+    await page.getByRole("button", { name: "New chat" }).focus();
+    const reached = [];
+    for (let i = 0; i < 5; i += 1) {
+      await page.keyboard.press("Tab");
+      const focused = await activeElement(page);
+      reached.push(focused.label || focused.text);
+    }
+    assert.deepEqual(reached, ["Source 1", "Source 1", "Source 2", "Source 3", `[1] ${TITLE}`]);
+
+    const passage = await passageOpenedBy(page, () => page.keyboard.press("Enter"));
+    const cited = `chunk-${notes.citedChunk}`;
+    assert.equal((await activeElement(passage)).id, cited, "the cited passage has the focus");
+
+    // Backwards: the link to the chat, then the skip link, shown where the reader is.
+    await passage.keyboard.press("Shift+Tab");
+    assert.equal((await activeElement(passage)).text, "Back to the chat");
+    await passage.keyboard.press("Shift+Tab");
+    const skip = passage.getByRole("link", { name: "Skip to the cited passage" });
+    assert.equal((await activeElement(passage)).text, "Skip to the cited passage");
+    assert.ok((await placeInView(skip)).inView, "the focused skip link is in view");
+    await passage.keyboard.press("Enter");
+    assert.equal((await activeElement(passage)).id, cited, "the skip link leads back to it");
+    assert.ok((await placeInView(passage.locator(`#${cited}`))).inView);
+    await screenshot(passage, "passage-03-keyboard");
+    await passage.close();
+  });
+});
+
+test("on a phone the answer, its sources and the passage fit the width", async (t) => {
+  const notes = await storeFieldNotes(t);
+  const phone = { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true };
+  const overflow = (page) =>
+    page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await withChat(
+    t,
+    async ({ page }) => {
+      await askCiting(page);
+      await answer(page).evaluate((node) => node.scrollIntoView({ block: "start" }));
+      assert.equal(await overflow(page), 0, "the chat does not scroll sideways");
+      await screenshot(page, "passage-04-phone-chat");
+
+      const citation = answer(page).getByRole("link", { name: "Source 1", exact: true }).first();
+      const passage = await passageOpenedBy(page, () => citation.tap());
+      assert.equal(await overflow(passage), 0, "the passage page does not scroll sideways");
+      const cited = passage.locator(`#chunk-${notes.citedChunk}`);
+      assert.equal(await cited.getAttribute("aria-current"), "true");
+      assert.ok((await placeInView(cited)).inView);
+      await screenshot(passage, "passage-05-phone-passage");
+      await passage.close();
+    },
+    { contextOptions: phone },
+  );
+});
+
+test("the passage page says so when the document is missing or the service is not reachable", async (t) => {
+  const notes = await storeFieldNotes(t);
+  const context = await suite.browser.newContext();
+  t.after(() => context.close());
+  const problems = [];
+  const open = async (path) => {
+    const page = await context.newPage();
+    recordProblems(page, problems);
+    await page.goto(new URL(path, suite.bor.url).toString());
+    await passageShown(page);
+    return page;
+  };
+
+  const missing = await open("/documents/987654321#chunk-1");
+  const alert = missing.getByRole("alert");
+  assert.equal(
+    await alert.innerText(),
+    "There is no such document: it may have been deleted from the knowledge base.",
+  );
+  assert.equal(await missing.getByRole("heading", { level: 1 }).innerText(), "Document not shown");
+  assert.equal(await missing.getByRole("list", { name: "Passages" }).count(), 0);
+  assert.ok(await missing.getByRole("link", { name: "Back to the chat" }).isVisible());
+  await screenshot(missing, "passage-06-not-found");
+
+  // A chunk that is not (or no longer) in the document: the whole document, and why
+  // nothing is marked.
+  const stale = await open(`/documents/${notes.id}#chunk-987654321`);
+  assert.equal(await stale.locator(".passage").count(), 18);
+  assert.equal(await stale.locator('[aria-current="true"]').count(), 0);
+  assert.ok(
+    (await stale.locator(".document-note").allInnerTexts()).some((note) =>
+      note.startsWith("The cited passage is not in this document"),
+    ),
+  );
+
+  await context.route("**/api/documents/**", (route) => route.abort("internetdisconnected"));
+  const offline = await open(`/documents/${notes.id}#chunk-${notes.citedChunk}`);
+  assert.equal(
+    await offline.getByRole("alert").innerText(),
+    "Could not reach the service — check your connection, then reload the page.",
+  );
+  const failedLoad =
+    /^console error: Failed to load resource: (the server responded with a status of 404|net::ERR_INTERNET_DISCONNECTED)/;
+  assert.deepEqual(
+    problems.filter((problem) => !failedLoad.test(problem)),
+    [],
+    "no errors but the failed loads themselves",
+  );
+});
+
+test("an answer cut at its length limit says so", async (t) => {
+  const short = await startBor({
+    mock: suite.mock,
+    database: suite.database,
+    env: { BOR_MAX_ANSWER_CHARS: "100" },
+  });
+  t.after(() => short.stop());
+  const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+  await withChat(t, async ({ page }) => {
+    await page.goto(short.url);
+    await ask(page, withDirective("Say a lot.", { reply: words }));
+    await waitForStatus(page, "Answer ready.");
+    const article = answer(page);
+    assert.ok((await answerText(article)).length <= 100, "the answer was cut");
+    assert.equal(await article.locator(".answer-note").innerText(), "The answer was cut at its length limit.");
+  });
+});
