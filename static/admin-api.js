@@ -3,9 +3,12 @@
 
 /** How long a health check may take before the page gives up on it. */
 const HEALTH_TIMEOUT_MS = 15_000;
-/** Storing a large document embeds every chunk: allow it time. */
-const UPLOAD_TIMEOUT_MS = 300_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** An upload whose bytes stop going up for this long is given up (the server answers
+ *  a stall of its own `BOR_REQUEST_BODY_TIMEOUT` with 408; this covers a lost network). */
+const UPLOAD_STALL_MS = 120_000;
+/** Once the bytes are up the server reads the file and embeds every chunk: allow it time. */
+const UPLOAD_ANSWER_MS = 300_000;
 
 /** What the page says for each refusal it explains itself. */
 const MESSAGES = {
@@ -13,7 +16,6 @@ const MESSAGES = {
     "The server did not accept this admin token (401). Check the value of BOR_ADMIN_TOKEN and enter it again.",
   admin_disabled:
     "The admin API is disabled on this server (403). Set BOR_ADMIN_TOKEN in the service's environment, restart bor, then enter that token here.",
-  body_too_large: "The file is too large for the server (413): a document may be at most 4 MiB.",
   unreachable: "Could not reach the service: check that bor is running, then try again.",
   timeout: "The service did not answer in time: try again.",
 };
@@ -39,26 +41,67 @@ export async function fetchHealth(token) {
   throw failure(status, body);
 }
 
-/** `GET /api/documents`: `[{id, title, chunks, created_at}]`. */
+/** `GET /api/documents`: `[{id, title, chunks, created_at, summary}]`. */
 export async function fetchDocuments() {
   const { status, body } = await request("/api/documents");
   if (status === 200 && Array.isArray(body)) return body;
   throw failure(status, body);
 }
 
-/** `POST /api/admin/documents`: `{id, chunks, created}`, `created` false when the
- *  same content was already stored. */
-export async function storeDocument(token, { title, content }) {
-  const { status, body } = await request("/api/admin/documents", {
-    token,
-    method: "POST",
-    json: { title, content },
-    timeoutMs: UPLOAD_TIMEOUT_MS,
+/**
+ * `POST /api/admin/documents` with `file` as the one `file` part of a multipart body:
+ * resolves with the server's report, `{documents: [{file, id, title, chunks, status}],
+ * skipped: [{file, reason}]}`, each reason made a sentence. `onProgress(sent, total)`
+ * follows the bytes going up; `onSent()` says they are all there and the server is
+ * reading the file.
+ *
+ * XMLHttpRequest rather than fetch: only it reports the progress of a request body.
+ */
+export function uploadFile(token, file, { onProgress, onSent }) {
+  const body = new FormData();
+  body.append("file", file, file.name);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    let watchdog;
+    /** (Re)starts the clock: no news for `ms` gives the upload up. */
+    const watch = (ms) => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        xhr.abort();
+        reject(new ApiError(0, "timeout", MESSAGES.timeout));
+      }, ms);
+    };
+    xhr.upload.addEventListener("progress", (event) => {
+      watch(UPLOAD_STALL_MS);
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    });
+    xhr.upload.addEventListener("load", () => {
+      watch(UPLOAD_ANSWER_MS);
+      onSent();
+    });
+    xhr.addEventListener("load", () => {
+      clearTimeout(watchdog);
+      const report = parseJson(xhr.responseText);
+      if (xhr.status === 200 && Array.isArray(report?.documents) && Array.isArray(report?.skipped)) {
+        const skipped = report.skipped.map(({ file, reason }) => ({
+          file,
+          reason: asSentence(String(reason)),
+        }));
+        resolve({ documents: report.documents, skipped });
+      } else {
+        reject(failure(xhr.status, report));
+      }
+    });
+    xhr.addEventListener("error", () => {
+      clearTimeout(watchdog);
+      reject(new ApiError(0, "unreachable", MESSAGES.unreachable));
+    });
+    xhr.open("POST", "/api/admin/documents");
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.setRequestHeader("Authorization", `Bearer ${token}`);
+    watch(UPLOAD_STALL_MS);
+    xhr.send(body);
   });
-  if ((status === 201 || status === 200) && typeof body?.chunks === "number") {
-    return { id: body.id, chunks: body.chunks, created: status === 201 };
-  }
-  throw failure(status, body);
 }
 
 /** `DELETE /api/admin/documents/{id}`; resolves with false when it was already gone. */
@@ -72,17 +115,15 @@ export async function deleteDocument(token, id) {
   throw failure(status, body);
 }
 
-async function request(path, { token, method = "GET", json, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+async function request(path, { token, method = "GET", timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (json !== undefined) headers["Content-Type"] = "application/json";
   let response;
   let text;
   try {
     response = await fetch(path, {
       method,
       headers,
-      body: json === undefined ? undefined : JSON.stringify(json),
       cache: "no-store",
       signal: AbortSignal.timeout(timeoutMs),
     });

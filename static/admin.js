@@ -1,10 +1,12 @@
 // The admin page: the admin token (kept in sessionStorage), the service's health with a
-// gentle auto-refresh, and the documents: upload, list, delete.
+// gentle auto-refresh, and the documents: upload (several files, picked or dropped),
+// list, delete.
 
-import { ApiError, deleteDocument, fetchDocuments, fetchHealth, storeDocument } from "./admin-api.js";
+import { ApiError, deleteDocument, fetchDocuments, fetchHealth, uploadFile } from "./admin-api.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
-import { DocumentFileError, documentKind, readDocumentFile } from "./document-file.js";
+import { Uploads } from "./admin-uploads.js";
+import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
 
 const TOKEN_KEY = "bor.adminToken";
@@ -26,9 +28,7 @@ const ui = {
   healthStatus: document.getElementById("health-status"),
   autoRefresh: document.getElementById("auto-refresh"),
   refresh: document.getElementById("refresh"),
-  uploadForm: document.getElementById("upload-form"),
-  file: document.getElementById("upload-file"),
-  upload: document.getElementById("upload"),
+  uploadLimit: document.getElementById("upload-limit"),
   documentsStatus: document.getElementById("documents-status"),
 };
 
@@ -43,11 +43,18 @@ const state = {
   timer: null,
   refreshWhenVisible: false,
   checkingToken: false,
+  /** The files waiting to be sent, `{file, row}`, in order. */
+  queue: [],
+  /** Numbers the rounds of uploads: a round from before the token was forgotten stops. */
+  uploadsTicket: 0,
   uploading: false,
+  /** The most bytes the server takes in one file (`BOR_MAX_UPLOAD_BYTES`), once known. */
+  maxUploadBytes: null,
 };
 
 const health = new HealthView();
 const documentList = new DocumentList({ remove: removeDocument });
+const uploads = new Uploads({ onFiles: addFiles });
 
 function start() {
   ui.tokenForm.addEventListener("submit", (event) => {
@@ -69,11 +76,6 @@ function start() {
       state.refreshWhenVisible = false;
       refreshHealth({ manual: false });
     }
-  });
-  ui.file.addEventListener("change", checkChosenFile);
-  ui.uploadForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    upload();
   });
 
   const offered = tokenFromAddress();
@@ -146,6 +148,9 @@ function leave(message) {
   state.token = null;
   state.healthTicket += 1;
   state.documentsTicket += 1;
+  state.uploadsTicket += 1;
+  state.queue = [];
+  state.uploading = false;
   state.lastStatus = null;
   clearTimeout(state.timer);
   ui.overall.removeAttribute("aria-busy");
@@ -158,6 +163,7 @@ function leave(message) {
   setStatus(ui.healthStatus, "");
   setStatus(ui.documentsStatus, "");
   documentList.show([]);
+  uploads.clear();
   if (message) showAuthMessage(message);
   else hideAuthMessage();
   ui.token.focus();
@@ -196,6 +202,7 @@ function showHealth(report, { manual, current = () => true }) {
   if (!current()) return;
   const when = new Date();
   health.show(report, when);
+  showUploadLimit(report.config?.max_upload_bytes);
   const label = OVERALL[report.status]?.label ?? String(report.status);
   if (manual) {
     setStatus(ui.healthStatus, `Checked at ${when.toLocaleTimeString()}: ${label}.`);
@@ -230,52 +237,73 @@ async function loadDocuments() {
   }
 }
 
-/** Refuses a file that is not Markdown or text as soon as it is chosen. */
-function checkChosenFile() {
-  const file = ui.file.files[0];
-  try {
-    if (file) documentKind(file);
-    setStatus(ui.documentsStatus, "");
-  } catch (error) {
-    setStatus(ui.documentsStatus, notUploaded(messageOf(error)), "error");
-  }
+/** The server's bound on a file, when the health report tells it. */
+function showUploadLimit(maxBytes) {
+  state.maxUploadBytes = Number.isSafeInteger(maxBytes) && maxBytes > 0 ? maxBytes : null;
+  ui.uploadLimit.textContent =
+    state.maxUploadBytes === null ? "" : ` Each may be at most ${formatBytes(state.maxUploadBytes)}.`;
 }
 
-async function upload() {
+/**
+ * Takes files picked or dropped: those the server is bound to refuse get their reason
+ * at once, the others join the queue. A new round (nothing on its way) clears the rows
+ * of the last one.
+ */
+function addFiles(files) {
+  if (state.token === null || files.length === 0) return;
+  if (!state.uploading) uploads.clear();
+  for (const file of files) {
+    const row = uploads.add(file);
+    const reason = refusal(file, state.maxUploadBytes);
+    if (reason === null) state.queue.push({ file, row });
+    else row.refuse(reason);
+  }
   if (state.uploading) return;
-  const file = ui.file.files[0];
-  if (!file) {
-    setStatus(ui.documentsStatus, "Choose a Markdown or text file first.", "error");
-    ui.file.focus();
+  if (state.queue.length === 0) {
+    setStatus(ui.documentsStatus, uploads.summary(), uploads.tone());
     return;
   }
+  sendQueued();
+}
+
+/**
+ * Sends the queued files one after another, one request each: every file gets its own
+ * progress and its own answer, a file that fails stops no other, and the server reads
+ * and embeds one file at a time anyway. The list is refreshed after each file stored.
+ */
+async function sendQueued() {
+  const token = state.token;
+  const ticket = state.uploadsTicket;
+  const current = () => ticket === state.uploadsTicket;
   state.uploading = true;
-  setBusy(ui.upload, true);
-  try {
-    setStatus(ui.documentsStatus, `Reading “${file.name}”…`, "busy");
-    const doc = await readDocumentFile(file);
-    setStatus(ui.documentsStatus, `Storing “${doc.title}” and embedding its chunks…`, "busy");
-    const stored = await storeDocument(state.token, doc);
-    ui.file.value = "";
-    await loadDocuments();
-    if (stored.created) {
-      setStatus(ui.documentsStatus, `Stored ${chunkCount(stored.chunks)} of “${doc.title}”.`, "success");
-    } else {
-      const existing = documentList.documents.find((candidate) => candidate.id === stored.id);
-      const title = existing?.title ?? doc.title;
-      setStatus(ui.documentsStatus, `Already stored: the same content is there as “${title}”.`, "success");
+  setStatus(ui.documentsStatus, "Uploading…", "busy");
+  let stored = false;
+  while (state.queue.length > 0) {
+    const { file, row } = state.queue.shift();
+    row.start();
+    try {
+      const report = await uploadFile(token, file, {
+        onProgress: (sent, total) => row.sent(sent, total),
+        onSent: () => row.reading(),
+      });
+      if (!current()) return;
+      row.done(report);
+      if (report.documents.length > 0) {
+        stored = true;
+        loadDocuments();
+      }
+    } catch (error) {
+      if (!current()) return;
+      if (error instanceof ApiError && error.isAuthFailure) {
+        leave(error.message);
+        return;
+      }
+      row.fail(messageOf(error));
     }
-    refreshHealth({ manual: false });
-  } catch (error) {
-    if (error instanceof ApiError && error.isAuthFailure) {
-      leave(error.message);
-      return;
-    }
-    setStatus(ui.documentsStatus, notUploaded(messageOf(error)), "error");
-  } finally {
-    state.uploading = false;
-    setBusy(ui.upload, false);
   }
+  state.uploading = false;
+  setStatus(ui.documentsStatus, uploads.summary(), uploads.tone());
+  if (stored) refreshHealth({ manual: false });
 }
 
 /** Deletes `doc` (after the table's confirmation) and shows the outcome. */
@@ -326,16 +354,8 @@ function hideAuthMessage() {
   ui.token.removeAttribute("aria-invalid");
 }
 
-function notUploaded(reason) {
-  return `Not uploaded. ${reason}`;
-}
-
-function chunkCount(n) {
-  return n === 1 ? "1 chunk" : `${n} chunks`;
-}
-
 function messageOf(error) {
-  if (error instanceof ApiError || error instanceof DocumentFileError) return error.message;
+  if (error instanceof ApiError) return error.message;
   return `Something went wrong: ${error?.message ?? error}`;
 }
 

@@ -1,88 +1,67 @@
-// A chosen file as a document for `POST /api/admin/documents`: which files qualify
-// (Markdown and plain text), and its title (the first `# heading` of a Markdown file,
-// else the file name without its extension).
+// Which chosen or dropped files the admin page sends to `POST /api/admin/documents`:
+// the kinds the server reads (SPEC §12), told by the file's extension, and no more
+// bytes than the server takes. The server reads the file itself; the page only spares
+// a request that is bound to be refused.
 
-/** The server takes a document body of at most 4 MiB. */
-export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** The kinds read, by extension (lower case, without the dot), as a person names them. */
+const KINDS = {
+  md: "Markdown",
+  markdown: "Markdown",
+  txt: "Text",
+  text: "Text",
+  pdf: "PDF",
+  html: "HTML",
+  htm: "HTML",
+  docx: "Word",
+};
 
-const MARKDOWN_EXTENSIONS = ["md", "markdown", "mdown", "mkd"];
-const TEXT_EXTENSIONS = ["txt", "text"];
-const MARKDOWN_TYPES = ["text/markdown", "text/x-markdown"];
+/** The extensions read, as the file picker's `accept` lists them. */
+export const EXTENSIONS = Object.keys(KINDS);
 
-/** Why a file cannot become a document; its message is shown as it is. */
-export class DocumentFileError extends Error {}
+/** Media types that make a file without an extension text. */
+const TEXT_TYPES = { "text/markdown": "Markdown", "text/x-markdown": "Markdown", "text/plain": "Text" };
 
 /**
- * `"markdown"` or `"text"` by the file's extension (or, without a known one, its
- * media type); `null` for anything else.
+ * The file's kind (`"Markdown"`, `"Text"`, `"PDF"`, `"HTML"` or `"Word"`) by its
+ * extension, or for a name without one by a text media type; `null` for anything else.
  */
 export function fileKind({ name, type }) {
   const extension = extensionOf(name);
-  if (MARKDOWN_EXTENSIONS.includes(extension)) return "markdown";
-  if (TEXT_EXTENSIONS.includes(extension)) return "text";
-  if (MARKDOWN_TYPES.includes(type)) return "markdown";
-  if (type === "text/plain") return "text";
-  return null;
-}
-
-/** `fileKind(file)`, or a `DocumentFileError` for a file of no known kind. */
-export function documentKind(file) {
-  const kind = fileKind(file);
-  if (kind === null) {
-    throw new DocumentFileError(
-      `“${file.name}” is not a Markdown or text file. Choose a .md or .txt file.`,
-    );
-  }
-  return kind;
+  if (extension === "") return TEXT_TYPES[type] ?? null;
+  return Object.hasOwn(KINDS, extension) ? KINDS[extension] : null;
 }
 
 /**
- * Reads `file` (a `File`) into `{title, content}`; throws `DocumentFileError` for a
- * file that is not Markdown or text, too large, empty, or binary.
+ * Why `file` (a `File`) is not sent, as a sentence; `null` when it may go.
+ * `maxBytes` is the server's bound (`BOR_MAX_UPLOAD_BYTES`), `null` while unknown.
  */
-export async function readDocumentFile(file) {
-  const kind = documentKind(file);
-  if (file.size > MAX_FILE_BYTES) {
-    throw new DocumentFileError(`“${file.name}” is larger than 4 MiB, the most one document may be.`);
+export function refusal(file, maxBytes) {
+  if (fileKind(file) === null) {
+    return "Only Markdown, text, PDF, HTML and Word (.docx) files can be uploaded.";
   }
-  const content = stripByteOrderMark(await file.text());
-  if (content.trim() === "") throw new DocumentFileError(`“${file.name}” is empty.`);
-  if (content.includes("\u0000")) {
-    throw new DocumentFileError(`“${file.name}” holds binary data, not text.`);
-  }
-  const heading = kind === "markdown" ? firstHeading(content) : null;
-  return { title: heading ?? titleFromName(file.name), content };
-}
-
-/** The text of the first level-one ATX heading (`# Title`) outside code fences. */
-export function firstHeading(markdown) {
-  let fence = null;
-  for (const line of markdown.split(/\r\n|\r|\n/)) {
-    if (fence !== null) {
-      const closing = line.match(/^ {0,3}(`{3,}|~{3,})[ \t]*$/)?.[1];
-      if (closing && closing[0] === fence[0] && closing.length >= fence.length) fence = null;
-      continue;
-    }
-    fence = line.match(/^ {0,3}(`{3,}|~{3,})/)?.[1] ?? null;
-    if (fence !== null) continue;
-    const heading = line.match(/^ {0,3}#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/);
-    if (heading && heading[1].trim() !== "") return heading[1].trim();
+  if (file.size === 0) return "The file is empty.";
+  if (maxBytes !== null && file.size > maxBytes) {
+    return `Larger than ${formatBytes(maxBytes)}, the most the server takes (BOR_MAX_UPLOAD_BYTES).`;
   }
   return null;
 }
 
-/** `notes.v2.md` → `notes.v2`; a name that is all extension stays as it is. */
-export function titleFromName(name) {
-  const dot = name.lastIndexOf(".");
-  const stem = dot > 0 ? name.slice(0, dot) : name;
-  return stem.trim() === "" ? name : stem.trim();
+/** `33554432` → `"32 MiB"`, `1536` → `"1.5 KiB"`, `900` → `"900 bytes"`; the number
+ *  and its unit joined by a no-break space, so that a line never parts them. */
+export function formatBytes(bytes) {
+  const units = [
+    [1024 ** 3, "GiB"],
+    [1024 ** 2, "MiB"],
+    [1024, "KiB"],
+  ];
+  for (const [size, unit] of units) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))}\u00a0${unit}`;
+  }
+  return bytes === 1 ? "1\u00a0byte" : `${bytes}\u00a0bytes`;
 }
 
+/** `Notes.v2.MD` → `md`; a dot file (`.md`) has no extension. */
 function extensionOf(name) {
   const dot = name.lastIndexOf(".");
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
-}
-
-function stripByteOrderMark(text) {
-  return text.startsWith("\uFEFF") ? text.slice(1) : text;
 }

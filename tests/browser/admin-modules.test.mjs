@@ -1,17 +1,11 @@
-// The admin page's pure modules, run in Node: which files become documents and with
-// what title, and how the health report reads.
+// The admin page's pure modules, run in Node: which files the page sends and what it
+// says of those it does not, and how the health report reads.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import {
-  DocumentFileError,
-  MAX_FILE_BYTES,
-  fileKind,
-  firstHeading,
-  readDocumentFile,
-  titleFromName,
-} from "../../static/document-file.js";
+import { EXTENSIONS, fileKind, formatBytes, refusal } from "../../static/document-file.js";
 import {
   configRows,
   databaseRows,
@@ -27,59 +21,52 @@ import {
 const rowsAsObject = (rows) =>
   Object.fromEntries(rows.map(({ label, value, tone }) => [label, [value, tone]]));
 
-test("Markdown and text files qualify by extension, else by media type", () => {
-  assert.equal(fileKind({ name: "notes.md", type: "" }), "markdown");
-  assert.equal(fileKind({ name: "NOTES.MARKDOWN", type: "application/octet-stream" }), "markdown");
-  assert.equal(fileKind({ name: "notes.txt", type: "" }), "text");
-  assert.equal(fileKind({ name: "README", type: "text/markdown" }), "markdown");
-  assert.equal(fileKind({ name: "README", type: "text/plain" }), "text");
+test("every kind bor reads qualifies by extension, a name without one by a text media type", () => {
+  assert.equal(fileKind({ name: "notes.md", type: "" }), "Markdown");
+  assert.equal(fileKind({ name: "NOTES.MARKDOWN", type: "application/octet-stream" }), "Markdown");
+  assert.equal(fileKind({ name: "notes.txt", type: "" }), "Text");
+  assert.equal(fileKind({ name: "notes.text", type: "" }), "Text");
+  assert.equal(fileKind({ name: "report.v2.PDF", type: "" }), "PDF");
+  assert.equal(fileKind({ name: "page.html", type: "text/html" }), "HTML");
+  assert.equal(fileKind({ name: "page.htm", type: "" }), "HTML");
+  assert.equal(fileKind({ name: "letter.docx", type: "" }), "Word");
+  assert.equal(fileKind({ name: "README", type: "text/markdown" }), "Markdown");
+  assert.equal(fileKind({ name: "README", type: "text/plain" }), "Text");
   assert.equal(fileKind({ name: "README", type: "" }), null);
   assert.equal(fileKind({ name: "photo.png", type: "image/png" }), null);
-  assert.equal(fileKind({ name: "page.html", type: "text/html" }), null);
+  assert.equal(fileKind({ name: "letter.doc", type: "text/plain" }), null, "the extension decides");
+  assert.equal(fileKind({ name: "notes.constructor", type: "" }), null);
   assert.equal(fileKind({ name: ".md", type: "" }), null, "a dot file has no extension");
 });
 
-test("the title is the first level-one heading outside code fences", () => {
-  assert.equal(firstHeading("intro\n\n# Otter care\n\n# Later"), "Otter care");
-  assert.equal(firstHeading("## Not this\n#Nor this\n   # Indented title ##  \n"), "Indented title");
-  assert.equal(firstHeading("```sh\n# a comment\n```\n# After the code"), "After the code");
-  assert.equal(firstHeading("~~~~\n# in\n~~~\n# still in\n~~~~\n# Out"), "Out");
-  assert.equal(firstHeading("````\n```js\n# in\n````\n# Out"), "Out");
-  assert.equal(firstHeading("#\n# \n"), null);
-  assert.equal(firstHeading("no heading at all"), null);
-  assert.equal(firstHeading("line\r\n# Windows title\r\nbody"), "Windows title");
+test("the file picker offers exactly the extensions the page sends", () => {
+  const html = readFileSync(new URL("../../static/admin.html", import.meta.url), "utf8");
+  const accept = html.match(/id="upload-files"[^>]*accept="([^"]*)"/s)?.[1];
+  assert.deepEqual(accept?.split(",").sort(), EXTENSIONS.map((extension) => `.${extension}`).sort());
 });
 
-test("without a heading the title is the file name without its extension", () => {
-  assert.equal(titleFromName("notes.v2.md"), "notes.v2");
-  assert.equal(titleFromName("plain"), "plain");
-  assert.equal(titleFromName(".hidden"), ".hidden");
+test("a file is refused before sending when of no kind read, empty, or over the bound", () => {
+  const file = (name, size) => ({ name, type: "", size });
+  assert.equal(refusal(file("report.pdf", 10), 100), null);
+  assert.equal(refusal(file("report.pdf", 100), 100), null, "the bound itself is allowed");
+  assert.equal(refusal(file("report.pdf", 5 * 1024 ** 3), null), null, "no bound known: the server decides");
+  assert.equal(
+    refusal(file("photo.png", 10), 100),
+    "Only Markdown, text, PDF, HTML and Word (.docx) files can be uploaded.",
+  );
+  assert.equal(refusal(file("blank.md", 0), 100), "The file is empty.");
+  assert.equal(
+    refusal(file("huge.docx", 32 * 1024 * 1024 + 1), 32 * 1024 * 1024),
+    "Larger than 32\u00a0MiB, the most the server takes (BOR_MAX_UPLOAD_BYTES).",
+  );
 });
 
-test("a file is read into a title and its content, or refused with a reason", async () => {
-  const markdown = new File(["\uFEFF# Badger setts\n\nMany entrances."], "badgers.md", {
-    type: "text/markdown",
-  });
-  assert.deepEqual(await readDocumentFile(markdown), {
-    title: "Badger setts",
-    content: "# Badger setts\n\nMany entrances.",
-  });
-  // A text file's `#` lines are not headings.
-  const text = new File(["# run this first\nmake"], "steps.txt", { type: "text/plain" });
-  assert.equal((await readDocumentFile(text)).title, "steps");
-
-  const refusals = [
-    [new File(["x"], "photo.png", { type: "image/png" }), /“photo.png” is not a Markdown or text file/],
-    [new File(["a\u0000b"], "disguised.txt"), /“disguised.txt” holds binary data/],
-    [new File([" \n\t\n"], "blank.md"), /“blank.md” is empty/],
-    [new File([new Uint8Array(MAX_FILE_BYTES + 1).fill(97)], "huge.txt"), /“huge.txt” is larger than 4 MiB/],
-  ];
-  for (const [file, message] of refusals) {
-    await assert.rejects(
-      readDocumentFile(file),
-      (error) => error instanceof DocumentFileError && message.test(error.message),
-    );
-  }
+test("sizes read in bytes, KiB, MiB and GiB, never split across lines", () => {
+  const sizes = [0, 1, 1023, 1536, 59_242, 32 * 1024 * 1024, 3 * 1024 ** 3].map((n) =>
+    formatBytes(n).replace("\u00a0", " "),
+  );
+  assert.deepEqual(sizes, ["0 bytes", "1 byte", "1023 bytes", "1.5 KiB", "57.9 KiB", "32 MiB", "3 GiB"]);
+  assert.ok(!formatBytes(2048).includes(" "), "a no-break space, not a space");
 });
 
 test("uptime and latency read as people write them", () => {

@@ -1,8 +1,11 @@
 // The admin page (`GET /admin`) against bor, the mock LLM and PostgreSQL: the token
 // (401, 403, kept and forgotten), the health sections (ok, degraded, auto-refresh),
-// uploading, finding and deleting documents, hostile titles, phone width and dark mode.
+// uploading files of every kind (picked, dropped, with the keyboard, several at once,
+// refused ones with their reason), finding and deleting documents, hostile titles and
+// file names, phone width and dark mode.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -18,11 +21,24 @@ const MESSAGE = {
     "The admin API is disabled on this server (403). Set BOR_ADMIN_TOKEN in the service's environment, restart bor, then enter that token here.",
 };
 const SECTIONS = ["Database", "LLM server", "Knowledge base", "Turns", "Log", "Configuration"];
+/** A bound below the default, so that a file over it is cheap to make. */
+const MAX_UPLOAD_BYTES = 256 * 1024;
+const FIXTURES = new URL("../../formats/tests/fixtures/", import.meta.url).pathname;
+/** The titles the format readers find in the fixtures. */
+const FIXTURE_TITLES = {
+  "tex-report.pdf": "A Short Report on Office Workflows",
+  "libreoffice.docx": "Field Guide to the Reading Room",
+  "sphinx.html": "Lending files — Archive Handbook documentation",
+};
+const NOT_READ =
+  "Not sent. Only Markdown, text, PDF, HTML and Word (.docx) files can be uploaded.";
 
 let suite;
 
 before(async () => {
-  suite = await startSuite({ borEnv: { BOR_ADMIN_TOKEN: TOKEN } });
+  suite = await startSuite({
+    borEnv: { BOR_ADMIN_TOKEN: TOKEN, BOR_MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) },
+  });
 });
 
 after(async () => {
@@ -94,17 +110,69 @@ async function apiDocuments() {
   return response.json();
 }
 
-/** Chooses `file` ({name, mimeType, text}) in the upload field and presses Upload with
- *  the keyboard; resolves with the server's answer (status and JSON body). */
-async function upload(page, { name, mimeType = "text/markdown", text }) {
-  await page.getByLabel("Markdown or text file").setInputFiles({ name, mimeType, buffer: Buffer.from(text) });
-  const response = page.waitForResponse(
-    (r) => r.url().endsWith("/api/admin/documents") && r.request().method() === "POST",
-  );
-  await page.getByRole("button", { name: "Upload" }).focus();
-  await page.keyboard.press("Enter");
-  const answered = await response;
-  return { status: answered.status(), body: await answered.json() };
+/** A file of `formats/tests/fixtures/`, as `setInputFiles` takes it. */
+function fixture(name) {
+  return { name, mimeType: "application/octet-stream", buffer: readFileSync(join(FIXTURES, name)) };
+}
+
+/** A file of `text`, as `setInputFiles` takes it. */
+function textFile(name, text, mimeType = "text/markdown") {
+  return { name, mimeType, buffer: Buffer.from(text) };
+}
+
+/** The file picker, which the drop zone labels. */
+function picker(page) {
+  return page.getByLabel("Choose files or drop them here");
+}
+
+/**
+ * Keeps the report of every upload `page` sends (in `reports`, in order); the documents
+ * they stored are deleted when test `t` ends.
+ */
+function recordUploads(t, page) {
+  const reports = [];
+  page.on("response", (response) => {
+    if (response.url().endsWith("/api/admin/documents") && response.request().method() === "POST") {
+      reports.push(response.json().catch(() => null));
+    }
+  });
+  t.after(async () => {
+    for (const report of await Promise.all(reports)) {
+      for (const doc of report?.documents ?? []) {
+        suite.database.query(`DELETE FROM documents WHERE id = ${Number(doc.id)}`);
+      }
+    }
+  });
+  return reports;
+}
+
+/** Waits until every upload row shows its outcome; resolves with `[[file name, outcome]]`. */
+async function uploadOutcomes(page) {
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll("#uploads .upload")];
+    return rows.length > 0 && rows.every((row) => row.querySelector(".upload-outcome").textContent !== "");
+  });
+  return page
+    .getByRole("list", { name: "Uploads" })
+    .getByRole("listitem")
+    .evaluateAll((rows) =>
+      rows.map((row) => [
+        row.querySelector(".upload-name").textContent,
+        row.querySelector(".upload-outcome").textContent,
+      ]),
+    );
+}
+
+/** Picks `files` and waits for the summary of the round; resolves with the outcomes. */
+async function uploadFiles(page, files, summary) {
+  await picker(page).setInputFiles(files);
+  const outcomes = await uploadOutcomes(page);
+  await documentsStatus(page, summary);
+  return outcomes;
+}
+
+function chunkCount(n) {
+  return n === 1 ? "1 chunk" : `${n} chunks`;
 }
 
 async function documentsStatus(page, expected) {
@@ -290,9 +358,9 @@ test("health refreshes itself every 10 s without disturbing the reader, until sw
 
 test("an uploaded Markdown file is listed, found by a question, not stored twice, and deleted", async (t) => {
   const title = "Kestrel hunting notes";
-  const file = {
-    name: "kestrels.md",
-    text: [
+  const file = textFile(
+    "kestrels.md",
+    [
       `# ${title}`,
       "",
       "Kestrels hover over meadows and watch the grass for voles.",
@@ -301,23 +369,24 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
       "",
       "In winter kestrels hunt along roadsides, where voles run in the verges.",
     ].join("\n"),
-  };
+  );
   const page = await openAdmin(t);
+  const reports = recordUploads(t, page);
   await signIn(page);
 
-  const stored = await upload(page, file);
-  assert.equal(stored.status, 201);
-  const { chunks } = stored.body;
-  assert.ok(chunks >= 1);
-  const chunkCount = chunks === 1 ? "1 chunk" : `${chunks} chunks`;
-  await documentsStatus(page, `Stored ${chunkCount} of “${title}”.`);
-  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Upload", "focus stayed");
+  const first = await uploadFiles(page, [file], "1 file: 1 imported.");
+  const [stored] = (await reports[0]).documents;
+  assert.deepEqual([stored.file, stored.title, stored.status], ["kestrels.md", title, "imported"]);
+  assert.ok(stored.chunks >= 1);
+  const chunks = chunkCount(stored.chunks);
+  assert.deepEqual(first, [["kestrels.md", `Imported as “${title}”: ${chunks}.`]]);
+  await documentItem(page, title).waitFor();
   const meta = await documentItem(page, title).locator(".document-meta").innerText();
-  assert.match(meta, new RegExp(`^${chunkCount} · added \\w`));
+  assert.match(meta, new RegExp(`^${chunks} · added \\w`));
   const listed = (await apiDocuments()).filter((doc) => doc.title === title);
   assert.deepEqual(
-    listed.map((doc) => [doc.id, doc.chunks]),
-    [[stored.body.id, chunks]],
+    listed.map((doc) => [doc.id, doc.chunks, doc.summary]),
+    [[stored.id, stored.chunks, null]],
   );
   await page.waitForFunction(
     (count) =>
@@ -337,12 +406,12 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
     .getByRole("list", { name: "Sources" })
     .locator(".source-title")
     .allInnerTexts();
-  assert.deepEqual(sources, [title]);
+  assert.ok(sources.length >= 1 && sources.every((source) => source === title), sources.join(" | "));
   await chat.close();
 
-  const again = await upload(page, file);
-  assert.deepEqual([again.status, again.body.id], [200, stored.body.id]);
-  await documentsStatus(page, `Already stored: the same content is there as “${title}”.`);
+  const again = await uploadFiles(page, [file], "1 file: 1 unchanged.");
+  assert.deepEqual(again, [["kestrels.md", `Unchanged: “${title}” is already stored, ${chunks}.`]]);
+  assert.equal((await reports[1]).documents[0].id, stored.id);
   assert.equal(await documentItem(page, title).count(), 1);
 
   // Delete, keyboard only: Escape cancels the confirmation, then confirm.
@@ -350,7 +419,7 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
   await remove.focus();
   await page.keyboard.press("Enter");
   const question = page.getByRole("group", {
-    name: `Delete “${title}” and its ${chunkCount}? Questions will no longer find it.`,
+    name: `Delete “${title}” and its ${chunks}? Questions will no longer find it.`,
   });
   await question.waitFor();
   assert.equal(await remove.getAttribute("aria-expanded"), "true");
@@ -372,58 +441,255 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
   assert.deepEqual((await apiDocuments()).filter((doc) => doc.title === title), []);
 });
 
-test("files that are not text are refused before any upload, too large ones by the server", async (t) => {
-  const page = await openAdmin(t, { expected: [refusedRequest(413)] });
-  await signIn(page);
-  let uploads = 0;
+test("several files of every kind go up at once, each with its outcome, and the list follows", async (t) => {
+  const page = await openAdmin(t);
+  const reports = recordUploads(t, page);
+  let sent = 0;
   page.on("request", (request) => {
-    if (request.url().endsWith("/api/admin/documents")) uploads += 1;
+    if (request.url().endsWith("/api/admin/documents")) sent += 1;
   });
-  const field = page.getByLabel("Markdown or text file");
-
-  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
-  await field.setInputFiles({ name: "photo.png", mimeType: "image/png", buffer: png });
-  const refusal = "Not uploaded. “photo.png” is not a Markdown or text file. Choose a .md or .txt file.";
-  await documentsStatus(page, refusal);
-  await page.getByRole("button", { name: "Upload" }).click();
-  await documentsStatus(page, refusal);
-  await screenshot(page, "admin-07-not-text");
-
-  const binary = Buffer.from("text\u0000\u0001binary");
-  await field.setInputFiles({ name: "disguised.txt", mimeType: "text/plain", buffer: binary });
-  await page.getByRole("button", { name: "Upload" }).click();
-  await documentsStatus(page, "Not uploaded. “disguised.txt” holds binary data, not text.");
-
-  await field.setInputFiles({ name: "blank.md", mimeType: "text/markdown", buffer: Buffer.from(" \n\n") });
-  await page.getByRole("button", { name: "Upload" }).click();
-  await documentsStatus(page, "Not uploaded. “blank.md” is empty.");
-  assert.equal(uploads, 0);
-
-  // Under 4 MiB as a file, over it as JSON (every quote is escaped): the server says 413.
-  const quotes = { name: "quotes.txt", mimeType: "text/plain", text: '"'.repeat(2.5 * 1024 * 1024) };
-  const refused = await upload(page, quotes);
-  assert.equal(refused.status, 413);
-  await documentsStatus(
-    page,
-    "Not uploaded. The file is too large for the server (413): a document may be at most 4 MiB.",
+  await signIn(page);
+  const hint = page.locator("#upload-hint");
+  await hint.filter({ hasText: "Each may be at most 256\u00a0KiB." }).waitFor();
+  assert.equal(
+    await picker(page).getAttribute("accept"),
+    ".md,.markdown,.txt,.text,.pdf,.html,.htm,.docx",
   );
+  assert.equal(await picker(page).evaluate((input) => input.multiple), true);
+
+  const files = [
+    fixture("tex-report.pdf"),
+    fixture("libreoffice.docx"),
+    fixture("sphinx.html"),
+    fixture("encrypted.pdf"),
+    textFile("otters.md", "# Otter holts\n\nOtters rest in holts dug into river banks."),
+    { name: "photo.png", mimeType: "image/png", buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47]) },
+    textFile("blank.txt", "", "text/plain"),
+    textFile("huge.txt", "a".repeat(MAX_UPLOAD_BYTES + 1), "text/plain"),
+  ];
+  await picker(page).setInputFiles(files);
+  // Every file has its row at once, with its kind and size.
+  const rows = page.getByRole("list", { name: "Uploads" }).getByRole("listitem");
+  assert.equal(await rows.count(), files.length);
+  assert.equal(await rows.first().locator(".upload-meta").innerText(), "PDF · 57.9\u00a0KiB");
+  assert.equal(await rows.nth(1).locator(".upload-meta").innerText(), "Word · 7.6\u00a0KiB");
+
+  const outcomes = await uploadOutcomes(page);
+  await documentsStatus(page, "8 files: 4 imported, 1 skipped, 3 not sent.");
+  assert.equal(sent, 5, "the files refused by the page were not sent");
+  const stored = Object.fromEntries(
+    (await Promise.all(reports)).flatMap((report) => report.documents).map((doc) => [doc.file, doc]),
+  );
+  const imported = (file, title = FIXTURE_TITLES[file]) =>
+    `Imported as “${title}”: ${chunkCount(stored[file].chunks)}.`;
+  assert.deepEqual(outcomes, [
+    ["tex-report.pdf", imported("tex-report.pdf")],
+    ["libreoffice.docx", imported("libreoffice.docx")],
+    ["sphinx.html", imported("sphinx.html")],
+    ["encrypted.pdf", "Skipped. Encrypted PDF: it cannot be read without its password."],
+    ["otters.md", imported("otters.md", "Otter holts")],
+    ["photo.png", NOT_READ],
+    ["blank.txt", "Not sent. The file is empty."],
+    ["huge.txt", "Not sent. Larger than 256\u00a0KiB, the most the server takes (BOR_MAX_UPLOAD_BYTES)."],
+  ]);
+  // Each outcome is said in a polite live region of its own, in words with a symbol
+  // (kept out of what is read aloud) as well as colour.
+  const regions = await rows.locator(".upload-outcome").evaluateAll((results) =>
+    results.map((result) => [result.getAttribute("role"), getComputedStyle(result, "::before").content]),
+  );
+  const storedRows = [true, true, true, false, true, false, false, false];
+  assert.deepEqual(
+    regions,
+    storedRows.map((isStored) => ["status", isStored ? '"✓ " / ""' : '"✕ " / ""']),
+  );
+  assert.equal(await rows.locator("progress:visible").count(), 0, "no progress bar is left");
+  assert.equal(await page.locator("#documents-status").getAttribute("aria-live"), "polite");
+
+  for (const title of [...Object.values(FIXTURE_TITLES), "Otter holts"]) {
+    await documentItem(page, title).waitFor();
+  }
+  await page.waitForFunction(
+    (count) =>
+      [...document.querySelectorAll("#health-knowledge .pair")].some(
+        (pair) => pair.textContent === `Documents${count}`,
+      ),
+    String((await apiDocuments()).length),
+  );
+  await screenshot(page, "admin-07-several-files");
+
+  // A new round replaces the rows of the last one.
+  sent = 0;
+  const again = await uploadFiles(page, [fixture("tex-report.pdf")], "1 file: 1 unchanged.");
+  const { title, chunks } = stored["tex-report.pdf"];
+  assert.deepEqual(again, [
+    ["tex-report.pdf", `Unchanged: “${title}” is already stored, ${chunkCount(chunks)}.`],
+  ]);
+  assert.equal(sent, 1);
 });
 
-test("a title with markup is shown as text", async (t) => {
-  const title = "<img src=x onerror=window.pwned=1> Field <b>notes</b>";
+test("the drop zone opens the picker from the keyboard, takes dropped files and shows progress", async (t) => {
   const page = await openAdmin(t);
+  recordUploads(t, page);
+  // Listening turns on Playwright's interception of file choosers, which takes effect a
+  // moment later: turned on here, it is in place well before the first one opens.
+  page.on("filechooser", () => {});
   await signIn(page);
-  const stored = await upload(page, { name: "hostile.md", text: `# ${title}\n\nOwls nest in barns.` });
-  assert.equal(stored.status, 201);
-  t.after(() => suite.database.query(`DELETE FROM documents WHERE id = ${Number(stored.body.id)}`));
+
+  // Tab from the last control of the health panel reaches the picker, and the drop
+  // zone shows the focus ring.
+  await page.getByText("Settings in effect (secrets left out)").focus();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "upload-files");
+  const zone = page.locator("#drop-zone");
+  assert.equal(await zone.evaluate((label) => getComputedStyle(label).outlineStyle), "solid");
+  await screenshot(page, "admin-08-picker-focused");
+  // Enter opens it, as on a button, and Space, as on any file picker.
+  const enter = page.waitForEvent("filechooser");
+  await page.keyboard.press("Enter");
+  await (await enter).setFiles([fixture("sphinx.html")]);
+  const html = FIXTURE_TITLES["sphinx.html"];
+  assert.deepEqual(await uploadOutcomes(page), [
+    ["sphinx.html", `Imported as “${html}”: ${await chunksOf(html)}.`],
+  ]);
+  await documentsStatus(page, "1 file: 1 imported.");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "upload-files", "focus stayed");
+  const space = page.waitForEvent("filechooser");
+  await page.keyboard.press("Space");
+  await (await space).setFiles([textFile("swifts.md", "# Swifts\n\nSwifts sleep on the wing.")]);
+  assert.deepEqual(await uploadOutcomes(page), [["swifts.md", "Imported as “Swifts”: 1 chunk."]]);
+  await documentsStatus(page, "1 file: 1 imported.");
+
+  // Dropped files: the zone says it takes them while they are dragged over it.
+  const dropped = [
+    { name: "report.pdf", type: "application/pdf", bytes: [...fixture("tex-report.pdf").buffer] },
+    { name: "notes.odt", type: "application/vnd.oasis.opendocument.text", bytes: [1, 2, 3] },
+  ];
+  const dataTransfer = await page.evaluateHandle((files) => {
+    const transfer = new DataTransfer();
+    for (const { name, type, bytes } of files) {
+      transfer.items.add(new File([new Uint8Array(bytes)], name, { type }));
+    }
+    return transfer;
+  }, dropped);
+  await zone.dispatchEvent("dragover", { dataTransfer });
+  assert.equal(await zone.getAttribute("data-dragging"), "true");
+  assert.equal(await zone.evaluate((label) => getComputedStyle(label).borderStyle), "solid");
+  await zone.dispatchEvent("drop", { dataTransfer });
+  assert.equal(await zone.getAttribute("data-dragging"), null);
+  const title = FIXTURE_TITLES["tex-report.pdf"];
+  assert.deepEqual(await uploadOutcomes(page), [
+    ["report.pdf", `Imported as “${title}”: ${await chunksOf(title)}.`],
+    ["notes.odt", NOT_READ],
+  ]);
+  await documentsStatus(page, "2 files: 1 imported, 1 not sent.");
+
+  // On a slow line (64 KiB/s up) the bytes are seen going up, then the server reads
+  // the file.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Network.enable");
+  const line = (uploadThroughput) =>
+    cdp.send("Network.emulateNetworkConditions", {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput,
+    });
+  await line(64 * 1024);
+  const slow = textFile("slow.md", `# Slow upload\n\n${"Herons stand still in the shallows. ".repeat(5000)}`);
+  await picker(page).setInputFiles([slow]);
+  const row = page.getByRole("list", { name: "Uploads" }).getByRole("listitem");
+  const bar = row.getByRole("progressbar", { name: "slow.md" });
+  await page.waitForFunction(() => {
+    const progress = document.querySelector("#uploads progress");
+    return progress?.hasAttribute("value") && progress.value > 0 && progress.value < 1;
+  });
+  assert.match(await row.locator(".upload-progress-text").innerText(), /^Sending… \d{1,2} %$/);
+  assert.ok(await bar.isVisible());
+  await screenshot(page, "admin-09-progress");
+  await documentsStatus(page, "1 file: 1 imported.");
+  await line(-1);
+});
+
+/** "N chunks" of the stored document titled `title`. */
+async function chunksOf(title) {
+  const doc = (await apiDocuments()).find((candidate) => candidate.title === title);
+  return chunkCount(doc.chunks);
+}
+
+test("a failed request ends only its file; a refused token ends the round and asks again", async (t) => {
+  const page = await openAdmin(t, { expected: [refusedRequest(408), refusedRequest(401)] });
+  await signIn(page);
+  let letTokenFail;
+  const tokenFails = new Promise((resolve) => {
+    letTokenFail = resolve;
+  });
+  const error = (status, code, message) => ({
+    status,
+    contentType: "application/json",
+    body: JSON.stringify({ error: { code, message } }),
+  });
+  const answers = [
+    {
+      status: 200,
+      contentType: "application/json",
+      body: JSON.stringify({
+        documents: [{ file: "a.md", id: 1, title: "Heron notes", chunks: 2, status: "replaced" }],
+        skipped: [],
+      }),
+    },
+    error(408, "body_timeout", "the request body did not arrive within 30 s"),
+    error(401, "unauthorized", "a valid admin token is required (Authorization: Bearer …)"),
+  ];
+  let requests = 0;
+  await page.route("**/api/admin/documents", async (route) => {
+    requests += 1;
+    const answer = answers.shift();
+    if (answer.status === 401) await tokenFails;
+    await route.fulfill(answer);
+  });
+  const files = ["a", "b", "c", "d"].map((name) => textFile(`${name}.md`, `# ${name}\n\ntext`));
+  await picker(page).setInputFiles(files);
+  const outcome = (name) =>
+    page
+      .getByRole("listitem")
+      .filter({ has: page.getByText(name, { exact: true }) })
+      .locator(".upload-outcome");
+  await outcome("b.md").filter({ hasText: "Not uploaded" }).waitFor();
+  assert.equal(
+    await outcome("a.md").innerText(),
+    "Replaced the earlier version of “Heron notes”: now 2 chunks.",
+  );
+  assert.equal(
+    await outcome("b.md").innerText(),
+    "Not uploaded. The request body did not arrive within 30 s.",
+  );
+  assert.equal(await outcome("d.md").innerText(), "", "d.md waits its turn");
+  await screenshot(page, "admin-10-request-failed");
+
+  letTokenFail();
+  await page.getByRole("alert").filter({ hasText: "401" }).waitFor();
+  assert.equal(await page.getByRole("alert").innerText(), MESSAGE.unauthorized);
+  assert.ok(await page.getByLabel("Admin token").isVisible());
+  assert.equal(await page.getByRole("list", { name: "Uploads" }).count(), 0, "the rows went with the token");
+  assert.equal(requests, 3, "d.md was not sent with a refused token");
+});
+
+test("a title and a file name with markup are shown as text", async (t) => {
+  const title = "<img src=x onerror=window.pwned=1> Field <b>notes</b>";
+  const name = "<img src=x onerror=window.pwned=2>.md";
+  const page = await openAdmin(t);
+  recordUploads(t, page);
+  await signIn(page);
+  const file = textFile(name, `# ${title}\n\nOwls nest in barns.`);
+  const outcomes = await uploadFiles(page, [file], "1 file: 1 imported.");
+  assert.deepEqual(outcomes, [[name, `Imported as “${title}”: 1 chunk.`]]);
   const item = documentItem(page, title);
   await item.waitFor();
   assert.equal(await item.getByRole("heading").innerText(), title);
-  assert.match(await page.locator("#documents-status").innerText(), /<img src=x onerror=window.pwned=1>/);
   await page.getByRole("button", { name: `Delete ${title}` }).click();
   assert.equal(await page.locator("main img, main b, [onerror]").count(), 0);
   assert.equal(await page.evaluate(() => window.pwned), undefined);
-  await screenshot(page, "admin-08-markup-title");
+  await screenshot(page, "admin-11-markup-title");
 });
 
 const LOOKS = [
@@ -444,21 +710,36 @@ test("the page fits phone width and follows dark mode", async (t) => {
   assert.equal(stored.status, 201);
   const { id } = await stored.json();
   t.after(() => suite.database.query(`DELETE FROM documents WHERE id = ${Number(id)}`));
+  const files = [
+    fixture("libreoffice.docx"),
+    fixture("encrypted.pdf"),
+    textFile("a-rather-long-file-name-without-any-spaces-that-wraps-on-a-phone.md", "# Wrens\n\nWrens sing."),
+    { name: "scan.tiff", mimeType: "image/tiff", buffer: Buffer.from([0x49, 0x49, 0x2a, 0]) },
+  ];
 
   for (const look of LOOKS) {
     const { viewport, colorScheme } = look;
     const page = await openAdmin(t, { contextOptions: { viewport, colorScheme } });
+    recordUploads(t, page);
     await signIn(page);
+    await picker(page).setInputFiles(files);
+    const outcomes = await uploadOutcomes(page);
+    assert.equal(outcomes.length, files.length, look.name);
     await page.getByRole("button", { name: /^Delete A rather long/ }).click();
     const layout = await page.evaluate(() => ({
       overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
       background: getComputedStyle(document.body).backgroundColor,
+      zone: document.getElementById("drop-zone").getBoundingClientRect().height,
     }));
     assert.equal(layout.overflow, 0, `${look.name}: no horizontal overflow`);
+    assert.ok(layout.zone >= 44, `${look.name}: the drop zone is easy to tap`);
     const lightness = luminance(layout.background);
     if (look.colorScheme === "dark") assert.ok(lightness < 0.2, `${look.name}: dark background`);
     else assert.ok(lightness > 0.8, `${look.name}: light background`);
-    await screenshot(page, `admin-09-${look.name}`);
+    await screenshot(page, `admin-12-${look.name}`);
+    await page
+      .getByRole("region", { name: "Documents" })
+      .screenshot({ path: join(ARTIFACTS, `admin-12-${look.name}-documents.png`) });
   }
 });
 
