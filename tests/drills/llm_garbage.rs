@@ -135,3 +135,43 @@ async fn an_endless_answer_is_cut_at_its_bound_and_kept_as_shown() {
     assert_eq!(clean.last().event, "done");
     assert_nothing_left(&app, &app.mock).await;
 }
+
+#[actix_web::test]
+async fn answers_holding_u0000_are_logged_and_hold_back_no_later_row() {
+    let app = TestApp::spawn().await;
+    let turns = 20 * scale();
+    for n in 0..turns {
+        // Every other answer carries U+0000 (the mock streams the reply as given).
+        let reply = if n % 2 == 0 {
+            "nul \u{0} inside"
+        } else {
+            "clean"
+        };
+        let question = directed(&format!("Odd text {n}?"), json!({ "reply": reply }));
+        let response = app.chat(&question).await;
+        assert_eq!(response.last().event, "done", "turn {n}");
+    }
+    let rows = app.wait_for_rows(turns).await;
+    assert_eq!(rows.len(), turns, "every row is written");
+    assert!(rows.iter().all(|row| !row.answer.contains('\0')));
+    let health = app.log_stats().await;
+    assert_eq!((health.queued, health.refused), (0, 0), "{health:?}");
+    assert_nothing_left(&app, &app.mock).await;
+}
+
+#[actix_web::test]
+async fn keep_alive_comments_do_not_keep_a_silent_turn_alive() {
+    let app = TestApp::spawn_with(&[("BOR_LLM_READ_TIMEOUT", "1")]).await;
+    for round in 0..scale() {
+        let question = directed(
+            &format!("Alive {round}?"),
+            json!({"keepalive_after": 1, "reply": "one two three"}),
+        );
+        let response = app.chat(&question).await;
+        assert_eq!(response.events(), ["delta", "error"], "round {round}");
+        assert_eq!(response.last().data["code"], "llm_interrupted");
+    }
+    let clean = app.chat("Still there?").await;
+    assert_eq!(clean.last().event, "done");
+    assert_nothing_left(&app, &app.mock).await;
+}

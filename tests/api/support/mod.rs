@@ -240,6 +240,15 @@ impl TestApp {
     }
 
     /// The `query_log` rows, oldest first.
+    /// The LogActor's counters.
+    pub async fn log_stats(&self) -> bor_actors::log::LogStats {
+        self.state
+            .log
+            .send(bor_actors::log::GetLogStats)
+            .await
+            .expect("the log actor answers")
+    }
+
     pub async fn query_log(&self) -> Vec<QueryLogEntry> {
         bor::testing::query_log_rows(&self.pool).await
     }
