@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::DbError;
-use super::query_log::{NewQueryLogEntry, TurnStatus};
+use super::query_log::{NewQueryLogEntry, TurnPath, TurnStatus};
 use super::schema::{conversations, query_log};
 
 /// The longest title taken from a question, in characters (`…` included).
@@ -50,6 +50,9 @@ pub struct ConversationTurn {
     /// `done` or `stopped`.
     #[schema(value_type = String, example = "done")]
     pub status: TurnStatus,
+    /// `grounded`, `deflected` or `undecided`, as the turn's `done` frame said.
+    #[schema(value_type = String, example = "grounded")]
+    pub path: TurnPath,
     /// As the turn's `done` frame listed them.
     #[schema(value_type = Object)]
     pub sources: serde_json::Value,
@@ -204,6 +207,7 @@ pub async fn turns(
             query_log::question,
             query_log::answer,
             query_log::status,
+            query_log::path,
             query_log::sources,
             query_log::created_at,
         ))
@@ -226,6 +230,7 @@ pub async fn history(
             query_log::question,
             query_log::answer,
             query_log::status,
+            query_log::path,
             query_log::sources,
             query_log::created_at,
         ))

@@ -117,6 +117,7 @@ async fn the_model_sees_the_stored_turns_in_order_even_before_their_rows_are_wri
         ["First question?", "Second question?", "Third question?"]
     );
     assert_eq!(turns[0]["status"], "done");
+    assert_eq!(turns[0]["path"], "deflected");
     assert_eq!(turns[0]["answer"], "Mock answer: First question?");
     assert!(turns[0]["sources"].is_array());
 }
@@ -341,4 +342,28 @@ async fn conversations_are_searched_by_every_word_and_paged_newest_first() {
         let reply = call(&app, "GET", &format!("/api/conversations?{bad}"), None).await;
         assert_eq!(reply.status, 400, "{bad}");
     }
+}
+
+#[actix_web::test]
+async fn the_history_holds_the_last_twenty_turns_with_an_answer() {
+    let app = TestApp::spawn().await;
+    let id = conversation_of(&ask(&app, "Question 0?", None).await);
+    for n in 1..=21 {
+        ask(&app, &format!("Question {n}?"), Some(&id)).await;
+    }
+    app.wait_for_rows(22).await;
+    let last = ask(&app, "Question 22?", Some(&id)).await;
+    assert_eq!(last.last().event, "done");
+    let chats = app.mock.chat_requests();
+    let messages = chats.last().unwrap()["messages"].as_array().unwrap();
+    let questions: Vec<&str> = messages[1..]
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (2..=22).map(|n| format!("Question {n}?")).collect();
+    assert_eq!(
+        questions, expected,
+        "the last 20 stored turns, then the question"
+    );
 }
