@@ -1,13 +1,19 @@
-// The chat page: sends questions, streams answers into the conversation, and keeps the
+// The chat page: opens the conversation its address names (SPEC §10), sends questions,
+// streams answers into the conversation, and keeps the list of conversations, the
 // controls, the status line and the error banner in step with the turn.
 
+import { ConversationActions } from "./conversation-actions.js";
+import { ConversationList } from "./conversation-list.js";
 import {
-  clearSavedExchanges,
-  historyOf,
-  loadExchanges,
+  conversationHref,
+  conversationIdOf,
+  exchangeOfTurn,
+  isConversationId,
+  isStored,
   newExchange,
-  saveExchanges,
 } from "./conversation.js";
+import { fetchConversation, listConversations } from "./conversations-api.js";
+import { Drawer } from "./drawer.js";
 import { runTurn } from "./turn.js";
 import { ExchangeView } from "./view.js";
 
@@ -18,6 +24,12 @@ const STATUS = {
   working: "Working on the answer…",
   done: "Answer ready.",
   stopped: "Stopped.",
+  loading: "Opening the conversation…",
+  opened: (title) => `Opened “${title}”.`,
+  missing:
+    "No conversation is saved at this address (it may have been deleted): a question starts one here.",
+  renamed: "Conversation renamed.",
+  deleted: "Conversation deleted.",
   retrying: (attempt, max) => `Communication interrupted — retrying (${attempt} of ${max})…`,
   silent: (ms) =>
     `No word from the service for ${Math.round(ms / 1000)} seconds — the connection may be lost. ` +
@@ -33,8 +45,17 @@ const TOOL_STATUS = {
 const FAILURE = {
   unreachable: "Could not reach the service — check your connection and try again.",
   cut: "The connection to the service was lost before the answer was complete — please try again.",
-  storage: "This browser would not save the conversation; it will be gone after a reload.",
 };
+
+const LOAD_FAILURE = (message) => `The conversation could not be opened. ${message}`;
+
+const PAGE_TITLE = document.title;
+
+/** After a turn the server writes its row a moment later: how often and how long the
+ *  page looks for it before it shows the conversation as stored. */
+const STORED_POLL_MS = 250;
+const STORED_POLL_TRIES = 12;
+const STORED_POLL_PAGE = 5;
 
 const ui = {
   conversation: document.getElementById("conversation"),
@@ -49,15 +70,62 @@ const ui = {
   newChat: document.getElementById("new-chat"),
 };
 
-/** The page's state: the exchanges on screen, their views, and the turn in flight. */
+const byId = (id) => document.getElementById(id);
+
+const list = new ConversationList(
+  { list: byId("conversation-list"), search: byId("search"), more: byId("more"), note: byId("list-note") },
+  { onOpen: openFromList },
+);
+
+const actions = new ConversationActions(
+  {
+    bar: byId("conversation-bar"),
+    title: byId("conversation-title"),
+    rename: byId("rename"),
+    delete: byId("delete"),
+    export: byId("export"),
+    exportArea: byId("export-area"),
+    exportMenu: byId("export-menu"),
+    exportMarkdown: byId("export-markdown"),
+    exportJson: byId("export-json"),
+    renameDialog: byId("rename-dialog"),
+    renameForm: byId("rename-form"),
+    renameInput: byId("rename-title"),
+    renameError: byId("rename-error"),
+    renameCancel: byId("rename-cancel"),
+    deleteDialog: byId("delete-dialog"),
+    deleteText: byId("delete-text"),
+    deleteError: byId("delete-error"),
+    deleteConfirm: byId("delete-confirm"),
+    deleteCancel: byId("delete-cancel"),
+  },
+  { renamed: onRenamed, deleted: onDeleted },
+);
+
+const drawer = new Drawer({
+  drawer: byId("sidebar"),
+  toggle: byId("drawer-toggle"),
+  close: byId("drawer-close"),
+  backdrop: byId("drawer-backdrop"),
+  focusOnOpen: byId("search"),
+  outside: [byId("top-bar"), byId("chat")],
+});
+
+/**
+ * The page's state: the open conversation (its id once the server gave one, its
+ * summary once the server holds it), the exchanges on screen, their views, the turn in
+ * flight, and the conversation being opened.
+ */
 const state = {
-  exchanges: loadExchanges(),
+  conversationId: null,
+  summary: null,
+  exchanges: [],
   views: [],
   turn: null,
+  opening: null,
 };
 
 function start() {
-  for (const exchange of state.exchanges) showExchange(exchange);
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     sendTypedMessage();
@@ -67,10 +135,15 @@ function start() {
   ui.retry.addEventListener("click", retryLastQuestion);
   ui.newChat.addEventListener("click", newChat);
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && state.turn) stopTurn();
+    // Escape in a dialog closes the dialog, not the turn.
+    if (event.key === "Escape" && state.turn && document.querySelector("dialog[open]") === null) {
+      stopTurn();
+    }
   });
-  updateControls();
-  scrollToEnd();
+  // Back and Forward move between the conversations opened here.
+  window.addEventListener("popstate", () => openConversation(conversationIdOf(location.search)));
+  list.refresh();
+  openConversation(conversationIdOf(location.search));
   ui.message.focus();
 }
 
@@ -92,11 +165,15 @@ function sendTypedMessage() {
   ask(question);
 }
 
+/** Asks the last question again. A failed exchange left nothing on the server and
+ *  gives way to the new one; an answered one stays, as it stays in the conversation. */
 function retryLastQuestion() {
   const last = state.exchanges.at(-1);
   if (state.turn || !last) return;
-  state.exchanges.pop();
-  state.views.pop()?.root.remove();
+  if (!isStored(last)) {
+    state.exchanges.pop();
+    state.views.pop()?.root.remove();
+  }
   ask(last.question);
 }
 
@@ -105,21 +182,129 @@ function stopTurn() {
 }
 
 function newChat() {
-  stopTurn();
-  state.turn = null;
-  state.exchanges = [];
-  state.views = [];
-  clearSavedExchanges();
-  ui.conversation.querySelectorAll(".exchange").forEach((node) => node.remove());
-  hideBanner();
-  setStatus("");
-  updateControls();
+  if (state.conversationId !== null) history.pushState(null, "", conversationHref(null));
+  openConversation(null);
   ui.message.focus();
 }
 
-/** Runs one turn for `question`, with the history of the exchanges before it. */
+function openFromList(id) {
+  drawer.close({ restoreFocus: false });
+  if (id !== state.conversationId) {
+    history.pushState(null, "", conversationHref(id));
+    openConversation(id);
+  }
+  ui.message.focus();
+}
+
+/** Empties the screen and shows conversation `id` (null: a new chat) with the turns the
+ *  server holds; a turn in flight is stopped (the server keeps what it had). */
+async function openConversation(id) {
+  stopTurn();
+  state.opening?.abort();
+  state.turn = null;
+  state.exchanges = [];
+  state.views = [];
+  ui.conversation.querySelectorAll(".exchange").forEach((node) => node.remove());
+  showConversation(id, null);
+  hideBanner();
+  setStatus("");
+  updateControls();
+  if (id === null) return;
+
+  const opening = new AbortController();
+  state.opening = opening;
+  setStatus(STATUS.loading);
+  ui.conversation.setAttribute("aria-busy", "true");
+  try {
+    const conversation = await fetchConversation(id, { signal: opening.signal });
+    state.exchanges = conversation.turns.map(exchangeOfTurn);
+    for (const exchange of state.exchanges) showExchange(exchange);
+    showConversation(id, summaryOf(conversation));
+    setStatus(STATUS.opened(conversation.title));
+    scrollToEnd();
+  } catch (error) {
+    if (opening.signal.aborted) return;
+    // The address stays: the server starts a conversation under it with the next turn.
+    if (error.status === 404) setStatus(STATUS.missing);
+    else {
+      setStatus("");
+      showBanner(LOAD_FAILURE(error.message));
+    }
+  } finally {
+    if (state.opening === opening) {
+      state.opening = null;
+      updateControls();
+    }
+  }
+}
+
+/** Makes `id` the open conversation, stored as `summary` (null: not, or not yet). */
+function showConversation(id, summary) {
+  state.conversationId = id;
+  state.summary = summary;
+  actions.show(summary);
+  list.setCurrent(id);
+  document.title = summary === null ? PAGE_TITLE : `${summary.title} — bor`;
+}
+
+function summaryOf(conversation) {
+  const { id, title, created_at, updated_at } = conversation;
+  return { id, title, created_at, updated_at, turns: conversation.turns.length };
+}
+
+/** The id the server gave the turn's conversation: a new chat takes it as its own, and
+ *  its address names it from now on (replacing the new chat's, which named none). */
+function adoptConversation(turn, id) {
+  if (state.turn !== turn || !isConversationId(id) || id === state.conversationId) return;
+  state.conversationId = id;
+  history.replaceState(null, "", conversationHref(id));
+  list.setCurrent(id);
+}
+
+/**
+ * After a turn that the server keeps: waits until the server lists it (its row is
+ * written just after the turn's last frame), then shows the conversation as stored and
+ * lists it again, so a new conversation appears and a continued one moves to the top.
+ * The newest few are enough to look in: the conversation has just been added to.
+ */
+async function syncAfterTurn(id) {
+  const wanted = state.exchanges.filter(isStored).length;
+  let summary;
+  for (let tries = 0; tries < STORED_POLL_TRIES; tries += 1) {
+    try {
+      const newest = await listConversations({ limit: STORED_POLL_PAGE });
+      summary = newest.find((listed) => listed.id === id);
+    } catch {
+      break;
+    }
+    if (summary !== undefined && summary.turns >= wanted) break;
+    await new Promise((resolve) => setTimeout(resolve, STORED_POLL_MS));
+  }
+  if (summary !== undefined && state.conversationId === id) showConversation(id, summary);
+  await list.refresh();
+}
+
+function onRenamed(summary) {
+  if (summary.id === state.conversationId) showConversation(summary.id, summary);
+  list.update(summary);
+  setStatus(STATUS.renamed);
+}
+
+function onDeleted(id) {
+  list.remove(id);
+  if (id === state.conversationId) {
+    // The deleted conversation's address leads nowhere now: it gives way to a new chat.
+    history.replaceState(null, "", conversationHref(null));
+    openConversation(null);
+  }
+  setStatus(STATUS.deleted);
+  ui.message.focus();
+}
+
+/** Runs one turn for `question` in the open conversation (the server holds its
+ *  history). */
 async function ask(question) {
-  const history = historyOf(state.exchanges);
+  const conversationId = state.conversationId;
   const exchange = newExchange(question);
   state.exchanges.push(exchange);
   const view = showExchange(exchange);
@@ -136,9 +321,10 @@ async function ask(question) {
   const redraw = throttledRedraw(view, exchange);
   const outcome = await runTurn({
     message: question,
-    history,
+    conversationId,
     signal: controller.signal,
     handlers: {
+      conversation: (id) => adoptConversation(turn, id),
       retry: ({ attempt, max }) => setStatus(STATUS.retrying(attempt, max), "warning"),
       thinking: ({ text }) => {
         // Reasoning of a later round starts a paragraph of its own.
@@ -157,12 +343,14 @@ async function ask(question) {
         setStatus(STATUS.writing);
         redraw();
       },
-      done: ({ sources, path, truncated }) => {
+      done: ({ sources, path, truncated, conversation_id }) => {
+        adoptConversation(turn, conversation_id);
         exchange.sources = Array.isArray(sources) ? sources : [];
         exchange.deflected = path === "deflected";
         exchange.truncated = truncated === true;
       },
-      error: ({ detail }) => {
+      error: ({ detail, conversation_id }) => {
+        adoptConversation(turn, conversation_id);
         exchange.error = String(detail ?? "");
       },
       silence: (ms) => {
@@ -174,15 +362,21 @@ async function ask(question) {
   });
 
   if (state.turn === turn) state.turn = null;
-  // A new chat started meanwhile has already cleared this exchange away.
-  if (state.exchanges.includes(exchange)) {
+  // Another conversation opened meanwhile has already cleared this exchange away.
+  const onScreen = state.exchanges.includes(exchange);
+  if (onScreen) {
     finishTurn(turn, outcome);
     const follow = nearEnd();
     view.update(exchange);
     if (follow) scrollToEnd();
-    persist();
   }
   updateControls();
+  if (onScreen && isStored(exchange) && state.conversationId !== null) {
+    syncAfterTurn(state.conversationId);
+  } else if (!onScreen && (outcome.kind === "done" || outcome.kind === "stopped")) {
+    // Stopped by leaving it: the conversation it belongs to has a new turn.
+    list.refresh();
+  }
 }
 
 /** Records how the turn ended on its exchange, the status line and the banner. */
@@ -238,18 +432,14 @@ function throttledRedraw(view, exchange) {
   };
 }
 
-function persist() {
-  if (!saveExchanges(state.exchanges)) setStatus(FAILURE.storage);
-}
-
 function updateControls() {
   const busy = state.turn !== null;
   ui.send.disabled = busy;
   ui.stop.disabled = !busy;
   ui.retry.disabled = busy || state.exchanges.length === 0;
-  ui.newChat.disabled = !busy && state.exchanges.length === 0;
-  ui.emptyNote.hidden = state.exchanges.length > 0;
-  ui.conversation.setAttribute("aria-busy", String(busy));
+  ui.newChat.disabled = !busy && state.exchanges.length === 0 && state.conversationId === null;
+  ui.emptyNote.hidden = state.exchanges.length > 0 || state.opening !== null;
+  ui.conversation.setAttribute("aria-busy", String(busy || state.opening !== null));
   // A button that just became disabled drops the keyboard focus: keep it in the form.
   if (document.activeElement === document.body || document.activeElement?.disabled) {
     ui.message.focus();

@@ -1,12 +1,16 @@
-// The conversation of this chat: its exchanges (a question and what came back), the
-// history sent with each turn (SPEC §3), and their copy in localStorage so that a
-// reload keeps them.
+// The open conversation and the server's conversations (SPEC §10): its exchanges (a
+// question and what came back), where the page's URL names it, the body of a turn that
+// continues it, and the addresses of the conversations API. Pure: no DOM, no fetch.
 
-const STORAGE_KEY = "bor.conversation.v1";
-/** Most history entries a turn may carry (the server refuses more). */
-const MAX_HISTORY_ENTRIES = 20;
-/** Exchanges kept on screen and in storage; older ones are dropped. */
-const MAX_KEPT_EXCHANGES = 100;
+/** The query parameter naming the open conversation: `/?c=<uuid>`. A query rather than
+ *  the fragment, because the fragment is the page's own in-page navigation (the skip
+ *  link's `#message` would replace it); the server serves `/` for any query string. */
+export const CONVERSATION_PARAM = "c";
+
+/** Conversations asked for per page of the list (the server's default). */
+export const PAGE_SIZE = 50;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * One question and its answer. `status` is `streaming`, `done`, `stopped` or `error`;
@@ -17,63 +21,74 @@ export function newExchange(question) {
   return { question, answer: "", thinking: "", sources: [], status: "streaming", error: "" };
 }
 
-/**
- * The history for the next turn: the user/assistant pairs of the exchanges that ended
- * with an answer (a stopped turn keeps its partial answer), oldest first, at most
- * `MAX_HISTORY_ENTRIES` entries.
- */
-export function historyOf(exchanges) {
-  const entries = exchanges
-    .filter((exchange) => exchange.status === "done" || exchange.status === "stopped")
-    .filter((exchange) => exchange.answer.trim() !== "")
-    .flatMap((exchange) => [
-      { role: "user", content: exchange.question },
-      { role: "assistant", content: exchange.answer },
-    ]);
-  return entries.slice(Math.max(0, entries.length - MAX_HISTORY_ENTRIES));
+/** A stored turn of `GET /api/conversations/{id}` as an exchange on screen. */
+export function exchangeOfTurn(turn) {
+  return {
+    ...newExchange(String(turn?.question ?? "")),
+    answer: String(turn?.answer ?? ""),
+    sources: Array.isArray(turn?.sources) ? turn.sources : [],
+    status: turn?.status === "stopped" ? "stopped" : "done",
+  };
 }
 
-/** The saved exchanges, or none when nothing (or nothing readable) is saved. */
-export function loadExchanges(storage = globalThis.localStorage) {
-  let saved;
-  try {
-    saved = JSON.parse(storage.getItem(STORAGE_KEY) ?? "null");
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(saved?.exchanges)) return [];
-  return saved.exchanges.filter(isExchange).map((exchange) => ({
-    ...exchange,
-    // A turn still streaming when the page went away was cut short.
-    status: exchange.status === "streaming" ? "stopped" : exchange.status,
-  }));
+/** Whether an exchange left a turn on the server: a turn that ended in `error` (or
+ *  never reached it) has no row, so it is not part of the stored conversation. */
+export function isStored(exchange) {
+  return exchange.status === "done" || exchange.status === "stopped";
 }
 
-/** Saves the exchanges; returns false when the browser refused (storage full or off). */
-export function saveExchanges(exchanges, storage = globalThis.localStorage) {
-  const kept = exchanges.slice(Math.max(0, exchanges.length - MAX_KEPT_EXCHANGES));
-  try {
-    storage.setItem(STORAGE_KEY, JSON.stringify({ exchanges: kept }));
-    return true;
-  } catch {
-    return false;
-  }
+export function isConversationId(value) {
+  return typeof value === "string" && UUID.test(value);
 }
 
-export function clearSavedExchanges(storage = globalThis.localStorage) {
-  try {
-    storage.removeItem(STORAGE_KEY);
-  } catch {
-    // Storage is off: there is nothing to clear.
-  }
+/** The conversation a page address (`location.search`) names, or null. */
+export function conversationIdOf(search) {
+  const id = new URLSearchParams(search).get(CONVERSATION_PARAM);
+  return isConversationId(id) ? id.toLowerCase() : null;
 }
 
-function isExchange(value) {
-  return (
-    typeof value?.question === "string" &&
-    typeof value.answer === "string" &&
-    typeof value.thinking === "string" &&
-    Array.isArray(value.sources) &&
-    ["streaming", "done", "stopped", "error"].includes(value.status)
-  );
+/** The page address of conversation `id`; `/` for a new chat (`id` null). */
+export function conversationHref(id) {
+  return id === null ? "/" : `/?${new URLSearchParams({ [CONVERSATION_PARAM]: id })}`;
+}
+
+/** The body of `POST /api/chat`: the conversation it continues, when there is one, is
+ *  its history (the server refuses `history` beside it). */
+export function chatBody(message, conversationId) {
+  return conversationId === null ? { message } : { message, conversation_id: conversationId };
+}
+
+/** `GET /api/conversations` for the words of `query`, the page before `before` (an
+ *  `updated_at`, or null for the first page). */
+export function listHref({ query = "", before = null, limit = PAGE_SIZE } = {}) {
+  const params = new URLSearchParams({ limit: String(limit) });
+  if (query.trim() !== "") params.set("q", query.trim());
+  if (before !== null) params.set("before", before);
+  return `/api/conversations?${params}`;
+}
+
+export function conversationApiHref(id) {
+  return `/api/conversations/${encodeURIComponent(id)}`;
+}
+
+/** The download of conversation `id` as `format`, `markdown` or `json`. */
+export function exportHref(id, format) {
+  return `${conversationApiHref(id)}/export?${new URLSearchParams({ format })}`;
+}
+
+/** Where the next page of the list starts: the last `updated_at` of a full page, else
+ *  null (a page shorter than asked for is the last). */
+export function nextBefore(page, limit = PAGE_SIZE) {
+  return page.length >= limit ? (page.at(-1)?.updated_at ?? null) : null;
+}
+
+/** `more` appended to `listed`, leaving out any conversation already listed (one that
+ *  a new turn moved while the reader paged). */
+export function appendPage(listed, more) {
+  const seen = new Set(listed.map((conversation) => conversation.id));
+  return [...listed, ...more.filter((conversation) => !seen.has(conversation.id))];
+}
+
+export function turnsLabel(turns) {
+  return turns === 1 ? "1 turn" : `${Number(turns) || 0} turns`;
 }

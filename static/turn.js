@@ -2,21 +2,23 @@
 // response body (EventSource cannot POST) and handed to the page, with a watchdog
 // that notices a stream gone silent.
 
+import { chatBody } from "./conversation.js";
 import { readEventStream } from "./sse.js";
 
 /** The server sends a keep-alive every 5 s by default: three missed ones mean trouble. */
 const SILENCE_LIMIT_MS = 15_000;
 
 /**
- * Runs a turn to its end. `handlers` receive the frames (`retry`, `thinking`, `tool`,
- * `delta`, `done`, `error`, each with the frame's data) and `silence(ms)` / `resumed()`
- * from the watchdog. Resolves with how the turn ended:
+ * Runs a turn of conversation `conversationId` (null: the turn starts a new one) to its
+ * end. `handlers` receive `conversation(id)` from the response's `X-Conversation-Id`,
+ * the frames (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each with the
+ * frame's data) and `silence(ms)` / `resumed()` from the watchdog. Resolves with how the turn ended:
  * `{kind: "done"|"error"}` after the terminal frame, `{kind: "stopped"}` when `signal`
  * aborted it, `{kind: "refused", message}` when the server refused the request,
  * `{kind: "unreachable"}` when it could not be reached, `{kind: "cut"}` when the stream
  * ended without a terminal frame.
  */
-export async function runTurn({ message, history, signal, handlers }) {
+export async function runTurn({ message, conversationId, signal, handlers }) {
   const watchdog = new Watchdog(handlers);
   let terminal = null;
   let responded = false;
@@ -24,7 +26,7 @@ export async function runTurn({ message, history, signal, handlers }) {
     const response = await fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ message, history }),
+      body: JSON.stringify(chatBody(message, conversationId)),
       signal,
     });
     responded = true;
@@ -32,6 +34,8 @@ export async function runTurn({ message, history, signal, handlers }) {
     if (!response.ok || !isEventStream(response)) {
       return { kind: "refused", message: await refusalMessage(response) };
     }
+    const conversation = response.headers.get("X-Conversation-Id");
+    if (conversation !== null) handlers.conversation?.(conversation);
     await readEventStream(response.body, {
       onActivity: () => watchdog.activity(),
       onEvent: ({ event, data }) => {

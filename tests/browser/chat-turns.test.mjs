@@ -226,11 +226,21 @@ test("Retry asks the last question again", async (t) => {
     assert.equal(await answerText(answer(page)), "Mock answer: Try me again.");
     assert.equal(await page.locator(".question-text").innerText(), question);
 
-    // Retry after an answer asks again too: the server logs a second turn.
+    // Retry after an answer asks again too, after it: the stored conversation keeps the
+    // answer, and the model now sees it as history. That request is new to the mock, so
+    // its four failures come again; the failed exchange gives way to the next Retry,
+    // which the server logs as a second turn.
+    await page.getByRole("button", { name: "Retry" }).click();
+    await page.getByRole("alert").waitFor();
+    assert.equal(await page.getByRole("article").count(), 2, "the answered exchange stays");
     await page.getByRole("button", { name: "Retry" }).click();
     await waitForStatus(page, "Answer ready.");
     await waitForIdle(page);
-    assert.equal(await page.getByRole("article").count(), 1);
+    assert.equal(await page.getByRole("article").count(), 2, "the failed exchange gave way");
+    assert.deepEqual(
+      await page.locator(".question-text").allInnerTexts(),
+      [question, question],
+    );
     await waitUntil(
       () =>
         suite.database.query(`SELECT count(*) FROM query_log WHERE question = ${sqlText(question)}`)[0][0] === "2",

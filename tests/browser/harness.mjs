@@ -5,6 +5,7 @@
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
@@ -127,6 +128,50 @@ export async function startMockLlm() {
   });
 }
 
+/**
+ * A proxy in front of the mock LLM that keeps the body of every chat request, so that a
+ * test sees the messages the model was given (history included). `baseUrl` is where
+ * bor should send its LLM requests; `chatRequests` fills as they pass.
+ */
+export async function recordChatRequests(mock) {
+  const upstream = new URL(mock.baseUrl);
+  const chatRequests = [];
+  const server = createServer((request, response) => {
+    const pieces = [];
+    request.on("data", (piece) => pieces.push(piece));
+    request.on("end", () => {
+      const body = Buffer.concat(pieces);
+      if (request.url.endsWith("/chat/completions")) chatRequests.push(JSON.parse(body));
+      const forwarded = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: request.url,
+          method: request.method,
+          headers: request.headers,
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      forwarded.on("error", () => response.destroy());
+      // bor going away (a stopped turn) reaches the mock as it would without the proxy.
+      response.on("close", () => forwarded.destroy());
+      forwarded.end(body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}${upstream.pathname}`,
+    chatRequests,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 /** bor on a free port, talking to `mock` and `database`; `env` adds or overrides. */
 export async function startBor({ mock, database, env = {} }) {
   const bor = new Child("bor", join(BIN_DIR, "bor"), ["serve"], {
@@ -162,15 +207,18 @@ export async function launchBrowser() {
 }
 
 /** Everything one test file needs, started together and stopped together; `borEnv`
- *  adds to or overrides bor's environment. */
-export async function startSuite({ borEnv = {} } = {}) {
+ *  adds to or overrides bor's environment; with `recordChat`, bor's chat requests pass
+ *  through `recordChatRequests` and the suite's `chatRequests` holds their bodies. */
+export async function startSuite({ borEnv = {}, recordChat = false } = {}) {
   mkdirSync(ARTIFACTS, { recursive: true });
   const database = new TestDatabase();
   const started = [];
   try {
     const mock = await startMockLlm();
     started.push(mock);
-    const bor = await startBor({ mock, database, env: borEnv });
+    const recorder = recordChat ? await recordChatRequests(mock) : null;
+    if (recorder !== null) started.push(recorder);
+    const bor = await startBor({ mock: recorder ?? mock, database, env: borEnv });
     started.push(bor);
     const browser = await launchBrowser();
     return {
@@ -178,6 +226,7 @@ export async function startSuite({ borEnv = {} } = {}) {
       mock,
       bor,
       browser,
+      chatRequests: recorder?.chatRequests ?? null,
       async stop() {
         await browser.close();
         await Promise.all(started.map((child) => child.stop()));

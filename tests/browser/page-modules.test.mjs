@@ -1,11 +1,23 @@
-// The page's pure modules, run in Node: the event-stream parser and the conversation
-// history rules.
+// The page's pure modules, run in Node: the event-stream parser and the rules of the
+// open conversation (its address, the body of a turn, stored turns, the list's pages).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { EventStreamParser, readEventStream } from "../../static/sse.js";
-import { historyOf, loadExchanges, newExchange, saveExchanges } from "../../static/conversation.js";
+import {
+  appendPage,
+  chatBody,
+  conversationHref,
+  conversationIdOf,
+  exchangeOfTurn,
+  exportHref,
+  isStored,
+  listHref,
+  newExchange,
+  nextBefore,
+  turnsLabel,
+} from "../../static/conversation.js";
 
 function parseInPieces(pieces) {
   const parser = new EventStreamParser();
@@ -68,55 +80,61 @@ test("an event without its closing blank line is not dispatched", () => {
   assert.deepEqual(events, []);
 });
 
-function finished(question, answer, status = "done") {
-  return { ...newExchange(question), answer, status };
-}
+const ID = "6f1c2a0e-8b4d-4c1e-9a7f-3d2b1c0e9f8a";
 
-test("history keeps answered exchanges, oldest first, at most 20 entries", () => {
-  const exchanges = [
-    finished("failed", "", "error"),
-    finished("partial", "half an answer", "stopped"),
-    finished("empty", "  ", "done"),
-    ...Array.from({ length: 12 }, (_, i) => finished(`q${i}`, `a${i}`)),
-  ];
-  const history = historyOf(exchanges);
-  assert.equal(history.length, 20);
-  assert.deepEqual(history.slice(0, 2), [
-    { role: "user", content: "q2" },
-    { role: "assistant", content: "a2" },
-  ]);
-  assert.deepEqual(history.at(-1), { role: "assistant", content: "a11" });
-  assert.deepEqual(historyOf(exchanges.slice(0, 4)), [
-    { role: "user", content: "partial" },
-    { role: "assistant", content: "half an answer" },
-    { role: "user", content: "q0" },
-    { role: "assistant", content: "a0" },
-  ]);
+test("the address names the open conversation as ?c=<uuid>, and nothing else counts", () => {
+  assert.equal(conversationHref(ID), `/?c=${ID}`);
+  assert.equal(conversationHref(null), "/");
+  assert.equal(conversationIdOf(`?c=${ID}`), ID);
+  assert.equal(conversationIdOf(`?x=1&c=${ID.toUpperCase()}`), ID, "read in lower case");
+  for (const search of ["", "?c=", "?c=not-a-uuid", `?c=${ID}x`, `?conversation=${ID}`]) {
+    assert.equal(conversationIdOf(search), null, search);
+  }
 });
 
-function memoryStorage() {
-  const items = new Map();
-  return {
-    getItem: (key) => (items.has(key) ? items.get(key) : null),
-    setItem: (key, value) => items.set(key, String(value)),
-    removeItem: (key) => items.delete(key),
-  };
-}
-
-test("saved exchanges load back; a turn cut off by a reload counts as stopped", () => {
-  const storage = memoryStorage();
-  const streaming = { ...newExchange("still going"), answer: "so far" };
-  assert.equal(saveExchanges([finished("q", "a"), streaming], storage), true);
-  assert.deepEqual(loadExchanges(storage), [finished("q", "a"), { ...streaming, status: "stopped" }]);
+test("a turn of an open conversation names it and sends no history; a new chat names none", () => {
+  assert.deepEqual(chatBody("Hello?", null), { message: "Hello?" });
+  assert.deepEqual(chatBody("And then?", ID), { message: "And then?", conversation_id: ID });
 });
 
-test("unreadable storage loads as an empty conversation", () => {
-  const storage = memoryStorage();
-  assert.deepEqual(loadExchanges(storage), []);
-  storage.setItem("bor.conversation.v1", "{not json");
-  assert.deepEqual(loadExchanges(storage), []);
-  storage.setItem("bor.conversation.v1", JSON.stringify({ exchanges: [{ question: 1 }] }));
-  assert.deepEqual(loadExchanges(storage), []);
-  const full = { ...memoryStorage(), setItem: () => { throw new Error("quota"); } };
-  assert.equal(saveExchanges([finished("q", "a")], full), false);
+test("stored turns become exchanges as a finished live turn leaves them", () => {
+  const source = { n: 1, document_id: 3, title: "Notes", chunk_id: 9, score: 0.8, heading: "", snippet: "…", page: null };
+  assert.deepEqual(
+    exchangeOfTurn({ turn_id: "t", question: "Q", answer: "A [1]", status: "done", sources: [source], created_at: "x" }),
+    { question: "Q", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "" },
+  );
+  const stopped = exchangeOfTurn({ question: "Q", answer: "half", status: "stopped", sources: null });
+  assert.equal(stopped.status, "stopped");
+  assert.deepEqual(stopped.sources, []);
+  assert.ok(isStored(stopped));
+  assert.ok(!isStored({ ...newExchange("failed"), status: "error" }));
+  assert.ok(!isStored(newExchange("still streaming")));
+});
+
+test("the list's addresses: search words, page size, the page before a time, exports", () => {
+  assert.equal(listHref(), "/api/conversations?limit=50");
+  assert.equal(listHref({ query: "  otter  fur " }), "/api/conversations?limit=50&q=otter++fur");
+  assert.equal(
+    listHref({ before: "2025-01-02T03:04:05.123456Z" }),
+    "/api/conversations?limit=50&before=2025-01-02T03%3A04%3A05.123456Z",
+  );
+  assert.equal(exportHref(ID, "markdown"), `/api/conversations/${ID}/export?format=markdown`);
+  assert.equal(exportHref(ID, "json"), `/api/conversations/${ID}/export?format=json`);
+});
+
+test("a full page leads to the next one; pages join without repeating a conversation", () => {
+  const page = (from, count) =>
+    Array.from({ length: count }, (_, i) => ({ id: `c${from + i}`, updated_at: `t${from + i}` }));
+  assert.equal(nextBefore(page(0, 50)), "t49");
+  assert.equal(nextBefore(page(0, 49)), null);
+  assert.equal(nextBefore([]), null);
+  assert.equal(nextBefore(page(0, 2), 2), "t1");
+  const joined = appendPage(page(0, 3), [...page(2, 3)]);
+  assert.deepEqual(joined.map((conversation) => conversation.id), ["c0", "c1", "c2", "c3", "c4"]);
+});
+
+test("turn counts read in words", () => {
+  assert.equal(turnsLabel(1), "1 turn");
+  assert.equal(turnsLabel(0), "0 turns");
+  assert.equal(turnsLabel(12), "12 turns");
 });

@@ -208,7 +208,10 @@ test("citations, sources and the passage page work from the keyboard", async (t)
   const notes = await storeFieldNotes(t);
   await withChat(t, async ({ page }) => {
     await askCiting(page);
-    await page.getByRole("button", { name: "New chat" }).focus();
+    // The open conversation's bar is the last stop before its answers.
+    const exportButton = page.getByRole("button", { name: "Export" });
+    await exportButton.waitFor();
+    await exportButton.focus();
     const reached = [];
     for (let i = 0; i < 5; i += 1) {
       await page.keyboard.press("Tab");
