@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
 	@echo "make bench-formats    read throughput of each format reader only"
+	@echo "make bench-conversations  listing and searching 10,000 conversations of 50 turns"
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
@@ -66,6 +67,11 @@ vendor-web:
 bench-knowledge: postgres
 	cargo bench --bench knowledge -- $(if $(wildcard target/bench/minilm.vectors),--real target/bench/minilm)
 
+# Listing and searching 10,000 conversations of 50 turns (a minute or two); the figures
+# replace the conversations section of bench/RESULTS.md.
+bench-conversations: postgres
+	cargo bench --bench conversations
+
 # Read throughput of each format reader (about half a minute once built); the figures
 # replace the formats section of bench/RESULTS.md.
 bench-formats:
@@ -82,7 +88,7 @@ drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
 
 # Each benchmark writes its own section of bench/RESULTS.md.
-bench: bench-knowledge bench-formats bench-load bench-local-models
+bench: bench-knowledge bench-conversations bench-formats bench-load bench-local-models
 
 bench-load:
 	@bench/load.sh

@@ -5,7 +5,8 @@
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Timestamptz;
+use diesel::sql_query;
+use diesel::sql_types::{Bool, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -20,13 +21,15 @@ pub const TITLE_CHARS: usize = 80;
 /// Turns a turn's history holds at most.
 pub const HISTORY_TURNS: i64 = 20;
 
-#[derive(Debug, Clone, PartialEq, Insertable)]
-#[diesel(table_name = conversations, check_for_backend(diesel::pg::Pg))]
+/// A conversation a batch of rows starts or continues.
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewConversation {
     pub id: Uuid,
     pub title: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The questions and answers of the batch's rows, for the search document.
+    pub text: String,
 }
 
 /// A conversation as the list shows it.
@@ -67,22 +70,26 @@ pub fn touched_by(entries: &[NewQueryLogEntry]) -> Vec<NewConversation> {
         let Some(id) = entry.conversation_id else {
             continue;
         };
-        match touched
+        let words = format!("{} {}", entry.question, entry.answer);
+        let known = touched
             .iter_mut()
-            .find(|conversation| conversation.id == id)
-        {
+            .find(|conversation| conversation.id == id);
+        match known {
             Some(conversation) => {
                 if entry.created_at < conversation.created_at {
                     conversation.created_at = entry.created_at;
                     conversation.title = title_of(&entry.question);
                 }
                 conversation.updated_at = conversation.updated_at.max(entry.created_at);
+                conversation.text.push(' ');
+                conversation.text.push_str(&words);
             }
             None => touched.push(NewConversation {
                 id,
                 title: title_of(&entry.question),
                 created_at: entry.created_at,
                 updated_at: entry.created_at,
+                text: words,
             }),
         }
     }
@@ -95,29 +102,53 @@ pub fn title_of(question: &str) -> String {
     bor_actors::record::shortened(question, TITLE_CHARS)
 }
 
-/// Writes new conversations and moves the `updated_at` of existing ones forward (a
-/// title once written, or renamed, stays).
+/// The text search configuration of the search documents: words lowercased, no
+/// stemming and no stop words, so a search finds the words a person typed.
+const SEARCH_CONFIGURATION: &str = "simple";
+
+/// Writes new conversations and, for existing ones, moves `updated_at` forward and adds
+/// the new turns' words to the search document (a title once written, or renamed,
+/// stays).
 pub async fn upsert(
     conn: &mut AsyncPgConnection,
     conversations: &[NewConversation],
 ) -> Result<(), DbError> {
-    if conversations.is_empty() {
-        return Ok(());
-    }
-    diesel::insert_into(conversations::table)
-        .values(conversations)
-        .on_conflict(conversations::id)
-        .do_update()
-        .set(conversations::updated_at.eq(sql::<Timestamptz>(
-            "GREATEST(conversations.updated_at, excluded.updated_at)",
-        )))
+    for conversation in conversations {
+        sql_query(format!(
+            "INSERT INTO conversations (id, title, created_at, updated_at, search)
+             VALUES ($1, $2, $3, $4, to_tsvector('{SEARCH_CONFIGURATION}', $2 || ' ' || $5))
+             ON CONFLICT (id) DO UPDATE SET
+                 updated_at = GREATEST(conversations.updated_at, excluded.updated_at),
+                 search = conversations.search || to_tsvector('{SEARCH_CONFIGURATION}', $5)"
+        ))
+        .bind::<SqlUuid, _>(conversation.id)
+        .bind::<Text, _>(&conversation.title)
+        .bind::<Timestamptz, _>(conversation.created_at)
+        .bind::<Timestamptz, _>(conversation.updated_at)
+        .bind::<Text, _>(&conversation.text)
         .execute(conn)
         .await?;
+    }
     Ok(())
 }
 
-/// Conversations newest first, `limit` of them, older than `before` when given, each of
-/// whose title, questions or answers hold every word of `words` (case-insensitive).
+/// The search of `words`: every word, each as the start of a word of the conversation
+/// (so a search box finds while its last word is being typed). Only letters and digits
+/// count; `None` when none is left.
+fn search_query(words: &[String]) -> Option<String> {
+    // Split as the documents are: at every character that is not a letter or a digit.
+    let terms: Vec<String> = words
+        .iter()
+        .flat_map(|word| word.split(|c: char| !c.is_alphanumeric()))
+        .filter(|term| !term.is_empty())
+        .map(|term| format!("{}:*", term.to_lowercase()))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" & "))
+}
+
+/// Conversations newest first, `limit` of them, older than `before` when given, whose
+/// title, questions and answers together hold every word of `words` (case-insensitive;
+/// a word matches the start of a word).
 pub async fn list(
     conn: &mut AsyncPgConnection,
     words: &[String],
@@ -143,32 +174,20 @@ pub async fn list(
     if let Some(before) = before {
         query = query.filter(conversations::updated_at.lt(before));
     }
-    for word in words {
-        let pattern = format!("%{}%", escape_like(word));
-        let in_turns = diesel::dsl::exists(
-            query_log::table
-                .filter(query_log::conversation_id.eq(conversations::id.nullable()))
-                .filter(
-                    query_log::question
-                        .ilike(pattern.clone())
-                        .or(query_log::answer.ilike(pattern.clone())),
-                ),
+    if !words.is_empty() {
+        let Some(search) = search_query(words) else {
+            // Words without a letter or digit match nothing.
+            return Ok(Vec::new());
+        };
+        query = query.filter(
+            sql::<Bool>(&format!(
+                "conversations.search @@ to_tsquery('{SEARCH_CONFIGURATION}', "
+            ))
+            .bind::<Text, _>(search)
+            .sql(")"),
         );
-        query = query.filter(conversations::title.ilike(pattern).or(in_turns));
     }
     Ok(query.load(conn).await?)
-}
-
-/// `%`, `_` and `\` match themselves in a `LIKE` pattern.
-fn escape_like(word: &str) -> String {
-    let mut escaped = String::with_capacity(word.len());
-    for character in word.chars() {
-        if matches!(character, '%' | '_' | '\\') {
-            escaped.push('\\');
-        }
-        escaped.push(character);
-    }
-    escaped
 }
 
 /// One conversation's summary.
@@ -248,10 +267,17 @@ pub async fn rename(
     id: Uuid,
     title: &str,
 ) -> Result<Option<ConversationSummary>, DbError> {
-    let renamed = diesel::update(conversations::table.find(id))
-        .set(conversations::title.eq(title))
-        .execute(conn)
-        .await?;
+    // The search document is made again: the old title's words go.
+    let renamed = sql_query(format!(
+        "UPDATE conversations SET title = $2, search = to_tsvector('{SEARCH_CONFIGURATION}',
+             $2 || ' ' || coalesce((SELECT string_agg(q.question || ' ' || q.answer, ' ')
+                                    FROM query_log AS q WHERE q.conversation_id = $1), ''))
+         WHERE id = $1"
+    ))
+    .bind::<SqlUuid, _>(id)
+    .bind::<Text, _>(title)
+    .execute(conn)
+    .await?;
     if renamed == 0 {
         return Ok(None);
     }
@@ -264,4 +290,28 @@ pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> Result<bool, DbEr
         .execute(conn)
         .await?
         > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_is_every_word_as_a_word_start() {
+        let words =
+            |text: &str| -> Vec<String> { text.split_whitespace().map(str::to_owned).collect() };
+        assert_eq!(
+            search_query(&words("Kettle boil")).as_deref(),
+            Some("kettle:* & boil:*")
+        );
+        assert_eq!(
+            search_query(&words("100% it's")).as_deref(),
+            Some("100:* & it:* & s:*")
+        );
+        assert_eq!(
+            search_query(&words("Ünïcode")).as_deref(),
+            Some("ünïcode:*")
+        );
+        assert_eq!(search_query(&words("& | ! :*")), None);
+    }
 }

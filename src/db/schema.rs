@@ -25,11 +25,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::Tsvector;
+
     conversations (id) {
         id -> Uuid,
         title -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        search -> Tsvector,
     }
 }
 

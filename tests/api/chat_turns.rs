@@ -438,6 +438,8 @@ async fn a_question_and_an_answer_with_u0000_are_answered_and_logged_without_it(
             .any(|row| row.turn_id.to_string() == next.turn_id()),
         "the next turn's row follows"
     );
+    let stats = app.log_stats().await;
+    assert_eq!((stats.refused, stats.queued), (0, 0), "{stats:?}");
 }
 
 #[actix_web::test]

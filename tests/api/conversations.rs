@@ -313,7 +313,15 @@ async fn conversations_are_searched_by_every_word_and_paged_newest_first() {
     );
     // Words of the answers count too: the mock repeats the question.
     assert_eq!(found("mock%20hose").await, [ids[1].clone()]);
-    assert!(found("100%25").await.is_empty(), "% is no wildcard");
+    assert!(
+        found("100%25").await.is_empty(),
+        "punctuation is no wildcard"
+    );
+    assert_eq!(
+        found("kitch").await.len(),
+        2,
+        "a word matches the start of a word"
+    );
 
     let first_page = call(&app, "GET", "/api/conversations?limit=2", None)
         .await

@@ -1,0 +1,2 @@
+DROP INDEX conversations_search_idx;
+ALTER TABLE conversations DROP COLUMN search;
