@@ -5,9 +5,10 @@ use crate::knowledge::ChunkHit;
 /// Appended (after a newline) to the system message of the recovery request (SPEC §7).
 pub const CORRECTION_INSTRUCTION: &str = "Your previous reply contained raw tool-call markup, which is not interpreted here. Answer the user's question directly in plain text — no tool syntax.";
 
+/// No example citation is given: a 0.5B model answers with the example itself.
 const GROUNDED_INTRO: &str = "You are bor, an assistant that answers questions from the user's own knowledge base. \
 Answer from the numbered passages below; if they do not hold the answer, say so plainly. \
-Cite the passages you used by their numbers in square brackets, like [1] or [2][3].";
+Mention the numbers of the passages you used in square brackets.";
 
 const TOOLS_NOTE: &str = "If the context is not enough, you may call the tools search_documents, read_document and list_documents to look further.";
 
@@ -96,7 +97,10 @@ mod tests {
             "{prompt}"
         );
         assert!(prompt.contains("[2] Shipping (document 4, chunk 40)\nShipping is free."));
-        assert!(prompt.contains("like [1]"), "the model is asked to cite");
+        assert!(
+            prompt.contains("numbers of the passages you used in square brackets"),
+            "the model is asked to cite"
+        );
         assert!(prompt.contains("search_documents"));
         assert!(!grounded_system(&hits, &[1, 2], false).contains("search_documents"));
     }
