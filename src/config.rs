@@ -55,6 +55,8 @@ pub struct Config {
     pub request_body_timeout: Duration,
     /// Largest file an upload may carry, in bytes.
     pub max_upload_bytes: usize,
+    /// Documents get a short summary from the chat model, in the background.
+    pub summaries: bool,
     pub agent_enabled: bool,
     pub agent_max_rounds: u32,
     pub retrieval_top_k: usize,
@@ -105,6 +107,7 @@ struct RawVars {
     max_answer_chars: Option<String>,
     request_body_timeout: Option<String>,
     max_upload_bytes: Option<String>,
+    summaries: Option<String>,
     agent_enabled: Option<String>,
     agent_max_rounds: Option<String>,
     retrieval_top_k: Option<String>,
@@ -293,6 +296,7 @@ impl Config {
                 32 * 1024 * 1024,
                 integer(1024..=1024 * 1024 * 1024),
             ),
+            summaries: check.value("BOR_SUMMARIES", raw.summaries, false, boolean),
             agent_enabled: check.value("BOR_AGENT_ENABLED", raw.agent_enabled, true, boolean),
             agent_max_rounds: check.value(
                 "BOR_AGENT_MAX_ROUNDS",
@@ -395,6 +399,7 @@ impl fmt::Debug for Config {
             max_answer_chars,
             request_body_timeout,
             max_upload_bytes,
+            summaries,
             agent_enabled,
             agent_max_rounds,
             retrieval_top_k,
@@ -428,6 +433,7 @@ impl fmt::Debug for Config {
             .field("max_answer_chars", max_answer_chars)
             .field("request_body_timeout", request_body_timeout)
             .field("max_upload_bytes", max_upload_bytes)
+            .field("summaries", summaries)
             .field("agent_enabled", agent_enabled)
             .field("agent_max_rounds", agent_max_rounds)
             .field("retrieval_top_k", retrieval_top_k)

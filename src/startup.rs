@@ -94,6 +94,11 @@ impl Application {
             chunking_settings(&config),
         )
         .await?;
+        let library = if config.summaries {
+            library.with_summaries(LlmClient::new(Arc::new(llm_settings(&config))))
+        } else {
+            library
+        };
         let stats = library.index().stats();
         let memory = library.index().memory_use();
         tracing::info!(

@@ -14,6 +14,7 @@ import {
 } from "./conversation.js";
 import { fetchConversation, listConversations } from "./conversations-api.js";
 import { Drawer } from "./drawer.js";
+import { loadOverview } from "./knowledge.js";
 import { runTurn } from "./turn.js";
 import { ExchangeView } from "./view.js";
 
@@ -60,6 +61,9 @@ const STORED_POLL_PAGE = 5;
 const ui = {
   conversation: document.getElementById("conversation"),
   emptyNote: document.getElementById("empty-note"),
+  knowledge: document.getElementById("knowledge"),
+  knowledgeList: document.getElementById("knowledge-list"),
+  knowledgeMore: document.getElementById("knowledge-more"),
   banner: document.getElementById("error-banner"),
   status: document.getElementById("send-status"),
   form: document.getElementById("composer-form"),
@@ -144,6 +148,7 @@ function start() {
   window.addEventListener("popstate", () => openConversation(conversationIdOf(location.search)));
   list.refresh();
   openConversation(conversationIdOf(location.search));
+  loadOverview(ui.knowledgeList, ui.knowledgeMore).then(updateControls);
   ui.message.focus();
 }
 
@@ -439,6 +444,7 @@ function updateControls() {
   ui.retry.disabled = busy || state.exchanges.length === 0;
   ui.newChat.disabled = !busy && state.exchanges.length === 0 && state.conversationId === null;
   ui.emptyNote.hidden = state.exchanges.length > 0 || state.opening !== null;
+  ui.knowledge.hidden = ui.emptyNote.hidden || ui.knowledgeList.childElementCount === 0;
   ui.conversation.setAttribute("aria-busy", String(busy || state.opening !== null));
   // A button that just became disabled drops the keyboard focus: keep it in the form.
   if (document.activeElement === document.body || document.activeElement?.disabled) {

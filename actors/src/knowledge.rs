@@ -50,11 +50,13 @@ pub struct DocumentText {
     pub truncated: bool,
 }
 
-/// A document's id and title.
+/// A document's id, title and summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DocumentRef {
     pub id: i64,
     pub title: String,
+    /// A few sentences from the chat model (`BOR_SUMMARIES`); `null` until written.
+    pub summary: Option<String>,
 }
 
 /// A knowledge-base operation that failed (the database is down, …). The message is

@@ -130,6 +130,34 @@ pub async fn find_document(
         .optional()?)
 }
 
+/// The oldest document without a summary, `skip` left out.
+pub async fn next_without_summary(
+    conn: &mut AsyncPgConnection,
+    skip: &[i64],
+) -> Result<Option<Document>, DbError> {
+    Ok(documents::table
+        .filter(documents::summary.is_null())
+        .filter(documents::id.ne_all(skip))
+        .select(Document::as_select())
+        .order(documents::id)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Writes a document's summary (nothing when the document is gone meanwhile).
+pub async fn set_summary(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    summary: &str,
+) -> Result<(), DbError> {
+    diesel::update(documents::table.find(id))
+        .set(documents::summary.eq(summary))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// The documents `ids` (those still stored), by id.
 pub async fn documents_by_ids(
     conn: &mut AsyncPgConnection,

@@ -17,6 +17,7 @@ mod live_index;
 pub mod notify;
 mod retrieval;
 mod store;
+pub mod summaries;
 
 use std::sync::Arc;
 
@@ -45,6 +46,8 @@ pub struct KnowledgeService {
     index: Arc<LiveIndex>,
     ingestor: Ingestor,
     model_dimension: Arc<ModelDimension>,
+    /// Told of every document stored, when summaries are on.
+    summaries: Option<summaries::Summaries>,
 }
 
 impl KnowledgeService {
@@ -61,7 +64,14 @@ impl KnowledgeService {
             pool,
             index,
             model_dimension,
+            summaries: None,
         })
+    }
+
+    /// Summarises documents in the background (`BOR_SUMMARIES`), with `llm`.
+    pub fn with_summaries(mut self, llm: LlmClient) -> KnowledgeService {
+        self.summaries = Some(summaries::Summaries::start(self.pool.clone(), llm));
+        self
     }
 
     pub fn index(&self) -> &Arc<LiveIndex> {
@@ -80,6 +90,9 @@ impl KnowledgeService {
         self.index
             .refresh_documents(&outcome.changed_documents())
             .await?;
+        if let Some(summaries) = &self.summaries {
+            summaries.wake();
+        }
         Ok(outcome)
     }
 
@@ -192,6 +205,7 @@ impl KnowledgeBase for KnowledgeService {
                 .map(|document| DocumentRef {
                     id: document.id,
                     title: document.title,
+                    summary: document.summary,
                 })
                 .collect())
         })

@@ -300,3 +300,73 @@ pub async fn insert_one_chunk(
     .expect("the chunk is stored");
     document_id
 }
+
+#[actix_web::test]
+async fn with_summaries_on_each_document_gets_one_in_the_background() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN), ("BOR_SUMMARIES", "true")]).await;
+    // The chat model fails for this one: its summary stays empty, and the next is written.
+    let failing = format!("{CATS}\nMOCK {}", json!({"status": 500}));
+    let broken = app
+        .post_document(Some(TOKEN), &json!({"title": "Broken", "content": failing}))
+        .await;
+    assert_eq!(broken.status, 201, "{:?}", broken.json);
+    let created = app
+        .post_document(Some(TOKEN), &json!({"title": "Cats", "content": CATS}))
+        .await;
+    assert_eq!(
+        created.status, 201,
+        "the import does not wait for the summary"
+    );
+    let summarised = eventually(async || {
+        app.documents()
+            .await
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["summary"].is_string())
+    })
+    .await;
+    assert!(summarised, "{}", app.documents().await);
+    let documents = app.documents().await;
+    let cats = documents
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["title"] == "Cats")
+        .unwrap();
+    // The mock answers with the start of the last user message: the title and the text.
+    assert_eq!(
+        cats["summary"],
+        "Mock answer: Title: Cats # Cats Cats sleep most of the day in warm"
+    );
+    let broken = documents
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["title"] == "Broken")
+        .unwrap();
+    assert_eq!(broken["summary"], Value::Null);
+    let summary_requests = app
+        .mock
+        .chat_requests()
+        .iter()
+        .filter(|request| {
+            request["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("Summarise")
+        })
+        .count();
+    assert!(summary_requests >= 2, "both were tried");
+}
+
+#[actix_web::test]
+async fn without_summaries_none_is_asked_for() {
+    let app = app_with_token().await;
+    let created = app
+        .post_document(Some(TOKEN), &json!({"title": "Cats", "content": CATS}))
+        .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(app.documents().await[0]["summary"], Value::Null);
+    assert!(app.mock.chat_requests().is_empty());
+}

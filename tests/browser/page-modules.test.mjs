@@ -138,3 +138,19 @@ test("turn counts read in words", () => {
   assert.equal(turnsLabel(0), "0 turns");
   assert.equal(turnsLabel(12), "12 turns");
 });
+
+test("the overview lists the newest documents first, with summaries only where written", async () => {
+  const { overviewOf, SHOWN_DOCUMENTS } = await import("../../static/knowledge.js");
+  const documents = Array.from({ length: SHOWN_DOCUMENTS + 3 }, (_, i) => ({
+    id: i + 1,
+    title: `Doc ${i + 1}`,
+    summary: i === SHOWN_DOCUMENTS + 2 ? "About the last one." : i === 0 ? "   " : null,
+  }));
+  const { shown, more } = overviewOf(documents);
+  assert.equal(shown.length, SHOWN_DOCUMENTS);
+  assert.equal(more, 3);
+  assert.deepEqual(shown[0], { title: `Doc ${SHOWN_DOCUMENTS + 3}`, summary: "About the last one." });
+  assert.equal(shown[1].summary, null);
+  assert.deepEqual(overviewOf([]), { shown: [], more: 0 });
+  assert.equal(overviewOf([{ id: 1 }]).shown[0].title, "Untitled");
+});

@@ -16,7 +16,7 @@ import {
   waitForStatus,
   withDirective,
 } from "./chat-page.mjs";
-import { insertDocument } from "./knowledge.mjs";
+import { insertDocument, storeDocument } from "./knowledge.mjs";
 
 let suite;
 
@@ -226,3 +226,29 @@ function luminance(rgb) {
   const [r, g, b] = rgb.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
   return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
 }
+
+test("an empty chat shows what the documents hold, with their summaries, until the first question", async (t) => {
+  const { id } = await storeDocument(suite, t, {
+    title: "Otter field guide <b>1</b>",
+    chunks: [{ text: "Otters sleep in holts along the river bank." }],
+  });
+  suite.database.query(
+    `UPDATE documents SET summary = 'Where otters live and sleep.' WHERE id = ${id}`,
+  );
+  await withChat(t, async ({ page }) => {
+    const overview = page.getByRole("region", { name: "What your documents hold" });
+    await overview.waitFor();
+    const item = overview.getByRole("listitem").filter({ hasText: "Otter field guide" });
+    assert.equal(
+      (await item.locator(".knowledge-title").textContent()).trim(),
+      "Otter field guide <b>1</b>",
+      "a title is text, never markup",
+    );
+    assert.equal(
+      (await item.locator(".knowledge-summary").textContent()).trim(),
+      "Where otters live and sleep.",
+    );
+    await askAndWait(page, "Where do otters sleep?");
+    assert.equal(await overview.isHidden(), true, "the conversation takes its place");
+  });
+});

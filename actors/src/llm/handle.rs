@@ -6,7 +6,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::mpsc;
 
-use super::{LlmActor, LlmCommand, LlmError, LlmEvent, LlmSettings};
+use super::{ChatMessage, ChatRequest, LlmActor, LlmCommand, LlmError, LlmEvent, LlmSettings};
 
 /// Runs LLM requests from async code that is not an actor.
 #[derive(Debug, Clone)]
@@ -33,6 +33,35 @@ impl LlmClient {
             LlmEvent::Embedded(vectors) => Ok(vectors),
             other => Err(unexpected(other)),
         }
+    }
+
+    /// A tools-free chat completion under the retry policy: its visible text (reasoning
+    /// fields left out; the caller filters scaffolding).
+    pub async fn complete(&self, messages: Vec<ChatMessage>) -> Result<String, LlmError> {
+        let (sender, mut events) = mpsc::unbounded_channel();
+        let forwarder = Forwarder { sender }.start();
+        let llm = LlmActor::new(Arc::clone(&self.settings), forwarder.recipient()).start();
+        let _cancel_on_drop = CancelOnDrop(llm.clone());
+        llm.do_send(LlmCommand::Chat(ChatRequest {
+            messages,
+            tools: None,
+        }));
+        let mut text = String::new();
+        while let Some(event) = events.recv().await {
+            match event {
+                // Every piece is taken at once: the relay window never holds the stream.
+                LlmEvent::Content(piece) => {
+                    text.push_str(&piece);
+                    llm.do_send(LlmCommand::Relayed(1));
+                }
+                LlmEvent::Reasoning(_) => llm.do_send(LlmCommand::Relayed(1)),
+                LlmEvent::Retrying { .. } => {}
+                LlmEvent::Failed(err) => return Err(err),
+                LlmEvent::ChatDone(_) => return Ok(text),
+                other => return Err(unexpected(other)),
+            }
+        }
+        Err(stopped())
     }
 
     /// The model ids the server lists (one attempt).
@@ -62,10 +91,14 @@ impl LlmClient {
                 done => return Ok(done),
             }
         }
-        Err(LlmError::Interrupted(super::AttemptError::Broken(
-            "the LLM actor stopped before answering".to_owned(),
-        )))
+        Err(stopped())
     }
+}
+
+fn stopped() -> LlmError {
+    LlmError::Interrupted(super::AttemptError::Broken(
+        "the LLM actor stopped before answering".to_owned(),
+    ))
 }
 
 fn unexpected(event: LlmEvent) -> LlmError {

@@ -46,7 +46,7 @@ pub fn definitions() -> Vec<Value> {
         ),
         function(
             LIST_DOCUMENTS,
-            "List the documents of the knowledge base: their ids and titles.",
+            "List the documents of the knowledge base: their ids, titles and short summaries.",
             json!({"type": "object", "properties": {}}),
         ),
     ]

@@ -155,6 +155,7 @@ impl KnowledgeBase for FixedKnowledge {
             .map(|d| DocumentRef {
                 id: d.document_id,
                 title: d.title.clone(),
+                summary: None,
             })
             .collect();
         Box::pin(future::ready(Ok(list)))
