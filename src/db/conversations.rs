@@ -155,22 +155,9 @@ pub async fn list(
     limit: i64,
     before: Option<DateTime<Utc>>,
 ) -> Result<Vec<ConversationSummary>, DbError> {
-    let turns = query_log::table
-        .filter(query_log::conversation_id.eq(conversations::id.nullable()))
-        .count()
-        .single_value()
-        .assume_not_null();
-    let mut query = conversations::table
-        .select((
-            conversations::id,
-            conversations::title,
-            conversations::created_at,
-            conversations::updated_at,
-            turns,
-        ))
+    let mut query = summaries()
         .order((conversations::updated_at.desc(), conversations::id))
-        .limit(limit)
-        .into_boxed();
+        .limit(limit);
     if let Some(before) = before {
         query = query.filter(conversations::updated_at.lt(before));
     }
@@ -190,18 +177,24 @@ pub async fn list(
     Ok(query.load(conn).await?)
 }
 
-/// One conversation's summary.
-pub async fn find(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-) -> Result<Option<ConversationSummary>, DbError> {
+/// The conversations with their number of turns: [`ConversationSummary`] rows.
+fn summaries<'a>() -> conversations::BoxedQuery<
+    'a,
+    diesel::pg::Pg,
+    (
+        SqlUuid,
+        Text,
+        Timestamptz,
+        Timestamptz,
+        diesel::sql_types::BigInt,
+    ),
+> {
     let turns = query_log::table
         .filter(query_log::conversation_id.eq(conversations::id.nullable()))
         .count()
         .single_value()
         .assume_not_null();
-    Ok(conversations::table
-        .find(id)
+    conversations::table
         .select((
             conversations::id,
             conversations::title,
@@ -209,6 +202,16 @@ pub async fn find(
             conversations::updated_at,
             turns,
         ))
+        .into_boxed()
+}
+
+/// One conversation's summary.
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+) -> Result<Option<ConversationSummary>, DbError> {
+    Ok(summaries()
+        .filter(conversations::id.eq(id))
         .first(conn)
         .await
         .optional()?)

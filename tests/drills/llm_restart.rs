@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use bor_mock_llm::MockLlm;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
 use futures_util::future::join;
 use serde_json::json;
 
@@ -29,11 +31,26 @@ async fn every_turn_ends_rightly_when_the_llm_server_dies_and_comes_back() {
         "Count for me",
         json!({"reply": ANSWER, "token_delay_ms": 40}),
     );
+    // A long answer whose client reads it as it comes: once its first delta has arrived,
+    // a kill is certain to cut a stream in the middle, however slow the machine.
+    let long_question = directed(
+        "Count for a long time",
+        json!({"reply": ANSWER, "repeat": 20, "token_delay_ms": 40}),
+    );
+    let probe = TestApp::client()
+        .post(format!("{}/api/chat", app.address))
+        .insert_header(("Content-Type", "application/json"))
+        .send_body(json!({ "message": long_question }).to_string())
+        .await
+        .unwrap();
+    let mut probe_events = probe.eventsource();
     let all_turns = futures_util::future::join_all((0..turns).map(|_| app.chat(&question)));
     let outage = async {
+        let first = probe_events.next().await.unwrap().unwrap();
+        assert_eq!(first.event, "delta", "{}", first.data);
         // Kill the server once half the turns are streaming, the rest still on their way.
         let half_streaming = eventually_for(Duration::from_secs(20), async || {
-            mock.chat_requests().len() >= turns / 2
+            mock.chat_requests().len() > turns / 2
         })
         .await;
         assert!(half_streaming, "the turns reached the LLM server");
@@ -42,6 +59,17 @@ async fn every_turn_ends_rightly_when_the_llm_server_dies_and_comes_back() {
         MockLlm::builder().bind(addr).start().unwrap()
     };
     let (responses, restarted) = join(all_turns, outage).await;
+    let mut probe_last = None;
+    while let Some(event) = probe_events.next().await {
+        probe_last = Some(event.unwrap());
+    }
+    let probe_last = probe_last.expect("the probe's stream ends with a frame");
+    assert_eq!(probe_last.event, "error", "{}", probe_last.data);
+    assert!(
+        probe_last.data.contains("llm_interrupted"),
+        "the kill cut the probe's stream in the middle: {}",
+        probe_last.data
+    );
 
     let mut interrupted = 0;
     let mut recovered = 0;
@@ -74,7 +102,6 @@ async fn every_turn_ends_rightly_when_the_llm_server_dies_and_comes_back() {
             _ => panic!("turn {n} failed before any output: {:?}", response.frames),
         }
     }
-    assert!(interrupted > 0, "the kill cut streams in the middle");
     assert!(
         recovered > 0,
         "turns waiting for the server were retried and finished"
