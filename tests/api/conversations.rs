@@ -375,3 +375,21 @@ async fn the_history_holds_the_last_twenty_turns_with_an_answer() {
         "the last 20 stored turns, then the question"
     );
 }
+
+#[actix_web::test]
+async fn two_instances_on_one_database_see_the_same_conversations() {
+    let first = TestApp::spawn().await;
+    let second = first.spawn_sharing(&[]).await;
+    let id = conversation_of(&ask(&first, "Asked on the first?", None).await);
+    first.wait_for_rows(1).await;
+
+    let listed = call(&second, "GET", "/api/conversations", None)
+        .await
+        .json();
+    assert_eq!(listed[0]["id"], id.as_str());
+    let next = ask(&second, "Continued on the second?", Some(&id)).await;
+    assert_eq!(conversation_of(&next), id);
+    let messages = second.mock.chat_requests()[0]["messages"].clone();
+    assert_eq!(messages[1]["content"], "Asked on the first?", "{messages}");
+    assert_eq!(messages[2]["content"], "Mock answer: Asked on the first?");
+}
