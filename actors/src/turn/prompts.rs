@@ -7,7 +7,7 @@ pub const CORRECTION_INSTRUCTION: &str = "Your previous reply contained raw tool
 
 /// No example citation is given: a 0.5B model answers with the example itself.
 const GROUNDED_INTRO: &str = "You are bor, an assistant that answers questions from the user's own knowledge base. \
-Answer from the numbered passages below; if they do not hold the answer, say so plainly. \
+Answer in a full sentence from the numbered passages below; if they do not hold the answer, say so plainly. \
 Mention the numbers of the passages you used in square brackets.";
 
 const TOOLS_NOTE: &str = "If the context is not enough, you may call the tools search_documents, read_document and list_documents to look further.";
