@@ -139,7 +139,11 @@ if configured BOR_LLM_BASE_URL; then
 else
     start_local_models
 fi
-bind=${BOR_BIND:-$(sed -nE 's/^[[:space:]]*(export[[:space:]]+)?BOR_BIND[[:space:]]*=[[:space:]]*"?([^"#[:space:]]+).*/\2/p' .env 2>/dev/null | tail -n 1)}
+# BOR_BIND from the environment, else from .env when there is one (a fresh clone has none).
+bind=${BOR_BIND:-}
+if [ -z "$bind" ] && [ -f .env ]; then
+    bind=$(sed -nE 's/^[[:space:]]*(export[[:space:]]+)?BOR_BIND[[:space:]]*=[[:space:]]*"?([^"#[:space:]]+).*/\2/p' .env | tail -n 1)
+fi
 ADDRESS=http://${bind:-127.0.0.1:8000}
 admin_token
 link_bor_command
