@@ -88,14 +88,11 @@ impl Application {
         .start();
         // Listening starts before the index is loaded, so no change falls in between.
         let subscription = Subscription::connect(&config.database_url).await?;
-        let library = KnowledgeService::load(
-            pool.clone(),
-            LlmClient::new(Arc::new(llm_settings(&config))),
-            chunking_settings(&config),
-        )
-        .await?;
+        let llm = LlmClient::new(Arc::new(llm_settings(&config)));
+        let library =
+            KnowledgeService::load(pool.clone(), llm.clone(), chunking_settings(&config)).await?;
         let library = if config.summaries {
-            library.with_summaries(LlmClient::new(Arc::new(llm_settings(&config))))
+            library.with_summaries(llm)
         } else {
             library
         };

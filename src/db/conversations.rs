@@ -217,6 +217,25 @@ pub async fn find(
         .optional()?)
 }
 
+/// The columns of [`ConversationTurn`].
+const TURN_COLUMNS: (
+    query_log::turn_id,
+    query_log::question,
+    query_log::answer,
+    query_log::status,
+    query_log::path,
+    query_log::sources,
+    query_log::created_at,
+) = (
+    query_log::turn_id,
+    query_log::question,
+    query_log::answer,
+    query_log::status,
+    query_log::path,
+    query_log::sources,
+    query_log::created_at,
+);
+
 /// The conversation's turns, oldest first.
 pub async fn turns(
     conn: &mut AsyncPgConnection,
@@ -224,15 +243,7 @@ pub async fn turns(
 ) -> Result<Vec<ConversationTurn>, DbError> {
     Ok(query_log::table
         .filter(query_log::conversation_id.eq(id))
-        .select((
-            query_log::turn_id,
-            query_log::question,
-            query_log::answer,
-            query_log::status,
-            query_log::path,
-            query_log::sources,
-            query_log::created_at,
-        ))
+        .select(TURN_COLUMNS)
         .order((query_log::created_at, query_log::id))
         .load(conn)
         .await?)
@@ -247,15 +258,7 @@ pub async fn history(
     let mut newest: Vec<ConversationTurn> = query_log::table
         .filter(query_log::conversation_id.eq(id))
         .filter(query_log::answer.ne(""))
-        .select((
-            query_log::turn_id,
-            query_log::question,
-            query_log::answer,
-            query_log::status,
-            query_log::path,
-            query_log::sources,
-            query_log::created_at,
-        ))
+        .select(TURN_COLUMNS)
         .order((query_log::created_at.desc(), query_log::id.desc()))
         .limit(HISTORY_TURNS)
         .load(conn)

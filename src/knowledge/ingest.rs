@@ -81,7 +81,8 @@ impl SourceDocument {
             return std::borrow::Cow::Borrowed(self);
         }
         // Removing U+0000 moves later pages' starts back by the characters before them.
-        let removed_before = |offset: usize| self.content[..offset].matches('\0').count();
+        let nuls: Vec<usize> = self.content.match_indices('\0').map(|(at, _)| at).collect();
+        let removed_before = |offset: usize| nuls.partition_point(|&at| at < offset);
         std::borrow::Cow::Owned(SourceDocument {
             title: title.into_owned(),
             source: source.map(std::borrow::Cow::into_owned),
@@ -90,7 +91,7 @@ impl SourceDocument {
             page_starts: self
                 .page_starts
                 .iter()
-                .map(|&start| start - removed_before(start.min(self.content.len())))
+                .map(|&start| start - removed_before(start))
                 .collect(),
         })
     }

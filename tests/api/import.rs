@@ -19,6 +19,7 @@ use diesel::sql_types::Integer;
 use diesel_async::RunQueryDsl;
 
 use crate::documents::insert_one_chunk;
+use crate::support::format_fixture as fixture;
 
 /// A folder of its own under the system's temporary folder, removed on drop.
 struct TempDir(PathBuf);
@@ -307,14 +308,6 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         String::from_utf8_lossy(&again.stdout)
             .contains("reembed: every document fits the embedding model (64 dimensions)")
     );
-}
-
-/// The format readers' real-tool fixtures.
-fn fixture(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("formats/tests/fixtures")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
 #[actix_web::test]

@@ -3,17 +3,11 @@
 
 use serde_json::Value;
 
+use crate::support::format_fixture as fixture;
 use crate::support::*;
 
 const TOKEN: &str = "t";
 const BOUNDARY: &str = "bor-test-boundary-7d1";
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("formats/tests/fixtures")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
-}
 
 /// A multipart body of `(field name, file name, bytes)` parts.
 fn multipart(parts: &[(&str, &str, &[u8])]) -> Vec<u8> {

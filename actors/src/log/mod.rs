@@ -110,9 +110,10 @@ impl LogActor {
         };
         let batch: Vec<TurnRecord> = self.queue.drain(..count).collect();
         self.in_flight = batch.clone();
-        ctx.spawn(self.store.insert(batch.clone()).into_actor(self).map(
+        ctx.spawn(self.store.insert(batch).into_actor(self).map(
             move |result, act, ctx| {
-                act.in_flight.clear();
+                // The rows come back out of `in_flight`: written, or queued again.
+                let batch = std::mem::take(&mut act.in_flight);
                 match result {
                     Ok(()) => {
                         act.busy = false;

@@ -355,3 +355,11 @@ pub async fn eventually(mut condition: impl AsyncFnMut() -> bool) -> bool {
     }
     condition().await
 }
+
+/// A file of the format readers' real-tool fixtures (`formats/tests/fixtures`).
+pub fn format_fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("formats/tests/fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
