@@ -16,6 +16,10 @@ SUSTAINED_BUDGET_MS = 5.0
 SATURATED_P99_MS = 250.0
 SUSTAINED_RATES = (25, 50, 100, 200, 400, 700, 1000, 1400, 2000)
 TARGETS = {
+    "ttft_p99_c1_ms": 1.0,
+    "ttft_p99_r1000_ms": 2.0,
+    "turns_per_s_c100": 2000,
+    "cpu_per_turn_ms": 0.4,
     "ttft_p99_c100_ms": 2.0,
     "tokens_per_s": 100_000,
     "kib_per_turn": 64,
@@ -275,6 +279,19 @@ def render(out):
     add("")
     add("| target | measured | |")
     add("|---|---|---|")
+    c1 = added(load(out, "ttft-bor-c1"), load(out, "ttft-mock-c1"), "p99")
+    if c1 is not None:
+        add(f"| added TTFT p99 with 1 client ≤ 1 ms | {c1:.2f} ms | {verdict(c1 <= TARGETS['ttft_p99_c1_ms'])} |")
+    r1000 = added(load(out, "sustained-bor-r1000"), load(out, "sustained-mock-r1000"), "p99")
+    if r1000 is not None:
+        add(f"| added TTFT p99 at 1,000 turns/s offered (open loop) ≤ 2 ms | {r1000:.2f} ms | {verdict(r1000 <= TARGETS['ttft_p99_r1000_ms'])} |")
+    busy = load(out, "ttft-bor-c100")
+    if busy:
+        rate = busy["requests_per_s"]
+        add(f"| ≥ 2,000 turns/s with 100 clients | {rate:,.0f} turns/s | {verdict(rate >= TARGETS['turns_per_s_c100'])} |")
+        cpu = busy.get("server", {}).get("cpu_per_request_ms")
+        if cpu is not None:
+            add(f"| CPU per turn ≤ 0.4 ms (100 clients) | {cpu:.2f} ms | {verdict(cpu <= TARGETS['cpu_per_turn_ms'])} |")
     c100 = added(load(out, "ttft-bor-c100"), load(out, "ttft-mock-c100"), "p99")
     if c100 is not None:
         add(f"| added TTFT p99 at 100 concurrent turns < 2 ms | {c100:.2f} ms | {verdict(c100 < TARGETS['ttft_p99_c100_ms'])} |")

@@ -6,6 +6,11 @@
 //! `cargo bench --bench conversations -- [--conversations N] [--turns N] [--no-write]`.
 //! Needs PostgreSQL at `BOR_TEST_DATABASE_URL`, as the tests do.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -10,10 +10,11 @@ use clap::{Parser, Subcommand};
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
-use crate::health::{ConfigView, DatabaseHealth, Dependencies, KnowledgeHealth, error_chain};
+use crate::health::{ConfigView, DatabaseHealth, Dependencies, KnowledgeHealth};
 use crate::startup::Application;
 use crate::state::llm_settings;
 use crate::telemetry;
+use bor_actors::error_chain;
 
 #[derive(Debug, Parser)]
 #[command(name = "bor", version, about = "Chat with your own knowledge base")]
@@ -45,14 +46,17 @@ enum Command {
 
 /// Runs the command; configuration problems stop it before anything starts.
 pub async fn run(cli: Cli) -> ExitCode {
-    let config = match Config::from_env() {
-        Ok(config) => config,
+    let (config, warnings) = match Config::from_env() {
+        Ok(loaded) => (loaded.config, loaded.warnings),
         Err(error) => {
             eprintln!("bor: invalid configuration:\n{error}");
             return ExitCode::from(2);
         }
     };
     telemetry::init(&config.log, config.log_format);
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,

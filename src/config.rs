@@ -2,9 +2,11 @@
 //!
 //! Every variable is first read as an optional string (with envy), then parsed and
 //! checked on its own, so that start-up reports every bad variable at once, one line
-//! each. Adding a variable: a field in [`RawVars`] and in [`Config`], one line in
-//! [`Config::from_raw`], and its entry in `.env.example`.
+//! each. Every variable is declared once, in the [`variables!`] list below: its field,
+//! type, default, parser and how operators see it. Adding a variable: one entry there
+//! and its line in `.env.example` (a test checks both agree).
 
+mod shown;
 mod validate;
 
 use std::collections::HashMap;
@@ -14,71 +16,179 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+pub use shown::SecretState;
+use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
     Validator, boolean, http_url, integer, log_filter, log_format, number, postgres_url, seconds,
-    socket_addr, text,
+    secret, socket_addr, text,
 };
 pub use validate::{redact_url_credentials, redact_url_password};
 
 /// The prefix shared by every variable.
 const PREFIX: &str = "BOR_";
 
-/// The service configuration (SPEC §2). Build it with [`Config::from_env`].
-#[derive(Clone, PartialEq)]
-pub struct Config {
-    pub bind: SocketAddr,
-    pub database_url: String,
-    pub db_pool_size: usize,
-    /// Without a trailing `/`.
-    pub llm_base_url: String,
-    /// The embeddings server's base URL when it is not the chat server (without a
-    /// trailing `/`); see [`Config::llm_embed_url`].
-    pub llm_embed_base_url: Option<String>,
-    pub llm_api_key: Option<Secret>,
-    pub llm_chat_model: String,
-    pub llm_embed_model: String,
-    /// Retries after the first attempt.
-    pub llm_retries: u32,
-    pub llm_retry_delay: Duration,
-    pub llm_connect_timeout: Duration,
-    pub llm_read_timeout: Duration,
-    /// Sampling temperature sent with chat requests; `None` leaves it to the server.
-    pub llm_temperature: Option<f32>,
-    /// Sent as `max_tokens` with chat requests.
-    pub llm_max_tokens: u32,
-    /// Characters of answer and reasoning a turn keeps; past them it ends (`done`,
-    /// `truncated`).
-    pub max_answer_chars: usize,
-    /// Time a request body may take to arrive (408 after it).
-    pub request_body_timeout: Duration,
-    /// Largest file an upload may carry, in bytes.
-    pub max_upload_bytes: usize,
-    /// Documents get a short summary from the chat model, in the background.
-    pub summaries: bool,
-    pub agent_enabled: bool,
-    pub agent_max_rounds: u32,
-    pub retrieval_top_k: usize,
-    pub deflect_threshold: f32,
-    pub max_message_chars: usize,
-    pub max_concurrent_turns: usize,
-    /// Longest chunk a document is cut into, in characters (Unicode scalar values).
-    pub chunk_chars: usize,
-    /// Characters a chunk repeats from the end of the one before it (same section).
-    pub chunk_overlap: usize,
-    /// `None` disables the admin API.
-    pub admin_token: Option<Secret>,
-    pub llm_thinking_forced_open: bool,
-    pub sse_keepalive: Duration,
-    pub shutdown_grace: Duration,
-    /// A tracing filter (`RUST_LOG` syntax).
-    pub log: String,
-    pub log_format: LogFormat,
+/// Declares every variable once. Each entry is its documentation, its field and type
+/// in [`Config`], its default, its parser (`validate.rs`) and, after `=>`, its type and
+/// value in [`ConfigView`], the view operators see (secrets only as set or unset).
+/// From the list come `Config`, the envy-read `RawVars`, the names bor knows, the
+/// parsing in `Config::from_raw`, `Config`'s `Debug` (which prints the view) and
+/// `ConfigView`.
+macro_rules! variables {
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident: $ty:ty = $default:expr, $parse:expr => $view_ty:ty = $show:expr;
+    )*) => {
+        /// The service configuration (every variable: `.env.example`; the rules:
+        /// docs/PROTOCOL.md, "Configuration"). Build it with [`Config::from_env`].
+        #[derive(Clone, PartialEq)]
+        pub struct Config {
+            $($(#[doc = $doc])* pub $field: $ty,)*
+        }
+
+        /// The variables as envy reads them: present or not, not yet parsed.
+        #[derive(Debug, Default, Deserialize)]
+        struct RawVars {
+            $($field: Option<String>,)*
+        }
+
+        /// Every variable's name after the prefix, lower case (as in `RawVars`).
+        const FIELDS: &[&str] = &[$(stringify!($field)),*];
+
+        impl Config {
+            /// Parses each variable (its default when unset), recording every problem.
+            fn from_raw(raw: RawVars, check: &mut Validator) -> Config {
+                Config {
+                    $($field: check.value(
+                        &variable_name(stringify!($field)),
+                        raw.$field,
+                        $default,
+                        $parse,
+                    ),)*
+                }
+            }
+        }
+
+        impl fmt::Debug for Config {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("Config")
+                    $(.field(stringify!($field), &$show(&self.$field)))*
+                    .finish()
+            }
+        }
+
+        /// The configuration in effect as operators may see it: no API key, no admin
+        /// token, URLs without passwords or credentials, durations in seconds.
+        #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+        pub struct ConfigView {
+            $($(#[doc = $doc])* pub $field: $view_ty,)*
+        }
+
+        impl From<&Config> for ConfigView {
+            fn from(config: &Config) -> Self {
+                ConfigView {
+                    $($field: $show(&config.$field),)*
+                }
+            }
+        }
+    };
 }
 
+variables! {
+    /// Address and port the HTTP server listens on.
+    bind: SocketAddr = ([127, 0, 0, 1], 8000).into(), socket_addr => String = display;
+    /// The PostgreSQL database (shown with its password hidden).
+    database_url: String = "postgres://postgres@127.0.0.1:5432/bor".to_owned(), postgres_url
+        => String = |url: &String| redact_url_password(url);
+    db_pool_size: usize = 8, integer(1..=128) => usize = copied;
+    /// The LLM server's base URL, without a trailing `/`.
+    llm_base_url: String = "http://127.0.0.1:18089/v1".to_owned(), http_url
+        => String = |url: &String| redact_url_credentials(url);
+    /// The embeddings server's base URL when it is not the chat server (without a
+    /// trailing `/`); `null` when embeddings go to `llm_base_url`. See
+    /// [`Config::llm_embed_url`].
+    llm_embed_base_url: Option<String> = None, |raw| http_url(raw).map(Some)
+        => Option<String> = |url: &Option<String>| url.as_deref().map(redact_url_credentials);
+    /// Sent as a bearer token to the LLM server; operators see whether it is set.
+    llm_api_key: Option<Secret> = None, secret => SecretState = secret_state;
+    llm_chat_model: String = "smollm2".to_owned(), text => String = cloned;
+    llm_embed_model: String = "smollm2".to_owned(), text => String = cloned;
+    /// Retries after the first attempt.
+    llm_retries: u32 = 3, integer(0..=10) => u32 = copied;
+    llm_retry_delay: Duration = Duration::from_secs(5), seconds(0.0..=60.0) => f64 = seconds_of;
+    llm_connect_timeout: Duration = Duration::from_secs(10), seconds(0.1..=300.0)
+        => f64 = seconds_of;
+    llm_read_timeout: Duration = Duration::from_secs(120), seconds(0.1..=3600.0)
+        => f64 = seconds_of;
+    /// Sampling temperature sent with chat requests; `None` (`null`) leaves it to the
+    /// server.
+    llm_temperature: Option<f32> = None, |raw| number(0.0..=2.0)(raw).map(Some)
+        => Option<f64> = |value: &Option<f32>| value.as_ref().map(rounded);
+    /// Sent as `max_tokens` with chat requests.
+    llm_max_tokens: u32 = 4096, integer(1..=1_000_000) => u32 = copied;
+    /// Characters of answer and reasoning a turn keeps; past them it ends (`done`,
+    /// `truncated`).
+    max_answer_chars: usize = 100_000, integer(100..=100_000_000) => usize = copied;
+    /// Time a request body may take to arrive (408 after it).
+    request_body_timeout: Duration = Duration::from_secs(30), seconds(0.1..=600.0)
+        => f64 = seconds_of;
+    /// Largest file an upload may carry, in bytes.
+    max_upload_bytes: usize = 32 * 1024 * 1024, integer(1024..=1024 * 1024 * 1024)
+        => usize = copied;
+    /// Documents get a short summary from the chat model, in the background.
+    summaries: bool = false, boolean => bool = copied;
+    agent_enabled: bool = true, boolean => bool = copied;
+    agent_max_rounds: u32 = 4, integer(1..=16) => u32 = copied;
+    retrieval_top_k: usize = 5, integer(1..=50) => usize = copied;
+    deflect_threshold: f32 = 0.35, number(-1.0..=1.0) => f64 = rounded;
+    max_message_chars: usize = 8000, integer(1..=1_000_000) => usize = copied;
+    max_concurrent_turns: usize = 256, integer(1..=100_000) => usize = copied;
+    /// Longest chunk a document is cut into, in characters (Unicode scalar values).
+    chunk_chars: usize = 1200, integer(200..=20_000) => usize = copied;
+    /// Characters a chunk repeats from the end of the one before it (same section).
+    chunk_overlap: usize = 150, integer(0..=5_000) => usize = copied;
+    /// The bearer token of the admin API, which is off without one; operators see
+    /// whether it is set.
+    admin_token: Option<Secret> = None, secret => SecretState = secret_state;
+    llm_thinking_forced_open: bool = false, boolean => bool = copied;
+    sse_keepalive: Duration = Duration::from_secs(5), seconds(1.0..=60.0) => f64 = seconds_of;
+    shutdown_grace: Duration = Duration::from_secs(30), seconds(0.0..=600.0)
+        => f64 = seconds_of;
+    /// A tracing filter (`RUST_LOG` syntax).
+    log: String = "info".to_owned(), log_filter => String = cloned;
+    log_format: LogFormat = LogFormat::Text, log_format => LogFormat = copied;
+}
+
+impl ConfigView {
+    /// `(BOR_NAME, value)` pairs, sorted by name; a variable without a value shows as
+    /// `(unset)`, a secret as `set` or `unset`.
+    pub fn variables(&self) -> Vec<(String, String)> {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some(fields) = value.as_object() else {
+            return Vec::new();
+        };
+        fields
+            .iter()
+            .map(|(name, value)| {
+                let shown = match value {
+                    serde_json::Value::String(text) => text.clone(),
+                    serde_json::Value::Null => "(unset)".to_owned(),
+                    other => other.to_string(),
+                };
+                (variable_name(name), shown)
+            })
+            .collect()
+    }
+}
+
+/// `BOR_` variables that bor's own scripts and tests read, not the service: no warning
+/// names them. Any `BOR_TEST_` or `BOR_BROWSER_` name counts as one too.
+const TOOLING_VARIABLES: &[&str] = &["BOR_LLM_SERVER_HOME", "BOR_DRILLS", "BOR_MIGRATIONS_SHA256"];
+
 /// How log lines are written (`BOR_LOG_FORMAT`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     /// One readable line per event.
@@ -87,47 +197,19 @@ pub enum LogFormat {
     Json,
 }
 
-/// The variables as envy reads them: present or not, not yet parsed.
-#[derive(Debug, Default, Deserialize)]
-struct RawVars {
-    bind: Option<String>,
-    database_url: Option<String>,
-    db_pool_size: Option<String>,
-    llm_base_url: Option<String>,
-    llm_embed_base_url: Option<String>,
-    llm_api_key: Option<String>,
-    llm_chat_model: Option<String>,
-    llm_embed_model: Option<String>,
-    llm_retries: Option<String>,
-    llm_retry_delay: Option<String>,
-    llm_connect_timeout: Option<String>,
-    llm_read_timeout: Option<String>,
-    llm_temperature: Option<String>,
-    llm_max_tokens: Option<String>,
-    max_answer_chars: Option<String>,
-    request_body_timeout: Option<String>,
-    max_upload_bytes: Option<String>,
-    summaries: Option<String>,
-    agent_enabled: Option<String>,
-    agent_max_rounds: Option<String>,
-    retrieval_top_k: Option<String>,
-    deflect_threshold: Option<String>,
-    max_message_chars: Option<String>,
-    max_concurrent_turns: Option<String>,
-    chunk_chars: Option<String>,
-    chunk_overlap: Option<String>,
-    admin_token: Option<String>,
-    llm_thinking_forced_open: Option<String>,
-    sse_keepalive: Option<String>,
-    shutdown_grace: Option<String>,
-    log: Option<String>,
-    log_format: Option<String>,
+/// A configuration read from the environment, with what deserves a warning in it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    /// One line per `BOR_` variable bor does not know (a misspelt name is otherwise
+    /// silently ignored), naming the known one it resembles.
+    pub warnings: Vec<String>,
 }
 
 impl Config {
     /// Reads `.env` from the working directory if present (the real environment
     /// wins), then the environment.
-    pub fn from_env() -> Result<Config, ConfigError> {
+    pub fn from_env() -> Result<Loaded, ConfigError> {
         Self::from_sources(Path::new(".env"), std::env::vars_os())
     }
 
@@ -136,14 +218,18 @@ impl Config {
     fn from_sources(
         dotenv_path: &Path,
         environment: impl IntoIterator<Item = (OsString, OsString)>,
-    ) -> Result<Config, ConfigError> {
+    ) -> Result<Loaded, ConfigError> {
         let mut problems = Vec::new();
         let mut vars = HashMap::new();
+        let mut names = Vec::new();
         match dotenvy::from_path_iter(dotenv_path) {
             Ok(lines) => {
                 for line in lines {
                     match line {
-                        Ok((name, value)) => insert_if_set(&mut vars, name, value),
+                        Ok((name, value)) => {
+                            names.push(name.clone());
+                            insert_if_set(&mut vars, name, value);
+                        }
                         Err(error) => problems.push(format!(".env: {error}")),
                     }
                 }
@@ -155,12 +241,17 @@ impl Config {
             let Some(name) = name.to_str().filter(|name| name.starts_with(PREFIX)) else {
                 continue;
             };
+            names.push(name.to_owned());
             match value.into_string() {
                 Ok(value) => insert_if_set(&mut vars, name.to_owned(), value),
                 Err(_) => problems.push(format!("{name} is not valid UTF-8")),
             }
         }
-        Self::from_vars_with(vars, problems)
+        let config = Self::from_vars_with(vars, problems)?;
+        Ok(Loaded {
+            config,
+            warnings: unknown_variables(names),
+        })
     }
 
     /// Like [`Config::from_env`], from explicit pairs only (no `.env`, no process
@@ -208,166 +299,52 @@ impl Config {
         }
         check.finish().map(|()| config)
     }
+}
 
-    /// Parses each variable (its default when unset), recording every problem.
-    fn from_raw(raw: RawVars, check: &mut Validator) -> Config {
-        Config {
-            bind: check.value(
-                "BOR_BIND",
-                raw.bind,
-                ([127, 0, 0, 1], 8000).into(),
-                socket_addr,
-            ),
-            database_url: check.value(
-                "BOR_DATABASE_URL",
-                raw.database_url,
-                "postgres://postgres@127.0.0.1:5432/bor".to_owned(),
-                postgres_url,
-            ),
-            db_pool_size: check.value("BOR_DB_POOL_SIZE", raw.db_pool_size, 8, integer(1..=128)),
-            llm_base_url: check.value(
-                "BOR_LLM_BASE_URL",
-                raw.llm_base_url,
-                "http://127.0.0.1:18089/v1".to_owned(),
-                http_url,
-            ),
-            llm_embed_base_url: check.value(
-                "BOR_LLM_EMBED_BASE_URL",
-                raw.llm_embed_base_url,
-                None,
-                |raw| http_url(raw).map(Some),
-            ),
-            llm_api_key: raw.llm_api_key.map(Secret),
-            llm_chat_model: check.value(
-                "BOR_LLM_CHAT_MODEL",
-                raw.llm_chat_model,
-                "smollm2".to_owned(),
-                text,
-            ),
-            llm_embed_model: check.value(
-                "BOR_LLM_EMBED_MODEL",
-                raw.llm_embed_model,
-                "smollm2".to_owned(),
-                text,
-            ),
-            llm_retries: check.value("BOR_LLM_RETRIES", raw.llm_retries, 3, integer(0..=10)),
-            llm_retry_delay: check.value(
-                "BOR_LLM_RETRY_DELAY",
-                raw.llm_retry_delay,
-                Duration::from_secs(5),
-                seconds(0.0..=60.0),
-            ),
-            llm_connect_timeout: check.value(
-                "BOR_LLM_CONNECT_TIMEOUT",
-                raw.llm_connect_timeout,
-                Duration::from_secs(10),
-                seconds(0.1..=300.0),
-            ),
-            llm_read_timeout: check.value(
-                "BOR_LLM_READ_TIMEOUT",
-                raw.llm_read_timeout,
-                Duration::from_secs(120),
-                seconds(0.1..=3600.0),
-            ),
-            llm_temperature: check.value("BOR_LLM_TEMPERATURE", raw.llm_temperature, None, |raw| {
-                number(0.0..=2.0)(raw).map(Some)
-            }),
-            llm_max_tokens: check.value(
-                "BOR_LLM_MAX_TOKENS",
-                raw.llm_max_tokens,
-                4096,
-                integer(1..=1_000_000),
-            ),
-            max_answer_chars: check.value(
-                "BOR_MAX_ANSWER_CHARS",
-                raw.max_answer_chars,
-                100_000,
-                integer(100..=100_000_000),
-            ),
-            request_body_timeout: check.value(
-                "BOR_REQUEST_BODY_TIMEOUT",
-                raw.request_body_timeout,
-                Duration::from_secs(30),
-                seconds(0.1..=600.0),
-            ),
-            max_upload_bytes: check.value(
-                "BOR_MAX_UPLOAD_BYTES",
-                raw.max_upload_bytes,
-                32 * 1024 * 1024,
-                integer(1024..=1024 * 1024 * 1024),
-            ),
-            summaries: check.value("BOR_SUMMARIES", raw.summaries, false, boolean),
-            agent_enabled: check.value("BOR_AGENT_ENABLED", raw.agent_enabled, true, boolean),
-            agent_max_rounds: check.value(
-                "BOR_AGENT_MAX_ROUNDS",
-                raw.agent_max_rounds,
-                4,
-                integer(1..=16),
-            ),
-            retrieval_top_k: check.value(
-                "BOR_RETRIEVAL_TOP_K",
-                raw.retrieval_top_k,
-                5,
-                integer(1..=50),
-            ),
-            deflect_threshold: check.value(
-                "BOR_DEFLECT_THRESHOLD",
-                raw.deflect_threshold,
-                0.35,
-                number(-1.0..=1.0),
-            ),
-            max_message_chars: check.value(
-                "BOR_MAX_MESSAGE_CHARS",
-                raw.max_message_chars,
-                8000,
-                integer(1..=1_000_000),
-            ),
-            max_concurrent_turns: check.value(
-                "BOR_MAX_CONCURRENT_TURNS",
-                raw.max_concurrent_turns,
-                256,
-                integer(1..=100_000),
-            ),
-            chunk_chars: check.value(
-                "BOR_CHUNK_CHARS",
-                raw.chunk_chars,
-                1200,
-                integer(200..=20_000),
-            ),
-            chunk_overlap: check.value(
-                "BOR_CHUNK_OVERLAP",
-                raw.chunk_overlap,
-                150,
-                integer(0..=5_000),
-            ),
-            admin_token: raw.admin_token.map(Secret),
-            llm_thinking_forced_open: check.value(
-                "BOR_LLM_THINKING_FORCED_OPEN",
-                raw.llm_thinking_forced_open,
-                false,
-                boolean,
-            ),
-            sse_keepalive: check.value(
-                "BOR_SSE_KEEPALIVE",
-                raw.sse_keepalive,
-                Duration::from_secs(5),
-                seconds(1.0..=60.0),
-            ),
-            shutdown_grace: check.value(
-                "BOR_SHUTDOWN_GRACE",
-                raw.shutdown_grace,
-                Duration::from_secs(30),
-                seconds(0.0..=600.0),
-            ),
-            log: check.value("BOR_LOG", raw.log, "info".to_owned(), log_filter),
-            log_format: check.value(
-                "BOR_LOG_FORMAT",
-                raw.log_format,
-                LogFormat::Text,
-                log_format,
-            ),
+/// `BOR_` and the field's name in upper case: `llm_retries` → `BOR_LLM_RETRIES`.
+fn variable_name(field: &str) -> String {
+    format!("{PREFIX}{}", field.to_ascii_uppercase())
+}
+
+/// One warning per distinct `BOR_` name that is neither a variable nor a tooling one,
+/// in the order first seen, with the variable it most resembles when one is close.
+fn unknown_variables(names: Vec<String>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for name in names {
+        let Some(field) = name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let field = field.to_ascii_lowercase();
+        let tooling = TOOLING_VARIABLES.contains(&name.as_str())
+            || name.starts_with("BOR_TEST_")
+            || name.starts_with("BOR_BROWSER_");
+        if FIELDS.contains(&field.as_str()) || tooling || !seen.insert(name.clone()) {
+            continue;
         }
+        warnings.push(match closest_variable(&field) {
+            Some(known) => format!(
+                "{name} is not a bor variable and is ignored; did you mean {}?",
+                variable_name(known)
+            ),
+            None => format!("{name} is not a bor variable and is ignored"),
+        });
     }
+    warnings
+}
+
+/// The known variable whose name is nearest to `field` (both after the prefix, lower
+/// case): at most a third of its letters apart, or one name inside the other.
+fn closest_variable(field: &str) -> Option<&'static str> {
+    FIELDS
+        .iter()
+        .map(|known| (strsim::levenshtein(field, known), *known))
+        .filter(|(distance, known)| {
+            *distance <= known.len().max(field.len()) / 3
+                || (field.len() >= 4 && (known.contains(field) || field.contains(known)))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, known)| known)
 }
 
 /// Keeps a variable only when it has a value: empty (or blank) counts as unset.
@@ -375,80 +352,6 @@ fn insert_if_set(vars: &mut HashMap<String, String>, name: String, value: String
     let value = value.trim();
     if !value.is_empty() {
         vars.insert(name, value.to_owned());
-    }
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Destructured so that a new field cannot be forgotten here.
-        let Config {
-            bind,
-            database_url,
-            db_pool_size,
-            llm_base_url,
-            llm_embed_base_url,
-            llm_api_key,
-            llm_chat_model,
-            llm_embed_model,
-            llm_retries,
-            llm_retry_delay,
-            llm_connect_timeout,
-            llm_read_timeout,
-            llm_temperature,
-            llm_max_tokens,
-            max_answer_chars,
-            request_body_timeout,
-            max_upload_bytes,
-            summaries,
-            agent_enabled,
-            agent_max_rounds,
-            retrieval_top_k,
-            deflect_threshold,
-            max_message_chars,
-            max_concurrent_turns,
-            chunk_chars,
-            chunk_overlap,
-            admin_token,
-            llm_thinking_forced_open,
-            sse_keepalive,
-            shutdown_grace,
-            log,
-            log_format,
-        } = self;
-        f.debug_struct("Config")
-            .field("bind", bind)
-            .field("database_url", &redact_url_password(database_url))
-            .field("db_pool_size", db_pool_size)
-            .field("llm_base_url", llm_base_url)
-            .field("llm_embed_base_url", llm_embed_base_url)
-            .field("llm_api_key", llm_api_key)
-            .field("llm_chat_model", llm_chat_model)
-            .field("llm_embed_model", llm_embed_model)
-            .field("llm_retries", llm_retries)
-            .field("llm_retry_delay", llm_retry_delay)
-            .field("llm_connect_timeout", llm_connect_timeout)
-            .field("llm_read_timeout", llm_read_timeout)
-            .field("llm_temperature", llm_temperature)
-            .field("llm_max_tokens", llm_max_tokens)
-            .field("max_answer_chars", max_answer_chars)
-            .field("request_body_timeout", request_body_timeout)
-            .field("max_upload_bytes", max_upload_bytes)
-            .field("summaries", summaries)
-            .field("agent_enabled", agent_enabled)
-            .field("agent_max_rounds", agent_max_rounds)
-            .field("retrieval_top_k", retrieval_top_k)
-            .field("deflect_threshold", deflect_threshold)
-            .field("max_message_chars", max_message_chars)
-            .field("max_concurrent_turns", max_concurrent_turns)
-            .field("chunk_chars", chunk_chars)
-            .field("chunk_overlap", chunk_overlap)
-            .field("admin_token", admin_token)
-            .field("llm_thinking_forced_open", llm_thinking_forced_open)
-            .field("sse_keepalive", sse_keepalive)
-            .field("shutdown_grace", shutdown_grace)
-            .field("log", log)
-            .field("log_format", log_format)
-            .finish()
     }
 }
 

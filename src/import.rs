@@ -63,7 +63,7 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
         eprintln!(
             "bor import: the database at {} is not usable: {}",
             config.database_url_redacted(),
-            crate::health::error_chain(&error)
+            bor_actors::error_chain(&error)
         );
         return ExitCode::FAILURE;
     }
@@ -85,10 +85,7 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
         Ok(summary) => summary,
         Err((summary, error)) => {
             println!("{}", summary.line(started.elapsed()));
-            eprintln!(
-                "bor import: stopped: {}",
-                crate::health::error_chain(&error)
-            );
+            eprintln!("bor import: stopped: {}", bor_actors::error_chain(&error));
             return ExitCode::FAILURE;
         }
     };

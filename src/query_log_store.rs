@@ -6,7 +6,7 @@ use futures_util::future::BoxFuture;
 
 use crate::db::query_log::{NewQueryLogEntry, TurnPath, TurnStatus, insert_query_logs};
 use crate::db::{DbError, DbPool, storable_text};
-use crate::health::error_chain;
+use bor_actors::error_chain;
 
 pub struct PgQueryLogStore {
     pool: DbPool,

@@ -11,9 +11,9 @@ use bor_actors::llm::LlmClient;
 
 use crate::config::Config;
 use crate::db::{self, DbError, DbPool, chunks, documents};
-use crate::health::error_chain;
 use crate::knowledge::ingest::{IngestError, Ingestor, ModelDimension, SourceDocument, Unobserved};
 use crate::state::{chunking_settings, llm_settings};
+use bor_actors::error_chain;
 
 /// The command: exit code non-zero when it had to stop.
 pub async fn run(config: &Config) -> ExitCode {

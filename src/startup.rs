@@ -36,7 +36,7 @@ const RESERVED_DESCRIPTORS: u64 = 64;
 /// usual default.
 fn open_file_limit() -> u64 {
     rlimit::increase_nofile_limit(u64::MAX).unwrap_or_else(|error| {
-        tracing::warn!(%error, "cannot read or raise the open-file limit; assuming 1024");
+        tracing::warn!(error = %bor_actors::error_chain(&error), "cannot read or raise the open-file limit; assuming 1024");
         1024
     })
 }
@@ -215,7 +215,9 @@ async fn flush_log(log: &Addr<LogActor>) {
     match tokio::time::timeout(LOG_FLUSH_TIMEOUT, log.send(Flush)).await {
         Ok(Ok(0)) => tracing::info!("query log flushed"),
         Ok(Ok(left)) => tracing::error!(left, "query log rows could not be written before exit"),
-        Ok(Err(err)) => tracing::error!(error = %err, "query log actor unavailable at exit"),
+        Ok(Err(err)) => {
+            tracing::error!(error = %bor_actors::error_chain(&err), "query log actor unavailable at exit")
+        }
         Err(_) => tracing::error!("query log flush timed out"),
     }
 }

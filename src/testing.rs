@@ -17,6 +17,11 @@
 //! Helpers panic with a clear message when the server is missing: a test cannot go on
 //! without it.
 
+#![expect(
+    clippy::expect_used,
+    reason = "test support: a failed setup stops the test that asked for it"
+)]
+
 use diesel::sql_types::{BigInt, Bool, Text};
 use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -264,19 +269,6 @@ pub async fn query_log_rows(pool: &DbPool) -> Vec<QueryLogEntry> {
         .load(&mut conn)
         .await
         .expect("query_log is readable")
-}
-
-/// The `query_log` rows once there are `n` (rows are written just after a stream
-/// ends), or whatever is there after five seconds.
-pub async fn wait_for_query_log_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEntry> {
-    for _ in 0..500 {
-        let rows = query_log_rows(pool).await;
-        if rows.len() >= n {
-            return rows;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    query_log_rows(pool).await
 }
 
 /// bor built on port 0 from `defaults`, with `overrides` replacing or adding variables;

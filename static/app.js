@@ -1,6 +1,7 @@
-// The chat page: opens the conversation its address names (SPEC §10), sends questions,
-// streams answers into the conversation, and keeps the list of conversations, the
-// controls, the status line and the error banner in step with the turn.
+// The chat page (docs/PROTOCOL.md, "Chat page"): opens the conversation its address
+// names, sends questions, streams answers into the conversation, and keeps the list of
+// conversations, the controls, the status line and the error banner in step with the
+// turn.
 
 import { ConversationActions } from "./conversation-actions.js";
 import { ConversationList } from "./conversation-list.js";

@@ -1,5 +1,6 @@
-// The numbered sources of an answer (SPEC §11): where each one's passage is, how its
-// place in the document reads, and the `[n]` markers of the answer turned into links.
+// The numbered sources of an answer (docs/PROTOCOL.md, "Sources and citations"): where
+// each one's passage is, how its place in the document reads, and the `[n]` markers of
+// the answer turned into links.
 
 import { element } from "./dom.js";
 

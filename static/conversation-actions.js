@@ -6,7 +6,7 @@
 import { exportHref, turnsLabel } from "./conversation.js";
 import { deleteConversation, renameConversation } from "./conversations-api.js";
 
-/** The longest title the server takes (SPEC §10). */
+/** The longest title the server takes (docs/PROTOCOL.md, "Conversations"). */
 const MAX_TITLE_CHARS = 200;
 
 export class ConversationActions {

@@ -1,5 +1,6 @@
-// The list of conversations kept by the server (SPEC §10): newest first, searched on the
-// server as the reader types, a page at a time ("More"), the open one marked.
+// The list of conversations kept by the server (docs/PROTOCOL.md, "Conversations"):
+// newest first, searched on the server as the reader types, a page at a time ("More"),
+// the open one marked.
 
 import { appendPage, conversationHref, nextBefore, turnsLabel } from "./conversation.js";
 import { listConversations } from "./conversations-api.js";

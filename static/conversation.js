@@ -1,6 +1,7 @@
-// The open conversation and the server's conversations (SPEC §10): its exchanges (a
-// question and what came back), where the page's URL names it, the body of a turn that
-// continues it, and the addresses of the conversations API. Pure: no DOM, no fetch.
+// The open conversation and the server's conversations (docs/PROTOCOL.md,
+// "Conversations"): its exchanges (a question and what came back), where the page's URL
+// names it, the body of a turn that continues it, and the addresses of the
+// conversations API. Pure: no DOM, no fetch.
 
 /** The query parameter naming the open conversation: `/?c=<uuid>`. A query rather than
  *  the fragment, because the fragment is the page's own in-page navigation (the skip
@@ -15,7 +16,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * One question and its answer. `status` is `streaming`, `done`, `stopped` or `error`;
  * `sources` are `{n, document_id, title, chunk_id, score, heading, snippet, page}` from
- * the `done` frame (SPEC §11), which also sets `deflected` and `truncated`.
+ * the `done` frame (docs/PROTOCOL.md, "Sources and citations"), which also sets
+ * `deflected` and `truncated`.
  */
 export function newExchange(question) {
   return { question, answer: "", thinking: "", sources: [], status: "streaming", error: "" };

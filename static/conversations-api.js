@@ -1,5 +1,5 @@
-// The chat page's calls to the conversations API (SPEC §10), every failure turned into
-// an `ApiError` whose message can be shown as it is.
+// The chat page's calls to the conversations API (docs/PROTOCOL.md, "Conversations"),
+// every failure turned into an `ApiError` whose message can be shown as it is.
 
 import { conversationApiHref, listHref } from "./conversation.js";
 

@@ -1,7 +1,7 @@
 // Which chosen or dropped files the admin page sends to `POST /api/admin/documents`:
-// the kinds the server reads (SPEC §12), told by the file's extension, and no more
-// bytes than the server takes. The server reads the file itself; the page only spares
-// a request that is bound to be refused.
+// the kinds the server reads (docs/PROTOCOL.md, "Documents and summaries"), told by the
+// file's extension, and no more bytes than the server takes. The server reads the file
+// itself; the page only spares a request that is bound to be refused.
 
 /** The kinds read, by extension (lower case, without the dot), as a person names them. */
 const KINDS = {

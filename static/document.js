@@ -1,6 +1,7 @@
-// The passage page, `/documents/{id}#chunk-{chunk_id}` (SPEC §11): the whole document,
-// chunk by chunk, with the cited chunk marked, scrolled into view and focused. Document
-// text is untrusted, so every piece of it goes in as text content, never as HTML.
+// The passage page, `/documents/{id}#chunk-{chunk_id}` (docs/PROTOCOL.md, "Sources and
+// citations"): the whole document, chunk by chunk, with the cited chunk marked,
+// scrolled into view and focused. Document text is untrusted, so every piece of it goes
+// in as text content, never as HTML.
 
 import { placeLabel } from "./citations.js";
 import { element } from "./dom.js";

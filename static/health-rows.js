@@ -94,17 +94,14 @@ export function logRows(log) {
 }
 
 /**
- * The configuration as `BOR_*` variables, sorted by name; the API key (`…_set`) shows
- * as "(set)" or "(unset)", never its value (the server does not send it).
+ * The configuration as `BOR_*` variables, sorted by name; the secrets come as "set" or
+ * "unset" (the server never sends their values).
  */
 export function configRows(config) {
   return Object.entries(config)
-    .map(([name, value]) => {
-      const secret = name.endsWith("_set") ? name.slice(0, -"_set".length) : null;
-      const variable = `BOR_${(secret ?? name).toUpperCase()}`;
-      if (secret !== null) return row(variable, value ? "(set)" : "(unset)");
-      return row(variable, typeof value === "string" ? value : JSON.stringify(value));
-    })
+    .map(([name, value]) =>
+      row(`BOR_${name.toUpperCase()}`, typeof value === "string" ? value : JSON.stringify(value)),
+    )
     .sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
 }
 

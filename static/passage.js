@@ -2,7 +2,8 @@
 // address names, how a document's kind and date read, and where consecutive chunks
 // repeat each other's text.
 
-/** Names of the kinds of document bor reads (SPEC §12), by media type. */
+/** Names of the kinds of document bor reads (docs/PROTOCOL.md, "Documents and
+ *  summaries"), by media type. */
 const KINDS = {
   "text/markdown": "Markdown",
   "text/plain": "Plain text",

@@ -1,6 +1,6 @@
-// One chat turn: `POST /api/chat`, then the SSE frames of SPEC §4 read from the
-// response body (EventSource cannot POST) and handed to the page, with a watchdog
-// that notices a stream gone silent.
+// One chat turn: `POST /api/chat`, then the SSE frames (docs/PROTOCOL.md, "Event
+// stream") read from the response body (EventSource cannot POST) and handed to the
+// page, with a watchdog that notices a stream gone silent.
 
 import { chatBody } from "./conversation.js";
 import { readEventStream } from "./sse.js";

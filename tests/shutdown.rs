@@ -2,6 +2,11 @@
 //! in flight finish within `BOR_SHUTDOWN_GRACE` or end `stopped`, rows are written, the
 //! process exits 0; with `BOR_LOG_FORMAT=json` every log line is a JSON object.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -18,7 +18,8 @@ pub struct ChunkHit {
     pub page: Option<u32>,
 }
 
-/// The outcome of retrieval for a question (SPEC §5 step 2).
+/// The outcome of retrieval for a question (docs/PROTOCOL.md, "Retrieval" and "Grounded
+/// and deflected").
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Retrieval {
     /// Best first (by fused rank).
@@ -59,11 +60,17 @@ pub struct DocumentRef {
     pub summary: Option<String>,
 }
 
-/// A knowledge-base operation that failed (the database is down, …). The message is
-/// for logs and for the model; it never holds a secret.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct KnowledgeError(pub String);
+/// A knowledge-base operation that failed, with its cause kept for the log (see
+/// [`crate::error_chain`]). Its own text, without the cause, is what the model is told.
+#[derive(Debug, thiserror::Error)]
+pub enum KnowledgeError {
+    /// The store could not be reached: the database is down or every connection busy.
+    #[error("the knowledge base is unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The store was reached but the operation failed.
+    #[error("the knowledge base failed to answer")]
+    Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
 
 /// The longest document text handed to the model by `read_document`.
 pub const READ_DOCUMENT_MAX_CHARS: usize = 12_000;

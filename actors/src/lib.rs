@@ -2,6 +2,7 @@
 //! the LLM server, and the process-wide `LogActor`, with their messages and the pure
 //! logic they use.
 
+mod error_chain;
 pub mod knowledge;
 pub mod llm;
 pub mod log;
@@ -9,3 +10,5 @@ pub mod metrics;
 pub mod record;
 pub mod scaffolding;
 pub mod turn;
+
+pub use error_chain::error_chain;

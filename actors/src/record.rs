@@ -8,7 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Which way a turn went at retrieval (SPEC §5).
+/// Which way a turn went at retrieval (docs/PROTOCOL.md, "Grounded and deflected").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnPath {
@@ -34,7 +34,8 @@ impl fmt::Display for TurnPath {
     }
 }
 
-/// The failure codes of `error` frames, with their exact copy (SPEC §4).
+/// The failure codes of `error` frames, with their exact copy (docs/PROTOCOL.md, "Turn
+/// error codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -102,7 +103,7 @@ impl TurnOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Source {
     /// The number the model cites it by, `[n]`: 1, 2, … in the order the turn first
-    /// gave the chunk to the model (SPEC §11).
+    /// gave the chunk to the model (docs/PROTOCOL.md, "Sources and citations").
     pub n: u32,
     pub document_id: i64,
     pub title: String,

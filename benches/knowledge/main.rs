@@ -8,6 +8,11 @@
 //! `PREFIX.queries` (made by `bench/real_vectors.py`). Needs PostgreSQL at
 //! `BOR_TEST_DATABASE_URL`, as the tests do.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 mod import;
 mod int8;
 mod relevance;

@@ -6,6 +6,11 @@
 //! made from them (a web page and a Word document whose bodies are repeated, Markdown
 //! and text from the repository's docs), so fixed costs do not hide the rate.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

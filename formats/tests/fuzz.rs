@@ -3,6 +3,11 @@
 //! Whatever the input, a read ends with a document that keeps the interface's promises
 //! or with a reason; it never panics, hangs or aborts.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 use std::io::{Cursor, Write};
 
 use bor_formats::{ExtractedDocument, Limits, read_document};

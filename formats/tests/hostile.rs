@@ -1,6 +1,11 @@
 //! Malformed, truncated, encrypted, huge and hostile files: each is refused with its
 //! reason, within the bounds of [`Limits`], and nothing panics.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 use std::io::{Cursor, Write};
 
 use bor_formats::{Limits, ReadError, read_document};

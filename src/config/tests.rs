@@ -20,7 +20,7 @@ fn accepted(name: &str, value: &str) -> Config {
 }
 
 #[test]
-fn defaults_match_the_spec() {
+fn defaults_match_env_example() {
     let config = config(&[]).unwrap();
     assert_eq!(config.bind, "127.0.0.1:8000".parse().unwrap());
     assert_eq!(
@@ -508,46 +508,11 @@ fn env_example_lists_every_variable_with_its_default() {
         .map(|(name, _)| name.trim_start_matches("BOR_").to_lowercase())
         .collect();
     names.sort();
-    let mut fields = raw_variable_names();
+    let mut fields: Vec<String> = FIELDS.iter().map(|field| (*field).to_owned()).collect();
     fields.sort();
     assert_eq!(names, fields);
     let from_example = Config::from_vars(documented).unwrap();
     assert_eq!(from_example, config(&[]).unwrap());
-}
-
-/// The field names of [`RawVars`], i.e. every variable envy reads.
-fn raw_variable_names() -> Vec<String> {
-    use serde::de::{self, Deserializer, Visitor};
-
-    struct FieldNames(Vec<&'static str>);
-
-    impl<'de> Deserializer<'de> for &mut FieldNames {
-        type Error = de::value::Error;
-
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("only struct field names are read"))
-        }
-
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.0 = fields.to_vec();
-            Err(de::Error::custom("field names read"))
-        }
-
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
-            enum identifier ignored_any
-        }
-    }
-
-    let mut names = FieldNames(Vec::new());
-    assert!(RawVars::deserialize(&mut names).is_err());
-    names.0.iter().map(|name| (*name).to_owned()).collect()
 }
 
 /// A `.env` file in the temporary folder, removed on drop.
@@ -583,7 +548,7 @@ fn the_environment_wins_over_dotenv_unless_empty() {
         ("BOR_DB_POOL_SIZE", ""),
         ("PATH", "/usr/bin"),
     ]);
-    let config = Config::from_sources(&dotenv.0, env).unwrap();
+    let config = Config::from_sources(&dotenv.0, env).unwrap().config;
     assert_eq!(config.db_pool_size, 16);
     assert_eq!(config.llm_retries, 5);
     assert_eq!(config.log, "bor=debug");
@@ -594,7 +559,7 @@ fn the_environment_wins_over_dotenv_unless_empty() {
 fn a_missing_dotenv_is_no_problem() {
     let missing = std::env::temp_dir().join(format!("bor-missing-{}.env", uuid::Uuid::new_v4()));
     let config = Config::from_sources(&missing, environment(&[("BOR_LLM_RETRIES", "7")]));
-    assert_eq!(config.unwrap().llm_retries, 7);
+    assert_eq!(config.unwrap().config.llm_retries, 7);
 }
 
 #[test]
@@ -630,5 +595,93 @@ fn dotenv_and_environment_problems_are_reported_together() {
             .iter()
             .any(|line| line.starts_with("BOR_LLM_RETRIES=\"99\"")),
         "{error}"
+    );
+}
+
+/// The operators' view of the configuration holds no secret.
+#[test]
+fn secrets_are_left_out_of_the_view() {
+    let config = Config::from_vars([
+        (
+            "BOR_DATABASE_URL".to_owned(),
+            "postgres://bor:db-secret-1@127.0.0.1:5432/bor".to_owned(),
+        ),
+        (
+            "BOR_LLM_BASE_URL".to_owned(),
+            "https://user:url-secret-2@models.example.org/v1".to_owned(),
+        ),
+        ("BOR_LLM_API_KEY".to_owned(), "sk-secret-3".to_owned()),
+        ("BOR_ADMIN_TOKEN".to_owned(), "admin-secret-4".to_owned()),
+        (
+            "BOR_LLM_EMBED_BASE_URL".to_owned(),
+            "https://user:url-secret-5@embed.example.org/v1".to_owned(),
+        ),
+    ])
+    .unwrap();
+    let view = ConfigView::from(&config);
+    let shown = serde_json::to_string(&view).unwrap();
+    for secret in [
+        "db-secret-1",
+        "url-secret-2",
+        "sk-secret-3",
+        "admin-secret-4",
+        "url-secret-5",
+    ] {
+        assert!(!shown.contains(secret), "{secret} in {shown}");
+    }
+    assert_eq!(view.database_url, "postgres://bor:***@127.0.0.1:5432/bor");
+    assert_eq!(view.llm_base_url, "https://***@models.example.org/v1");
+    assert_eq!(
+        view.llm_embed_base_url.as_deref(),
+        Some("https://***@embed.example.org/v1")
+    );
+    assert_eq!(view.llm_api_key, SecretState::Set);
+    assert_eq!(view.admin_token, SecretState::Set);
+    assert_eq!(view.deflect_threshold, 0.35);
+    let variables = view.variables();
+    assert!(
+        variables.contains(&("BOR_LLM_RETRIES".to_owned(), "3".to_owned())),
+        "{variables:?}"
+    );
+    assert!(variables.contains(&("BOR_LOG_FORMAT".to_owned(), "text".to_owned())));
+    assert!(variables.contains(&("BOR_LLM_API_KEY".to_owned(), "set".to_owned())));
+}
+
+#[test]
+fn a_misspelt_variable_is_named_with_the_one_it_resembles() {
+    let dotenv = DotenvFile::new("BOR_LLM_BASEURL=http://127.0.0.1:9/v1\nBOR_RETRIES=2\n");
+    let env = environment(&[
+        ("BOR_LLM_RETRYS", "5"),
+        ("BOR_SOMETHING_ELSE", "1"),
+        ("BOR_LLM_RETRIES", "4"),
+        ("BOR_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1/x"),
+        ("BOR_LLM_SERVER_HOME", "/opt/models"),
+        ("PATH", "/usr/bin"),
+    ]);
+    let loaded = Config::from_sources(&dotenv.0, env).unwrap();
+    assert_eq!(
+        loaded.warnings,
+        [
+            "BOR_LLM_BASEURL is not a bor variable and is ignored; did you mean BOR_LLM_BASE_URL?",
+            "BOR_RETRIES is not a bor variable and is ignored; did you mean BOR_LLM_RETRIES?",
+            "BOR_LLM_RETRYS is not a bor variable and is ignored; did you mean BOR_LLM_RETRIES?",
+            "BOR_SOMETHING_ELSE is not a bor variable and is ignored",
+        ]
+    );
+    // The misspelt name changed nothing; the known ones were read.
+    assert_eq!(loaded.config.llm_base_url, "http://127.0.0.1:18089/v1");
+    assert_eq!(loaded.config.llm_retries, 4);
+}
+
+#[test]
+fn known_variables_raise_no_warning() {
+    let env: Vec<(OsString, OsString)> = FIELDS
+        .iter()
+        .map(|field| (OsString::from(variable_name(field)), OsString::new()))
+        .collect();
+    let missing = std::env::temp_dir().join(format!("bor-missing-{}.env", uuid::Uuid::new_v4()));
+    assert_eq!(
+        Config::from_sources(&missing, env).unwrap().warnings,
+        Vec::<String>::new()
     );
 }

@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{ConfigError, LogFormat};
+use super::{ConfigError, LogFormat, Secret};
 
 /// Collects one line per bad variable while the configuration is being built.
 pub(super) struct Validator {
@@ -117,6 +117,11 @@ pub(super) fn boolean(raw: &str) -> Result<bool, String> {
 pub(super) fn socket_addr(raw: &str) -> Result<SocketAddr, String> {
     raw.parse()
         .map_err(|_| "an IP address and port such as 127.0.0.1:8000".to_owned())
+}
+
+/// A value never to be shown (an API key, a token); any non-empty text.
+pub(super) fn secret(raw: &str) -> Result<Option<Secret>, String> {
+    Ok(Some(Secret::new(raw)))
 }
 
 /// Any non-empty text (names of models).

@@ -1,6 +1,6 @@
-//! `conversations`: titled sequences of turns (SPEC §10). A conversation row is written
-//! with the first `query_log` row of its turns, in the same transaction, so there is no
-//! conversation without a turn.
+//! `conversations`: titled sequences of turns (docs/PROTOCOL.md, "Conversations"). A
+//! conversation row is written with the first `query_log` row of its turns, in the same
+//! transaction, so there is no conversation without a turn.
 
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;

@@ -125,12 +125,14 @@ pub struct NewQueryLogEntry {
     pub retries: i32,
     pub scaffold_stripped: i32,
     pub recovered: bool,
-    /// `[{"document_id","title","chunk_id","score"}]`, best first.
+    /// The `done` frame's `sources` (`n`, `document_id`, `title`, `chunk_id`, `score`,
+    /// `heading`, `snippet`, `page`), best first.
     pub sources: serde_json::Value,
     /// Milliseconds to the first visible answer text; `None` when there was none.
     pub first_token_ms: Option<i64>,
     pub elapsed_ms: i64,
-    /// The conversation (SPEC §10); written with the row when it does not exist yet.
+    /// The conversation (docs/PROTOCOL.md, "Conversations"); written with the row when
+    /// it does not exist yet.
     pub conversation_id: Option<Uuid>,
 }
 

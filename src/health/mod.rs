@@ -6,7 +6,6 @@
 //! server is unreachable, a configured model is not listed by it, or `query_log` rows
 //! wait in the LogActor's queue (or the LogActor does not answer); else `ok`.
 
-mod config_view;
 mod probes;
 
 use std::sync::Arc;
@@ -22,9 +21,9 @@ use crate::db::DbPool;
 use crate::lifecycle;
 use crate::state::AppState;
 
-pub use config_view::ConfigView;
+pub use crate::config::ConfigView;
 pub use probes::{
-    DatabaseHealth, KnowledgeHealth, LlmHealth, Migrations, ModelListing, ServerRole, error_chain,
+    DatabaseHealth, KnowledgeHealth, LlmHealth, Migrations, ModelListing, ServerRole,
 };
 
 /// How long each probe of `GET /api/admin/health` may take: the endpoint answers within

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use bor_actors::error_chain;
 use bor_actors::llm::LlmClient;
 use diesel::sql_types::Integer;
 use diesel_async::RunQueryDsl;
@@ -69,18 +70,6 @@ pub struct KnowledgeHealth {
     /// outside the running service.
     pub dimension_mismatch: Option<usize>,
     pub error: Option<String>,
-}
-
-/// An error with its sources, for one line of output.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Runs `probe` under `timeout`, measuring it; a timeout is an error that says so.

@@ -1,14 +1,15 @@
 //! `POST /api/chat`: validates the request before any stream opens, starts the turn
-//! (see [`super::turn`]) and relays its frames as SSE events (SPEC §3, §4).
+//! (see [`super::turn`]) and relays its frames as SSE events (docs/PROTOCOL.md, "Chat
+//! request" and "Event stream").
 
 use actix_web::{HttpRequest, Responder, post, web};
 use bor_actors::llm::ChatMessage;
 use bor_actors::turn::Frame;
 use futures_util::StreamExt;
-use serde_json::Value;
+use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::body::read_json_body;
+use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
 use crate::db::conversations;
@@ -22,23 +23,43 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 pub const MAX_HISTORY: usize = 20;
 
 /// The body of `POST /api/chat`.
-#[derive(ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object with a `message`")]
 pub struct ChatRequestBody {
     /// The question; not empty after trimming, at most `BOR_MAX_MESSAGE_CHARS` characters.
     pub message: String,
     /// Earlier messages, oldest first, at most 20; not with `conversation_id`.
+    #[serde(default)]
     pub history: Option<Vec<HistoryEntry>>,
     /// The conversation to continue (its stored turns are the history); absent, the
     /// turn starts a new one.
-    #[schema(format = "uuid")]
-    pub conversation_id: Option<String>,
+    #[serde(default)]
+    pub conversation_id: Option<Uuid>,
 }
 
-#[derive(ToSchema)]
+/// A body that does not fit: the field's own code (`invalid_history`,
+/// `invalid_conversation`), else `invalid_json`.
+impl RequestBody for ChatRequestBody {
+    fn refusal(field: Option<&str>, message: String) -> ApiError {
+        match field {
+            Some("history") => ApiError::InvalidHistory(message),
+            Some("conversation_id") => ApiError::InvalidConversation(message),
+            _ => ApiError::InvalidJson(message),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct HistoryEntry {
-    #[schema(pattern = "^(user|assistant)$", example = "user")]
-    pub role: String,
+    pub role: HistoryRole,
     pub content: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryRole {
+    User,
+    Assistant,
 }
 
 /// One chat turn, answered as a stream of Server-Sent Events.
@@ -64,7 +85,7 @@ pub async fn chat(
     state: web::Data<AppState>,
 ) -> Result<impl Responder, ApiError> {
     refuse_when_stopping(&state)?;
-    let body = read_json_body(
+    let body: ChatRequestBody = read_json_body(
         &request,
         payload,
         MAX_BODY_BYTES,
@@ -74,7 +95,7 @@ pub async fn chat(
     let ChatInput {
         mut input,
         continues,
-    } = parse_chat_input(&body, state.config.max_message_chars)?;
+    } = parse_chat_input(body, state.config.max_message_chars)?;
     let conversation_id = input.conversation_id.unwrap_or_else(Uuid::new_v4);
     input.conversation_id = Some(conversation_id);
     if continues {
@@ -137,23 +158,14 @@ async fn stored_history(state: &AppState, id: Uuid) -> Result<Vec<ChatMessage>, 
         .collect())
 }
 
-/// Checks the body against SPEC §3 and §10: message present and non-empty, not too
-/// long (Unicode scalar values after trimming), history of at most 20 user/assistant
-/// turns, a conversation id that is a UUID, not both a history and a conversation.
-pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<ChatInput, ApiError> {
-    let object = body
-        .as_object()
-        .ok_or_else(|| ApiError::InvalidJson("the body must be a JSON object".to_owned()))?;
-    let message = match object.get("message") {
-        Some(Value::String(message)) => message,
-        Some(_) => {
-            return Err(ApiError::InvalidJson(
-                "`message` must be a string".to_owned(),
-            ));
-        }
-        None => return Err(ApiError::InvalidJson("`message` is missing".to_owned())),
-    };
-    let question = message.trim();
+/// Checks what the body's type cannot: the message is not empty and not too long
+/// (Unicode scalar values after trimming), the history holds at most [`MAX_HISTORY`]
+/// entries, and a conversation is not named together with a history.
+pub fn parse_chat_input(
+    body: ChatRequestBody,
+    max_message_chars: usize,
+) -> Result<ChatInput, ApiError> {
+    let question = body.message.trim();
     if question.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
@@ -162,73 +174,48 @@ pub fn parse_chat_input(body: &Value, max_message_chars: usize) -> Result<ChatIn
             max: max_message_chars,
         });
     }
-    let history = match object.get("history") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(entries)) => parse_history(entries)?,
-        Some(_) => {
-            return Err(ApiError::InvalidHistory(
-                "`history` must be a list".to_owned(),
-            ));
-        }
-    };
-    let conversation_id = match object.get("conversation_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(Uuid::parse_str(id.trim()).map_err(|_| {
-            ApiError::InvalidConversation("`conversation_id` must be a UUID".to_owned())
-        })?),
-        Some(_) => {
-            return Err(ApiError::InvalidConversation(
-                "`conversation_id` must be a UUID string".to_owned(),
-            ));
-        }
-    };
-    if conversation_id.is_some() && object.get("history").is_some_and(|h| !h.is_null()) {
+    if body.conversation_id.is_some() && body.history.is_some() {
         return Err(ApiError::InvalidHistory(
             "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),
         ));
     }
-    Ok(ChatInput {
-        input: TurnInput {
-            conversation_id,
-            question: question.to_owned(),
-            history,
-        },
-        continues: conversation_id.is_some(),
-    })
-}
-
-fn parse_history(entries: &[Value]) -> Result<Vec<ChatMessage>, ApiError> {
+    let entries = body.history.unwrap_or_default();
     if entries.len() > MAX_HISTORY {
         return Err(ApiError::InvalidHistory(format!(
             "`history` holds {} entries; at most {MAX_HISTORY} are allowed",
             entries.len()
         )));
     }
-    entries
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| {
-            let bad = |what: &str| ApiError::InvalidHistory(format!("history[{index}]: {what}"));
-            let content = entry
-                .get("content")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("`content` must be a string"))?;
-            match entry.get("role").and_then(Value::as_str) {
-                Some("user") => Ok(ChatMessage::user(content)),
-                Some("assistant") => Ok(ChatMessage::assistant(content)),
-                _ => Err(bad("`role` must be \"user\" or \"assistant\"")),
-            }
+    let history = entries
+        .into_iter()
+        .map(|entry| match entry.role {
+            HistoryRole::User => ChatMessage::user(entry.content),
+            HistoryRole::Assistant => ChatMessage::assistant(entry.content),
         })
-        .collect()
+        .collect();
+    Ok(ChatInput {
+        input: TurnInput {
+            conversation_id: body.conversation_id,
+            question: question.to_owned(),
+            history,
+        },
+        continues: body.conversation_id.is_some(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::http::body::parse_json_body;
+    use serde_json::{Value, json};
+
+    fn parse_input(body: Value) -> Result<ChatInput, ApiError> {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        parse_chat_input(parse_json_body(&bytes)?, 10)
+    }
 
     fn parse(body: Value) -> Result<TurnInput, ApiError> {
-        parse_chat_input(&body, 10).map(|parsed| parsed.input)
+        parse_input(body).map(|parsed| parsed.input)
     }
 
     #[test]
@@ -296,10 +283,10 @@ mod tests {
     #[test]
     fn a_named_conversation_is_continued() {
         let id = Uuid::new_v4();
-        let named = parse_chat_input(&json!({"message": "x", "conversation_id": id}), 10).unwrap();
+        let named = parse_input(json!({"message": "x", "conversation_id": id})).unwrap();
         assert_eq!(named.input.conversation_id, Some(id));
         assert!(named.continues);
-        let fresh = parse_chat_input(&json!({"message": "x"}), 10).unwrap();
+        let fresh = parse_input(json!({"message": "x"})).unwrap();
         assert!(!fresh.continues);
     }
 

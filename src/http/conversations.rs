@@ -1,6 +1,6 @@
-//! The conversations API (SPEC §10): list and search, one conversation with its turns,
-//! rename, delete, export. There are no user accounts: whoever reaches bor reaches
-//! every conversation (README, next to `BOR_BIND`).
+//! The conversations API (docs/PROTOCOL.md, "Conversations"): list and search, one
+//! conversation with its turns, rename, delete, export. There are no user accounts:
+//! whoever reaches bor reaches every conversation (README, next to `BOR_BIND`).
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, web};
@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::body::read_json_body;
+use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::db::DbPool;
 use crate::db::conversations::{self, ConversationSummary, ConversationTurn};
@@ -114,14 +114,18 @@ pub async fn one(
 }
 
 /// The body of a rename.
-#[derive(ToSchema)]
-#[allow(
-    dead_code,
-    reason = "describes the request body; the handler reads it as JSON"
-)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object with a `title`")]
 struct RenameBody {
     /// 1 to 200 characters after trimming.
     title: String,
+}
+
+/// Whatever does not fit is `invalid_title`.
+impl RequestBody for RenameBody {
+    fn refusal(_field: Option<&str>, message: String) -> ApiError {
+        ApiError::InvalidTitle(message)
+    }
 }
 
 /// `PATCH /api/conversations/{id}` `{"title"}`: renamed.
@@ -145,14 +149,14 @@ pub async fn rename(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let conversation_id = parse_id(&id)?;
-    let body = read_json_body(
+    let body: RenameBody = read_json_body(
         &request,
         payload,
         MAX_RENAME_BODY_BYTES,
         state.config.request_body_timeout,
     )
     .await?;
-    let title = parse_title(&body)?;
+    let title = checked_title(&body.title)?;
     let mut conn = connection(&state.pool).await?;
     let renamed = conversations::rename(&mut conn, conversation_id, &title)
         .await
@@ -316,16 +320,9 @@ fn not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("no conversation {id}"))
 }
 
-fn parse_title(body: &Value) -> Result<String, ApiError> {
-    let title = match body.get("title") {
-        Some(Value::String(title)) => title.trim(),
-        Some(_) => {
-            return Err(ApiError::InvalidTitle(
-                "`title` must be a string".to_owned(),
-            ));
-        }
-        None => return Err(ApiError::InvalidTitle("`title` is missing".to_owned())),
-    };
+/// The title trimmed, 1 to [`MAX_TITLE_CHARS`] characters, storable.
+fn checked_title(title: &str) -> Result<String, ApiError> {
+    let title = title.trim();
     let length = title.chars().count();
     if length == 0 || length > MAX_TITLE_CHARS {
         return Err(ApiError::InvalidTitle(format!(

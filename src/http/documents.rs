@@ -1,16 +1,15 @@
-//! The documents API (SPEC §3): `GET /api/documents`, and for admins
-//! `POST /api/admin/documents`, `DELETE /api/admin/documents/{id}` and
+//! The documents API (docs/PROTOCOL.md, "Document routes"): `GET /api/documents`, and
+//! for admins `POST /api/admin/documents`, `DELETE /api/admin/documents/{id}` and
 //! `POST /api/admin/reindex` (reloads this instance's vector index from the database,
 //! for rows written by other means).
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use bor_actors::llm::LlmError;
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::Admin;
-use super::body::read_json_body;
+use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::db::documents::DocumentSummary;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
@@ -20,16 +19,16 @@ use crate::state::AppState;
 pub const MAX_DOCUMENT_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// A document to store (the body of `POST /api/admin/documents`).
-#[derive(ToSchema)]
-#[allow(
-    dead_code,
-    reason = "describes the request body; the handler reads it as JSON"
-)]
-struct NewDocumentBody {
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object with a `title` and a `content`")]
+pub struct NewDocumentBody {
+    /// Not empty after trimming.
     title: String,
-    /// Markdown or plain text.
+    /// Markdown or plain text; not blank.
     content: String,
 }
+
+impl RequestBody for NewDocumentBody {}
 
 /// A stored document.
 #[derive(Serialize, ToSchema)]
@@ -90,7 +89,8 @@ struct Passage {
     text: String,
 }
 
-/// `GET /api/documents/{id}`: the document and its chunks in order (SPEC §11).
+/// `GET /api/documents/{id}`: the document and its chunks in order (docs/PROTOCOL.md,
+/// "Sources and citations").
 #[utoipa::path(
     tag = "documents",
     params(("id" = i64, Path, description = "the document's id")),
@@ -164,14 +164,14 @@ pub async fn add(
     if super::upload::is_multipart(&request) {
         return super::upload::upload(&request, payload, &state).await;
     }
-    let body = read_json_body(
+    let body: NewDocumentBody = read_json_body(
         &request,
         payload,
         MAX_DOCUMENT_BODY_BYTES,
         state.config.request_body_timeout,
     )
     .await?;
-    let document = parse_document(&body)?;
+    let document = parse_document(body)?;
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.
     let library = state.library.clone();
@@ -247,22 +247,19 @@ pub async fn reindex(_: Admin, state: web::Data<AppState>) -> Result<HttpRespons
 }
 
 /// `{"title","content"}`, both non-empty strings; the title is trimmed.
-pub fn parse_document(body: &Value) -> Result<SourceDocument, ApiError> {
-    let field = |name: &str| match body.get(name) {
-        Some(Value::String(text)) if !text.trim().is_empty() => Ok(text.clone()),
-        Some(Value::String(_)) => Err(ApiError::InvalidJson(format!("`{name}` is empty"))),
-        Some(_) => Err(ApiError::InvalidJson(format!("`{name}` must be a string"))),
-        None => Err(ApiError::InvalidJson(format!("`{name}` is missing"))),
-    };
-    if !body.is_object() {
-        return Err(ApiError::InvalidJson(
-            "the body must be a JSON object".to_owned(),
-        ));
+/// The document to store: a title and a content that are not blank.
+pub fn parse_document(body: NewDocumentBody) -> Result<SourceDocument, ApiError> {
+    let title = body.title.trim();
+    if title.is_empty() {
+        return Err(ApiError::InvalidJson("`title` is empty".to_owned()));
+    }
+    if body.content.trim().is_empty() {
+        return Err(ApiError::InvalidJson("`content` is empty".to_owned()));
     }
     Ok(SourceDocument::markdown(
-        field("title")?.trim().to_owned(),
+        title.to_owned(),
         None,
-        field("content")?,
+        body.content,
     ))
 }
 
@@ -280,17 +277,21 @@ fn ingest_error(error: IngestError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::http::body::parse_json_body;
+    use serde_json::{Value, json};
+
+    fn parse(body: Value) -> Result<SourceDocument, ApiError> {
+        parse_document(parse_json_body(&serde_json::to_vec(&body).unwrap())?)
+    }
 
     #[test]
     fn a_document_needs_a_title_and_content() {
-        let document =
-            parse_document(&json!({"title": " Notes ", "content": "# Hi\ntext"})).unwrap();
+        let document = parse(json!({"title": " Notes ", "content": "# Hi\ntext"})).unwrap();
         assert_eq!(document.title, "Notes");
         assert_eq!(document.content, "# Hi\ntext");
         assert_eq!(document.source, None);
-        let message = |body: Value| parse_document(&body).unwrap_err().to_string();
-        assert_eq!(message(json!({"title": "t"})), "`content` is missing");
+        let message = |body: Value| parse(body).unwrap_err().to_string();
+        assert_eq!(message(json!({"title": "t"})), "missing field `content`");
         assert_eq!(
             message(json!({"title": " ", "content": "c"})),
             "`title` is empty"
@@ -301,8 +302,15 @@ mod tests {
         );
         assert_eq!(
             message(json!({"title": 1, "content": "c"})),
-            "`title` must be a string"
+            "title: invalid type: integer `1`, expected a string"
         );
         assert_eq!(message(json!(["t", "c"])), "the body must be a JSON object");
+        for body in [
+            json!({"title": "t"}),
+            json!(["t", "c"]),
+            json!({"title": 1}),
+        ] {
+            assert_eq!(parse(body).unwrap_err().code(), "invalid_json");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The API's errors: one table from error to HTTP status and stable `code`, and the
-//! JSON shape `{"error":{"code","message"}}` (SPEC §3). Unexpected errors are 500s with
-//! an opaque message; their cause goes to the log.
+//! JSON shape `{"error":{"code","message"}}` (docs/PROTOCOL.md, "Errors" and "Error
+//! codes"). Unexpected errors are 500s with an opaque message; their cause goes to the
+//! log.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
@@ -55,7 +56,7 @@ pub enum ApiError {
 /// else a 500 whose cause goes to the log.
 impl From<crate::db::DbError> for ApiError {
     fn from(error: crate::db::DbError) -> Self {
-        let cause = crate::health::error_chain(&error);
+        let cause = bor_actors::error_chain(&error);
         if error.is_unavailable() {
             ApiError::Unavailable(cause)
         } else {
@@ -65,26 +66,36 @@ impl From<crate::db::DbError> for ApiError {
 }
 
 impl ApiError {
+    /// The one table of the API's errors: each one's stable `code` and HTTP status
+    /// (docs/PROTOCOL.md lists them for clients).
+    fn code_and_status(&self) -> (&'static str, StatusCode) {
+        match self {
+            Self::InvalidJson(_) => ("invalid_json", StatusCode::BAD_REQUEST),
+            Self::InvalidHistory(_) => ("invalid_history", StatusCode::BAD_REQUEST),
+            Self::InvalidConversation(_) => ("invalid_conversation", StatusCode::BAD_REQUEST),
+            Self::InvalidTitle(_) => ("invalid_title", StatusCode::BAD_REQUEST),
+            Self::InvalidFormat(_) => ("invalid_format", StatusCode::BAD_REQUEST),
+            Self::EmptyMessage => ("empty_message", StatusCode::BAD_REQUEST),
+            Self::MessageTooLong { .. } => ("message_too_long", StatusCode::BAD_REQUEST),
+            Self::UnsupportedMediaType => {
+                ("unsupported_media_type", StatusCode::UNSUPPORTED_MEDIA_TYPE)
+            }
+            Self::BodyTooLarge { .. } => ("body_too_large", StatusCode::PAYLOAD_TOO_LARGE),
+            Self::BodyTimeout { .. } => ("body_timeout", StatusCode::REQUEST_TIMEOUT),
+            Self::Unauthorized => ("unauthorized", StatusCode::UNAUTHORIZED),
+            Self::AdminDisabled => ("admin_disabled", StatusCode::FORBIDDEN),
+            Self::NotFound(_) => ("not_found", StatusCode::NOT_FOUND),
+            Self::Busy => ("busy", StatusCode::SERVICE_UNAVAILABLE),
+            Self::Unavailable(_) | Self::ShuttingDown => {
+                ("unavailable", StatusCode::SERVICE_UNAVAILABLE)
+            }
+            Self::Internal(_) => ("internal", StatusCode::INTERNAL_SERVER_ERROR),
+        }
+    }
+
     /// The stable `code` of the JSON body.
     pub fn code(&self) -> &'static str {
-        match self {
-            Self::InvalidJson(_) => "invalid_json",
-            Self::InvalidHistory(_) => "invalid_history",
-            Self::InvalidConversation(_) => "invalid_conversation",
-            Self::InvalidTitle(_) => "invalid_title",
-            Self::InvalidFormat(_) => "invalid_format",
-            Self::EmptyMessage => "empty_message",
-            Self::MessageTooLong { .. } => "message_too_long",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::BodyTooLarge { .. } => "body_too_large",
-            Self::BodyTimeout { .. } => "body_timeout",
-            Self::Unauthorized => "unauthorized",
-            Self::AdminDisabled => "admin_disabled",
-            Self::NotFound(_) => "not_found",
-            Self::Busy => "busy",
-            Self::Unavailable(_) | Self::ShuttingDown => "unavailable",
-            Self::Internal(_) => "internal",
-        }
+        self.code_and_status().0
     }
 
     /// What the client reads: the error itself, except for 500s and 503s whose cause
@@ -108,10 +119,7 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 struct ErrorDetail {
-    /// Stable: `invalid_json`, `invalid_history`, `invalid_conversation`, `invalid_title`,
-    /// `invalid_format`, `empty_message`, `message_too_long`,
-    /// `unsupported_media_type`, `body_too_large`, `body_timeout`, `unauthorized`, `admin_disabled`,
-    /// `not_found`, `busy`, `unavailable` or `internal`.
+    /// Stable; every code with its status is listed in docs/PROTOCOL.md.
     #[schema(value_type = String, example = "busy")]
     code: &'static str,
     /// For people; may change.
@@ -120,25 +128,7 @@ struct ErrorDetail {
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        match self {
-            Self::InvalidJson(_)
-            | Self::InvalidHistory(_)
-            | Self::InvalidConversation(_)
-            | Self::InvalidTitle(_)
-            | Self::InvalidFormat(_)
-            | Self::EmptyMessage
-            | Self::MessageTooLong { .. } => StatusCode::BAD_REQUEST,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::AdminDisabled => StatusCode::FORBIDDEN,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::Busy | Self::Unavailable(_) | Self::ShuttingDown => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        self.code_and_status().1
     }
 
     fn error_response(&self) -> HttpResponse {
@@ -221,7 +211,12 @@ mod tests {
             (ApiError::ShuttingDown, 503, "unavailable"),
             (ApiError::Internal("x".into()), 500, "internal"),
         ];
+        let documented = include_str!("../../docs/PROTOCOL.md");
         for (error, status, code) in cases {
+            assert!(
+                documented.contains(&format!("| `{code}` | {status} |")),
+                "docs/PROTOCOL.md lists `{code}` with {status}"
+            );
             let (got_status, json) = body(error).await;
             assert_eq!(got_status.as_u16(), status);
             assert_eq!(json["error"]["code"], code);

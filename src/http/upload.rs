@@ -1,6 +1,7 @@
 //! `POST /api/admin/documents` with `multipart/form-data`: one or more `file` parts,
-//! each read by the format reader of its kind and stored (SPEC §12). A file that cannot
-//! be read or stored is listed under `skipped` with the reason; the others go on.
+//! each read by the format reader of its kind and stored (docs/PROTOCOL.md, "Document
+//! routes"). A file that cannot be read or stored is listed under `skipped` with the
+//! reason; the others go on.
 
 use std::time::Duration;
 
@@ -197,11 +198,11 @@ fn reason_of(error: &IngestError) -> String {
     match error {
         IngestError::Empty => "empty: the document holds no text".to_owned(),
         IngestError::Embedding(_) | IngestError::BadEmbeddings(_) => {
-            tracing::warn!(error = %crate::health::error_chain(error), "an uploaded file could not be embedded");
+            tracing::warn!(error = %bor_actors::error_chain(error), "an uploaded file could not be embedded");
             "the embedding model is unavailable — try again in a moment".to_owned()
         }
         other => {
-            tracing::error!(error = %crate::health::error_chain(other), "an uploaded file could not be stored");
+            tracing::error!(error = %bor_actors::error_chain(other), "an uploaded file could not be stored");
             "it could not be stored — try again in a moment".to_owned()
         }
     }

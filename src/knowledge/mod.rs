@@ -143,9 +143,13 @@ impl KnowledgeService {
     }
 }
 
-fn knowledge_error(err: DbError) -> KnowledgeError {
-    tracing::warn!(error = %err, "knowledge base query failed");
-    KnowledgeError(format!("the knowledge base is unavailable: {err}"))
+/// A database failure as the turns see it, its cause kept.
+fn knowledge_error(error: DbError) -> KnowledgeError {
+    if error.is_unavailable() {
+        KnowledgeError::Unavailable(Box::new(error))
+    } else {
+        KnowledgeError::Failed(Box::new(error))
+    }
 }
 
 impl KnowledgeBase for KnowledgeService {

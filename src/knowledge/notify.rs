@@ -79,7 +79,7 @@ impl Subscription {
                     }
                     Ok(_) => {}
                     Err(error) => {
-                        tracing::warn!(%error, "the index listener's connection failed");
+                        tracing::warn!(error = %bor_actors::error_chain(&error), "the index listener's connection failed");
                         break;
                     }
                 }
@@ -103,7 +103,7 @@ impl Subscription {
                 }
                 () = tokio::time::sleep(HEARTBEAT) => {
                     if let Err(error) = self.client.batch_execute("").await {
-                        tracing::warn!(%error, "the index listener's connection is dead");
+                        tracing::warn!(error = %bor_actors::error_chain(&error), "the index listener's connection is dead");
                         return None;
                     }
                 }
@@ -139,7 +139,7 @@ async fn apply(index: &LiveIndex, batch: &[Change]) {
         index.refresh_documents(&documents).await
     };
     if let Err(error) = result {
-        tracing::warn!(%error, "the vector index could not be updated; reloading it");
+        tracing::warn!(error = %bor_actors::error_chain(&error), "the vector index could not be updated; reloading it");
         reload_until_done(index).await;
     }
 }
@@ -152,14 +152,16 @@ async fn reconnect(database_url: &str) -> Subscription {
                 tracing::info!("the index listener is connected again");
                 return subscription;
             }
-            Err(error) => tracing::warn!(%error, "the index listener cannot reconnect yet"),
+            Err(error) => {
+                tracing::warn!(error = %bor_actors::error_chain(&error), "the index listener cannot reconnect yet")
+            }
         }
     }
 }
 
 async fn reload_until_done(index: &LiveIndex) {
     while let Err(error) = index.reload(None).await {
-        tracing::warn!(%error, "the vector index could not be reloaded; retrying");
+        tracing::warn!(error = %bor_actors::error_chain(&error), "the vector index could not be reloaded; retrying");
         tokio::time::sleep(RETRY_DELAY).await;
     }
 }

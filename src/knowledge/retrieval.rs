@@ -1,6 +1,7 @@
-//! Hybrid retrieval (SPEC §5 step 2), all in memory: the vector index's cosine ranking
-//! fused with the full-text index's BM25 ranking by reciprocal rank fusion
-//! (`fusion.rs`), the hits filled in from the chunk store. See `docs/RETRIEVAL.md`.
+//! Hybrid retrieval (docs/PROTOCOL.md, "Retrieval"), all in memory: the vector index's
+//! cosine ranking fused with the full-text index's BM25 ranking by reciprocal rank
+//! fusion (`fusion.rs`), the hits filled in from the chunk store. See
+//! `docs/RETRIEVAL.md`.
 
 use std::collections::HashMap;
 
@@ -18,7 +19,7 @@ pub fn retrieve(memory: &Memory, query: &str, embedding: &[f32], top_k: usize) -
     let ranked = RANKED_PER_SIGNAL.max(top_k);
     let by_cosine = memory.vectors.search(embedding, ranked);
     let by_text = memory.text.search(query, ranked).unwrap_or_else(|error| {
-        tracing::warn!(error = %error, "the full-text search failed; ranking by cosine alone");
+        tracing::warn!(error = %bor_actors::error_chain(&error), "the full-text search failed; ranking by cosine alone");
         Default::default()
     });
 

@@ -53,7 +53,7 @@ async fn summarise_forever(pool: DbPool, llm: LlmClient, wake: Arc<Notify>) {
         match next_document(&pool, &failed).await {
             Ok(Some(document)) => {
                 if let Err(error) = summarise(&pool, &llm, &document).await {
-                    tracing::warn!(document_id = document.id, %error, "no summary for the document; tried again at the next start");
+                    tracing::warn!(document_id = document.id, error = %bor_actors::error_chain(&error), "no summary for the document; tried again at the next start");
                     failed.insert(document.id);
                 }
             }
@@ -61,7 +61,7 @@ async fn summarise_forever(pool: DbPool, llm: LlmClient, wake: Arc<Notify>) {
                 let _ = tokio::time::timeout(LOOK_AGAIN, wake.notified()).await;
             }
             Err(error) => {
-                tracing::warn!(error = %crate::health::error_chain(&error), "cannot look for documents to summarise");
+                tracing::warn!(error = %bor_actors::error_chain(&error), "cannot look for documents to summarise");
                 tokio::time::sleep(LOOK_AGAIN).await;
             }
         }

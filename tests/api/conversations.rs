@@ -1,5 +1,5 @@
-//! Conversations kept by the server (SPEC §10): every route and refusal, and the
-//! history a turn of a conversation sends the model.
+//! Conversations kept by the server (docs/PROTOCOL.md, "Conversations"): every route
+//! and refusal, and the history a turn of a conversation sends the model.
 
 use serde_json::{Value, json};
 use uuid::Uuid;

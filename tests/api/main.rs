@@ -1,8 +1,9 @@
 //! HTTP integration tests: the app on port 0, the mock LLM on port 0, a fresh
 //! PostgreSQL database per test; SSE frames read as a browser would.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "a test stops at the first unexpected value"
 )]
 
@@ -24,5 +25,6 @@ mod request_ids;
 mod retrieval;
 mod service;
 mod shutdown;
-mod support;
 mod uploads;
+
+use bor_test_support as support;

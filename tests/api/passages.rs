@@ -1,5 +1,5 @@
-//! Numbered sources and the passages they open (SPEC §11): `GET /api/documents/{id}`,
-//! the numbers in the prompt and in `sources`.
+//! Numbered sources and the passages they open (docs/PROTOCOL.md, "Sources and
+//! citations"): `GET /api/documents/{id}`, the numbers in the prompt and in `sources`.
 
 use serde_json::{Value, json};
 

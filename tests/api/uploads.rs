@@ -1,5 +1,6 @@
-//! Uploads to `POST /api/admin/documents` as `multipart/form-data` (SPEC §12): files of
-//! every kind, the ones that cannot be read listed with why, the size bound.
+//! Uploads to `POST /api/admin/documents` as `multipart/form-data` (docs/PROTOCOL.md,
+//! "Document routes"): files of every kind, the ones that cannot be read listed with
+//! why, the size bound.
 
 use serde_json::Value;
 

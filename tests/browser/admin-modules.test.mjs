@@ -143,14 +143,21 @@ test("trouble in a section is marked, in words and tone", () => {
   assert.deepEqual(log["Failed writes"], ["0", ""]);
 });
 
-test("the configuration reads as BOR_ variables, sorted, the API key as set or unset", () => {
-  const rows = configRows({ log: "info", llm_api_key_set: true, agent_enabled: false, chunk_chars: 1200 });
+test("the configuration reads as BOR_ variables, sorted, the secrets as set or unset", () => {
+  const rows = configRows({
+    log: "info",
+    llm_api_key: "set",
+    admin_token: "unset",
+    agent_enabled: false,
+    chunk_chars: 1200,
+  });
   assert.deepEqual(
     rows.map(({ label, value }) => [label, value]),
     [
+      ["BOR_ADMIN_TOKEN", "unset"],
       ["BOR_AGENT_ENABLED", "false"],
       ["BOR_CHUNK_CHARS", "1200"],
-      ["BOR_LLM_API_KEY", "(set)"],
+      ["BOR_LLM_API_KEY", "set"],
       ["BOR_LOG", "info"],
     ],
   );

@@ -1,9 +1,10 @@
-// Driving the chat page the way a person does: by role and accessible name (SPEC §9).
+// Driving the chat page the way a person does: by role and accessible name
+// (docs/PROTOCOL.md, "Chat page").
 
 import { join } from "node:path";
 import { ARTIFACTS } from "./harness.mjs";
 
-/** SPEC §4 error details, exact. */
+/** The `error` frames' details (docs/PROTOCOL.md, "Turn error codes"), exact. */
 export const DETAIL = {
   llm_unavailable: "The language model is not responding — please try again in a moment.",
   malformed_reply: "The model returned a malformed reply — please try again.",

@@ -1,8 +1,8 @@
-// Conversations kept by the server (SPEC §10) through the chat page, against bor, the
-// mock LLM (behind a proxy that records what the model was sent) and PostgreSQL: the
-// list, its search and pages, the address of the open conversation in a fresh browser,
-// the history the model then sees, Rename, Delete, Export, New chat, a turn cut off by
-// a reload, and the list as a drawer at phone width.
+// Conversations kept by the server (docs/PROTOCOL.md, "Conversations") through the chat
+// page, against bor, the mock LLM (behind a proxy that records what the model was sent)
+// and PostgreSQL: the list, its search and pages, the address of the open conversation
+// in a fresh browser, the history the model then sees, Rename, Delete, Export, New
+// chat, a turn cut off by a reload, and the list as a drawer at phone width.
 
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -178,7 +178,14 @@ test("search finds a conversation by a word of its answer, asking the server onc
       }
     });
     const search = page.getByRole("searchbox", { name: "Search conversations" });
-    await search.pressSequentially("QUOKKA", { delay: 30 });
+    // Six keystrokes' input events in one task, so that no pause of a busy machine can
+    // fall between them: the page must wait for typing to pause and ask once.
+    await search.evaluate((box) => {
+      for (let end = 1; end <= 6; end += 1) {
+        box.value = "QUOKKA".slice(0, end);
+        box.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+    });
     await waitForList(page, [titleOf(smiles)]);
     assert.deepEqual(searches, ["QUOKKA"], "one search, for the whole word");
     await screenshot(page, "25-search");

@@ -17,7 +17,7 @@ const PG_ADMIN_URL =
 export const ARTIFACTS = join(ROOT, "target", "browser-artifacts");
 const START_TIMEOUT_MS = 30_000;
 
-/** The base environment of bor in these tests (SPEC §2). */
+/** The base environment of bor in these tests (every variable: .env.example). */
 const BOR_TEST_ENV = {
   BOR_LLM_RETRY_DELAY: "0.3",
   BOR_SSE_KEEPALIVE: "1",

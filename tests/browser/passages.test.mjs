@@ -1,7 +1,7 @@
-// Citations and passages (SPEC §11) through the pages, against bor, the mock LLM and
-// PostgreSQL: an answer's `[n]` links, the numbered sources, the passage page they open
-// (highlighted, in view, by keyboard, on a phone), its failures, and the note on an
-// answer cut at its length limit.
+// Citations and passages (docs/PROTOCOL.md, "Sources and citations") through the pages,
+// against bor, the mock LLM and PostgreSQL: an answer's `[n]` links, the numbered
+// sources, the passage page they open (highlighted, in view, by keyboard, on a phone),
+// its failures, and the note on an answer cut at its length limit.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

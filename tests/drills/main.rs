@@ -7,23 +7,13 @@
 //! The default scale keeps the drills to well under a minute; `BOR_DRILLS=long` runs
 //! each at ten times the scale.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "a test stops at the first unexpected value"
-)]
-#[allow(
-    dead_code,
-    unused_imports,
-    reason = "the TestApp support module is shared with tests/api; each binary uses part of it"
-)]
-#[path = "../api/support/mod.rs"]
-mod support;
-
 mod clients;
 mod database;
 mod input_sweep;
 mod llm_garbage;
 mod llm_restart;
+
+use bor_test_support as support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,8 +3,9 @@
 //! and not, with bor on port 0, the mock LLM and a fresh PostgreSQL database. The SDK
 //! side prints what it made of each answer; these tests check that and what bor did.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "a test stops at the first unexpected value"
 )]
 
@@ -13,8 +14,9 @@ mod support;
 use std::time::Duration;
 
 use bor::db::query_log::TurnStatus;
+use bor_test_support::{directed, eventually};
 use serde_json::{Value, json};
-use support::{SdkApp, directed};
+use support::SdkApp;
 
 const SLOW_STORY: &str = "once upon a time there was a very long story indeed";
 
@@ -246,7 +248,7 @@ async fn a_full_service_is_a_503_busy_with_retry_after() {
         .await
         .unwrap();
     assert_eq!(holding.status(), 200);
-    assert!(support::eventually(|| app.turns_in_flight() == 1).await);
+    assert!(eventually(async || app.turns_in_flight() == 1).await);
 
     let refused = app.sdk("complete", "Me too?").await;
     let error = &refused["error"];
@@ -257,7 +259,7 @@ async fn a_full_service_is_a_503_busy_with_retry_after() {
     );
     assert_eq!(error["retry_after"], "1");
     drop(holding);
-    assert!(support::eventually(|| app.turns_in_flight() == 0).await);
+    assert!(eventually(async || app.turns_in_flight() == 0).await);
 }
 
 /// The turn ended `stopped` and bor dropped its upstream request.
@@ -271,7 +273,7 @@ async fn assert_stopped_and_upstream_dropped(app: &SdkApp) -> String {
     let rows = app.rows(1).await;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].status, TurnStatus::Stopped);
-    assert!(support::eventually(|| app.turns_in_flight() == 0).await);
+    assert!(eventually(async || app.turns_in_flight() == 0).await);
     rows[0].answer.clone()
 }
 

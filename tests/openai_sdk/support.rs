@@ -9,8 +9,9 @@ use actix_web::web;
 use bor::db::DbPool;
 use bor::db::query_log::QueryLogEntry;
 use bor::state::AppState;
-use bor::testing::{TestDatabase, build_application, wait_for_query_log_rows};
+use bor::testing::{TestDatabase, build_application};
 use bor_mock_llm::MockLlm;
+use bor_test_support::{eventually, mock_embedding, wait_for_rows};
 use serde_json::Value;
 
 /// The longest one SDK scenario may take.
@@ -75,7 +76,7 @@ impl SdkApp {
 
     /// The `query_log` rows once there are `n`.
     pub async fn rows(&self, n: usize) -> Vec<QueryLogEntry> {
-        wait_for_query_log_rows(&self.pool, n).await
+        wait_for_rows(&self.pool, n).await
     }
 
     /// Turns holding a slot right now.
@@ -86,43 +87,14 @@ impl SdkApp {
     /// Stores a document of one chunk embedded as the mock embeds its text, and waits
     /// until bor's index has it.
     pub async fn insert_document(&self, title: &str, text: &str) -> i64 {
-        let embedding: Vec<f32> = {
-            let mut response = awc::Client::new()
-                .post(format!("{}/embeddings", self.mock.base_url()))
-                .send_json(&serde_json::json!({"model": "smollm2", "input": text}))
-                .await
-                .expect("the mock embeds");
-            let body: Value = response.json().await.expect("embedding JSON");
-            body["data"][0]["embedding"]
-                .as_array()
-                .expect("an embedding")
-                .iter()
-                .map(|x| x.as_f64().unwrap_or_default() as f32)
-                .collect()
-        };
+        let embedding = mock_embedding(&self.mock, text).await;
         let (document_id, _) =
             bor::testing::insert_one_chunk_document(&self.pool, title, text, &embedding).await;
         let index = self.state.library.index();
         assert!(
-            eventually(|| index.chunk_count(document_id) == 1).await,
+            eventually(async || index.chunk_count(document_id) == 1).await,
             "bor's index picked up document {document_id}"
         );
         document_id
     }
-}
-
-/// Polls `condition` for up to five seconds.
-pub async fn eventually(condition: impl Fn() -> bool) -> bool {
-    for _ in 0..500 {
-        if condition() {
-            return true;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-    }
-    condition()
-}
-
-/// A question with a mock directive line.
-pub fn directed(question: &str, directive: Value) -> String {
-    format!("{question}\nMOCK {directive}")
 }

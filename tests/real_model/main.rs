@@ -19,6 +19,11 @@
 //! `scripts/llm-server.sh serve smollm2 PORT`. What these tests found where the server differs
 //! from the OpenAI reference is written up in `docs/COMPATIBILITY.md`.
 
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
+
 mod embeddings;
 mod failures;
 mod quality;

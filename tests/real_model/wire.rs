@@ -139,8 +139,8 @@ async fn a_prompt_over_the_context_window_gets_an_empty_event_stream() {
 
     // bor sees a stream that ended without a finish: broken, retried, then unavailable.
     let app = RealModelApp::spawn(&shared_server_url(), &[("BOR_LLM_RETRIES", "1")]).await;
-    let turn = Turn {
-        frames: rest_of(
+    let turn = ChatResponse::of_frames(
+        rest_of(
             app.open_chat_json(json!({
                 "message": "Summarise what I said.",
                 "history": [{"role": "user", "content": long}, {"role": "assistant", "content": "Noted."}],
@@ -148,7 +148,7 @@ async fn a_prompt_over_the_context_window_gets_an_empty_event_stream() {
             .await,
         )
         .await,
-    };
+    );
     assert_eq!(turn.events(), vec!["retry", "error"]);
     assert_eq!(turn.last().data["code"], "llm_unavailable");
 }

@@ -43,8 +43,23 @@ impl AttemptError {
         }
     }
 
-    /// Whether the retry policy may try again (SPEC §6): connection failures, timeouts,
-    /// 408/429/5xx and broken or unreadable streams are; other 4xx are not.
+    /// The `status` label of the failed attempt in the LLM request metrics: the HTTP
+    /// status when the server answered, else the kind of failure.
+    pub fn metric_label(&self) -> String {
+        match self {
+            Self::Status { status, .. } => status.to_string(),
+            Self::Connect(_) => "connect_error".to_owned(),
+            Self::ConnectTimeout(_) => "connect_timeout".to_owned(),
+            Self::ReadTimeout(_) => "timeout".to_owned(),
+            Self::Broken(_) => "broken".to_owned(),
+            Self::InStream(_) => "stream_error".to_owned(),
+            Self::Invalid(_) => "invalid".to_owned(),
+        }
+    }
+
+    /// Whether the retry policy may try again (docs/PROTOCOL.md, "Retry policy"):
+    /// connection failures, timeouts, 408/429/5xx and broken or unreadable streams are;
+    /// other 4xx are not.
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Status { status, .. } => {
@@ -103,5 +118,28 @@ mod tests {
         assert!(AttemptError::ReadTimeout(Duration::from_secs(1)).is_retryable());
         assert!(AttemptError::Broken("eof".into()).is_retryable());
         assert!(AttemptError::InStream("overloaded".into()).is_retryable());
+    }
+
+    #[test]
+    fn metric_labels_name_the_status_or_the_kind_of_failure() {
+        assert_eq!(status(503).metric_label(), "503");
+        assert_eq!(
+            AttemptError::Connect("refused".into()).metric_label(),
+            "connect_error"
+        );
+        assert_eq!(
+            AttemptError::ConnectTimeout(Duration::from_secs(1)).metric_label(),
+            "connect_timeout"
+        );
+        assert_eq!(
+            AttemptError::ReadTimeout(Duration::from_secs(1)).metric_label(),
+            "timeout"
+        );
+        assert_eq!(AttemptError::Broken("eof".into()).metric_label(), "broken");
+        assert_eq!(
+            AttemptError::InStream("x".into()).metric_label(),
+            "stream_error"
+        );
+        assert_eq!(AttemptError::Invalid("x".into()).metric_label(), "invalid");
     }
 }

@@ -1,7 +1,7 @@
 //! The LlmActor: owns every request to the LLM server (streaming chat completions,
-//! embeddings, the model list), the retry policy of SPEC §6 and the timers between
-//! attempts. One actor serves one requester; stopping it (or the requester going away)
-//! drops the HTTP request in flight and cancels a pending retry.
+//! embeddings, the model list), the retry policy (docs/PROTOCOL.md, "Retry policy")
+//! and the timers between attempts. One actor serves one requester; stopping it (or the
+//! requester going away) drops the HTTP request in flight and cancels a pending retry.
 
 mod decode;
 mod error;
@@ -265,14 +265,15 @@ impl LlmActor {
 
     fn succeed(&mut self, event: LlmEvent, ctx: &mut Context<Self>) {
         if let Some(mut job) = self.job.take() {
-            let status = metrics::attempt_status(Ok(job.http_status.unwrap_or(200)));
+            let status = job.http_status.unwrap_or(200).to_string();
             job.end_attempt(&status);
         }
         self.report(event, ctx);
     }
 
-    /// The retry policy (SPEC §6): retry only while nothing was forwarded, only
-    /// retryable failures, at most `retries` times, a flat delay apart.
+    /// The retry policy (docs/PROTOCOL.md, "Retry policy"): retry only while nothing
+    /// was forwarded, only retryable failures, at most `retries` times, a flat delay
+    /// apart.
     fn attempt_failed(&mut self, err: AttemptError, ctx: &mut Context<Self>) {
         let span = self.span.clone();
         let _entered = span.enter();
@@ -280,7 +281,7 @@ impl LlmActor {
         let Some(job) = self.job.as_mut() else {
             return;
         };
-        job.end_attempt(&metrics::attempt_status(Err(&err)));
+        job.end_attempt(&err.metric_label());
         let max = self.settings.retries;
         let attempts = job.retries_done + 1;
         let failure = if job.forwarded {

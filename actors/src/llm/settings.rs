@@ -3,7 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Connection and retry settings of the LLM server (SPEC §2, §6).
+/// Connection and retry settings of the LLM server (`BOR_LLM_*` in .env.example;
+/// docs/PROTOCOL.md, "Retry policy").
 #[derive(Clone)]
 pub struct LlmSettings {
     /// Base URL without a trailing slash, e.g. `http://127.0.0.1:18089/v1`: chat

@@ -267,7 +267,8 @@ impl Handler<GetLogStats> for LogActor {
     }
 }
 
-/// The per-turn line of SPEC §8: `retries=N scaffold_stripped=N` always last, adjacent.
+/// The per-turn log line (docs/PROTOCOL.md, "Turn log line"): `retries=N
+/// scaffold_stripped=N` always last, adjacent.
 fn log_turn_line(record: &TurnRecord) {
     let TurnRecord {
         turn_id,

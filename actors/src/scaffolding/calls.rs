@@ -202,15 +202,20 @@ const TAGGED_JSON: &[Op] = &[Ws, Sub(CALL_OBJECT), Ws, ClosingTag];
 /// `N<|message|>` — after `to=`.
 const RECIPIENT: &[Op] = &[ToolName, Lit(b"<|message|>")];
 
-/// `N\n{arguments}`.
+/// `N\n{arguments}`, the arguments a JSON object: empty, or opening with a key (so that
+/// a sentence that starts with a tool's name and goes on with braces is left alone).
 const RECIPIENT_LINE: &[Op] = &[
     ToolName,
     Blanks,
     Lit(b"\n"),
     Ws,
     Lit(b"{"),
-    Confirm,
-    Balanced { quotes: b"\"" },
+    Ws,
+    Peek {
+        byte: b'"',
+        then: &[Confirm, Balanced { quotes: b"\"" }],
+        otherwise: &[Confirm, Lit(b"}")],
+    },
 ];
 
 fn program(shape: CallShape) -> &'static [Op] {

@@ -1,5 +1,6 @@
-//! The streaming scaffolding filter (SPEC §7): separates what a model said to the user
-//! from the machinery around it — tool-call markup, reasoning, answer wrappers and
+//! The streaming scaffolding filter (docs/PROTOCOL.md, "Scaffolding guardrail";
+//! every format: docs/SCAFFOLDING.md): separates what a model said to the user from the
+//! machinery around it — tool-call markup, reasoning, answer wrappers and
 //! end-of-turn residue — while the content streams in.
 //!
 //! The filter decides text as soon as it can and holds back only what may still become a

@@ -1,4 +1,5 @@
-//! Behaviour of the filter on the cases SPEC §7 names and the decisions around them.
+//! Behaviour of the filter on the cases docs/PROTOCOL.md ("Scaffolding guardrail") and
+//! docs/SCAFFOLDING.md name, and the decisions around them.
 
 use super::{FilterEvent, ScaffoldingFilter};
 
@@ -153,6 +154,20 @@ fn call_syntax_counts_only_with_a_bor_tool_name() {
         "ok",
         &["```\n[search_documents(q='x')]\n```\n"],
     );
+}
+
+/// A message that opens with a tool's name on its own line is a call only when a JSON
+/// object follows: a sentence that goes on with braces is prose.
+#[test]
+fn a_tool_name_on_its_own_line_needs_json_arguments() {
+    kept(" search_documents \n {braces} The");
+    kept("read_document\n{ see below }");
+    stripped(
+        "search_documents\n{\"query\": \"refunds\"}",
+        "",
+        &["search_documents\n{\"query\": \"refunds\"}"],
+    );
+    stripped("list_documents\n{}", "", &["list_documents\n{}"]);
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The SSE frames of a turn (SPEC §4), as the TurnActor sends them to its client.
+//! The SSE frames of a turn (docs/PROTOCOL.md, "Event stream"), as the TurnActor sends
+//! them to its client.
 
 use actix_web_lab::sse;
 use serde::Serialize;
@@ -138,7 +139,7 @@ mod tests {
     }
 
     #[test]
-    fn frames_have_the_wire_shapes_of_the_spec() {
+    fn frames_have_their_wire_shapes() {
         assert_eq!(
             data(&Frame::Retry { attempt: 1, max: 3 }),
             json!({"attempt": 1, "max": 3})

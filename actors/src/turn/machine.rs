@@ -17,6 +17,7 @@ use std::time::Instant;
 use actix::prelude::*;
 
 use super::TurnActor;
+use crate::error_chain;
 use crate::knowledge::{ChunkHit, KnowledgeError, Retrieval};
 use crate::llm::{LlmError, LlmEvent, ToolCall};
 use crate::metrics::metrics;
@@ -64,7 +65,7 @@ pub(super) enum Input {
 pub(super) struct ChatRound {
     pub filter: ScaffoldingFilter,
     pub tools_offered: bool,
-    /// The one corrective request of SPEC §7.
+    /// The one corrective request (docs/PROTOCOL.md, "Recovery").
     pub recovery: bool,
     /// Non-whitespace characters this request sent as `delta` frames.
     pub visible_chars: usize,
@@ -143,7 +144,7 @@ impl TurnActor {
             (Phase::RunningTools(run), ToolDone(outcome)) => self.tool_finished(run, outcome, ctx),
             (_, Llm(Failed(err))) => self.fail(error_code(&err), ctx),
             (_, Retrieved(Err(err))) => {
-                tracing::error!(turn_id = %self.spec.turn_id, error = %err, "retrieval failed");
+                tracing::error!(turn_id = %self.spec.turn_id, error = %error_chain(&err), "retrieval failed");
                 self.fail(ErrorCode::Internal, ctx)
             }
             (phase, input) => {

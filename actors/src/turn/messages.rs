@@ -9,8 +9,8 @@ use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
 #[derive(Debug, Clone)]
 pub struct TurnSpec {
     pub turn_id: Uuid,
-    /// The conversation the turn belongs to (SPEC §10); `None` for a turn of the
-    /// OpenAI-compatible API.
+    /// The conversation the turn belongs to (docs/PROTOCOL.md, "Conversations");
+    /// `None` for a turn of the OpenAI-compatible API.
     pub conversation_id: Option<Uuid>,
     /// As sent, trimmed.
     pub question: String,
@@ -18,7 +18,7 @@ pub struct TurnSpec {
     pub history: Vec<ChatMessage>,
 }
 
-/// The turn-related settings (SPEC §2).
+/// The turn-related settings (`BOR_*` variables: .env.example; docs/PROTOCOL.md, "A turn").
 #[derive(Debug, Clone)]
 pub struct TurnSettings {
     pub agent_enabled: bool,

@@ -2,7 +2,8 @@
 
 use crate::knowledge::ChunkHit;
 
-/// Appended (after a newline) to the system message of the recovery request (SPEC §7).
+/// Appended (after a newline) to the system message of the recovery request
+/// (docs/PROTOCOL.md, "Recovery").
 pub const CORRECTION_INSTRUCTION: &str = "Your previous reply contained raw tool-call markup, which is not interpreted here. Answer the user's question directly in plain text — no tool syntax.";
 
 /// No example citation is given: a 0.5B model answers with the example itself.

@@ -9,7 +9,8 @@ use super::frames::{DoneFrame, Frame};
 use super::machine::{ChatRound, Input, Phase, RunningTool, ToolOutcome, ToolRun};
 use super::prompts;
 use super::tools::{self, ToolInvocation};
-use crate::knowledge::{ChunkHit, Retrieval};
+use crate::error_chain;
+use crate::knowledge::{ChunkHit, KnowledgeError, Retrieval};
 use crate::llm::{ChatCompletion, ChatMessage, ChatRequest, LlmCommand};
 use crate::log::TurnFinished;
 use crate::metrics::metrics;
@@ -178,7 +179,8 @@ impl TurnActor {
         }
     }
 
-    /// A chat request ended: run its tool calls, recover, or finish (SPEC §5, §7).
+    /// A chat request ended: run its tool calls, recover, or finish (docs/PROTOCOL.md,
+    /// "Agent rounds" and "Recovery").
     pub(super) fn end_round(
         &mut self,
         mut round: ChatRound,
@@ -234,7 +236,7 @@ impl TurnActor {
             return self.start_request(tools_offered, false);
         };
         self.counters.tool_calls += 1;
-        metrics().observe_tool_call(&call.function.name);
+        metrics().observe_tool_call(tools::metric_label(&call.function.name));
         self.send_frame(Frame::tool_start(&call.id, &call.function.name), ctx);
         let invocation = tools::parse_call(&call.function.name, &call.function.arguments);
         let knowledge = &self.knowledge;
@@ -257,7 +259,7 @@ impl TurnActor {
                     match read.await {
                         Ok(Some(document)) => ToolOutcome::json(&document),
                         Ok(None) => ToolOutcome::error(format!("no document has id {document_id}")),
-                        Err(err) => ToolOutcome::error(err.to_string()),
+                        Err(err) => ToolOutcome::knowledge_failed(&err),
                     }
                 }) as futures_util::future::BoxFuture<'static, ToolOutcome>
             }
@@ -268,7 +270,7 @@ impl TurnActor {
                         Ok(documents) => {
                             ToolOutcome::json(&serde_json::json!({ "documents": documents }))
                         }
-                        Err(err) => ToolOutcome::error(err.to_string()),
+                        Err(err) => ToolOutcome::knowledge_failed(&err),
                     }
                 })
             }
@@ -299,7 +301,7 @@ impl TurnActor {
             async move {
                 match retrieval.await {
                     Ok(retrieval) => ToolOutcome::found(retrieval.hits),
-                    Err(err) => ToolOutcome::error(err.to_string()),
+                    Err(err) => ToolOutcome::knowledge_failed(&err),
                 }
             }
             .into_actor(self)
@@ -453,6 +455,13 @@ impl ToolOutcome {
             result: Err(message),
             found: None,
         }
+    }
+
+    /// A tool the knowledge base could not serve: the model is told what failed, the
+    /// log gets the cause.
+    fn knowledge_failed(error: &KnowledgeError) -> Self {
+        tracing::warn!(error = %error_chain(error), "a document tool failed");
+        Self::error(error.to_string())
     }
 
     /// A search's hits; numbered, and made the result, when the turn takes them.

@@ -1,5 +1,6 @@
-//! The document tools offered to the model (SPEC §5): their JSON-schema definitions,
-//! the parsing of a call's arguments, and the JSON text of results.
+//! The document tools offered to the model (docs/PROTOCOL.md, "Document tools"): their
+//! JSON-schema definitions, the parsing of a call's arguments, and the JSON text of
+//! results.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -12,6 +13,16 @@ pub const LIST_DOCUMENTS: &str = "list_documents";
 
 /// Every tool name, for the scaffolding filter's name-aware formats.
 pub const TOOL_NAMES: [&str; 3] = [SEARCH_DOCUMENTS, READ_DOCUMENT, LIST_DOCUMENTS];
+
+/// The `tool` label of a call in the metrics: the tool's name when it is one of bor's,
+/// else `unknown`, so that names a model invents add no series.
+pub fn metric_label(name: &str) -> &'static str {
+    TOOL_NAMES
+        .iter()
+        .find(|known| **known == name)
+        .copied()
+        .unwrap_or("unknown")
+}
 
 /// `search_documents` returns this many chunks unless asked otherwise.
 pub const DEFAULT_SEARCH_LIMIT: usize = 5;
@@ -174,6 +185,15 @@ impl Number {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metric_labels_are_the_tool_names_or_unknown() {
+        for name in TOOL_NAMES {
+            assert_eq!(metric_label(name), name);
+        }
+        assert_eq!(metric_label("rm_rf"), "unknown");
+        assert_eq!(metric_label(""), "unknown");
+    }
 
     #[test]
     fn definitions_name_every_tool_once() {

@@ -1,8 +1,9 @@
-//! The LlmActor against the mock LLM over real HTTP: every rule of SPEC §6, stream
-//! decoding on the wire, and cancellation.
+//! The LlmActor against the mock LLM over real HTTP: every rule of the retry policy
+//! (docs/PROTOCOL.md, "Retry policy"), stream decoding on the wire, and cancellation.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "a test stops at the first unexpected value"
 )]
 

@@ -1,4 +1,4 @@
-//! The retry policy (SPEC §6).
+//! The retry policy (docs/PROTOCOL.md, "Retry policy").
 
 use std::time::{Duration, Instant};
 

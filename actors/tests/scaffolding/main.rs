@@ -1,7 +1,7 @@
 //! The scaffolding filter against the guardrail corpus and under property tests.
 
-#![allow(
-    clippy::unwrap_used,
+#![expect(
+    clippy::expect_used,
     reason = "a test stops at the first unexpected value"
 )]
 
@@ -12,7 +12,7 @@ mod properties;
 
 use bor_actors::scaffolding::{FilterEvent, ScaffoldingFilter};
 
-/// bor's document tools (SPEC §5).
+/// bor's document tools (docs/PROTOCOL.md, "Document tools").
 pub const TOOLS: &[&str] = &["search_documents", "read_document", "list_documents"];
 
 /// Everything a filter produced for one content stream.

@@ -1,7 +1,10 @@
 //! The mock on the wire: raw TCP exchanges and an awc client against a running server.
 
-// Helpers outside `#[test]` functions fail the test the same way on unexpected input.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first unexpected value"
+)]
 
 mod awc_client;
 mod chat;

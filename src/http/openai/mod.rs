@@ -1,8 +1,8 @@
-//! The OpenAI-compatible API (SPEC §13): `GET /v1/models` and
-//! `POST /v1/chat/completions`, so that any OpenAI client can use bor as a model. A
-//! completion is a turn of the same engine as `POST /api/chat` (started through
-//! [`super::turn`]); only the reading of the request and the encoding of its frames
-//! differ. Every error is in the OpenAI shape.
+//! The OpenAI-compatible API (docs/OPENAI.md; its essentials in docs/PROTOCOL.md,
+//! "OpenAI-compatible API"): `GET /v1/models` and `POST /v1/chat/completions`, so that
+//! any OpenAI client can use bor as a model. A completion is a turn of the same engine
+//! as `POST /api/chat` (started through [`super::turn`]); only the reading of the
+//! request and the encoding of its frames differ. Every error is in the OpenAI shape.
 
 mod completion;
 mod error;
@@ -12,7 +12,6 @@ mod wire;
 
 use actix_web::{Either, HttpRequest, HttpResponse, Responder, get, post, web};
 use chrono::Utc;
-use utoipa::ToSchema;
 
 use super::body::read_json_body;
 use super::chat::MAX_BODY_BYTES;
@@ -20,7 +19,7 @@ use super::error::ApiError;
 use super::turn::{event_stream, refuse_when_stopping, start_turn};
 use crate::state::AppState;
 pub use error::OpenAiError;
-use request::parse_completion_request;
+use request::{ChatCompletionRequestBody, parse_completion_request};
 pub use wire::OpenAiErrorBody;
 use wire::{ChatCompletion, ChatCompletionChunk, CompletionHead, MODEL_ID, Model, ModelList};
 
@@ -61,41 +60,6 @@ fn bor_model(state: &AppState) -> Model {
     Model::bor(state.lifecycle.started_at().timestamp())
 }
 
-/// The body of `POST /v1/chat/completions` (fields bor reads; all others are ignored).
-#[derive(ToSchema)]
-pub struct ChatCompletionRequestBody {
-    #[schema(example = "bor")]
-    pub model: String,
-    /// The last is the question (role `user`); the `user` and `assistant` messages before
-    /// it are the history (the last 20). `system`, `developer` and `tool` messages are
-    /// ignored.
-    pub messages: Vec<RequestMessage>,
-    /// `true`: a stream of chunks; `false` (default): one completion.
-    pub stream: Option<bool>,
-}
-
-#[derive(ToSchema)]
-pub struct RequestMessage {
-    #[schema(example = "user")]
-    pub role: String,
-    pub content: MessageContent,
-}
-
-/// A string, or a list of text parts (other parts, such as images, are refused).
-#[derive(ToSchema)]
-#[serde(untagged)]
-pub enum MessageContent {
-    Text(String),
-    Parts(Vec<TextPart>),
-}
-
-#[derive(ToSchema)]
-pub struct TextPart {
-    #[schema(example = "text")]
-    pub r#type: String,
-    pub text: String,
-}
-
 /// One chat turn as an OpenAI chat completion.
 ///
 /// The turn is the one `POST /api/chat` runs (retrieval, tools, retries before the first
@@ -129,14 +93,14 @@ pub async fn chat_completions(
     state: web::Data<AppState>,
 ) -> Result<Either<impl Responder, web::Json<ChatCompletion>>, OpenAiError> {
     refuse_when_stopping(&state)?;
-    let body = read_json_body(
+    let body: ChatCompletionRequestBody = read_json_body(
         &request,
         payload,
         MAX_BODY_BYTES,
         state.config.request_body_timeout,
     )
     .await?;
-    let completion_request = parse_completion_request(&body, state.config.max_message_chars)?;
+    let completion_request = parse_completion_request(body, state.config.max_message_chars)?;
     let turn = start_turn(&state, completion_request.input)?;
     let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());
     if completion_request.stream {

@@ -1,23 +1,78 @@
-//! Reading a chat-completion request into a turn (SPEC §13): the last message is the
-//! question and must be the user's; the `user` and `assistant` messages before it are
-//! the history (the last 20); `system`, `developer` and `tool` messages, the client's
-//! `tools` and every other field are ignored. Content is a string or a list of text
-//! parts; other parts (images, audio, files) are refused rather than silently dropped.
+//! Reading a chat-completion request into a turn (docs/OPENAI.md, "What bor reads from
+//! a request"): the last message is the question and must be the user's; the `user` and
+//! `assistant` messages before it are the history (the last 20); `system`, `developer`
+//! and `tool` messages, the client's `tools` and every other field are ignored. Content
+//! is a string or a list of text parts; other parts (images, audio, files) are refused
+//! rather than silently dropped.
 //!
 //! Codes, as on `/api/chat`: a body of the wrong shape is `invalid_json`, messages in
 //! an order bor cannot answer are `invalid_history`, the question's text gives
 //! `empty_message` or `message_too_long`, and another model is `not_found`.
 
 use bor_actors::llm::ChatMessage;
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::wire::MODEL_ID;
+use crate::http::body::RequestBody;
 use crate::http::chat::MAX_HISTORY;
 use crate::http::error::ApiError;
 use crate::http::turn::TurnInput;
 
 /// Roles of the OpenAI API whose messages bor leaves out of the history.
 const IGNORED_ROLES: [&str; 4] = ["system", "developer", "tool", "function"];
+
+/// The body of `POST /v1/chat/completions` (fields bor reads; all others are ignored).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object with a `model` and `messages`")]
+pub struct ChatCompletionRequestBody {
+    #[schema(example = "bor", required)]
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The last is the question (role `user`); the `user` and `assistant` messages before
+    /// it are the history (the last 20). `system`, `developer` and `tool` messages are
+    /// ignored.
+    #[schema(required)]
+    #[serde(default)]
+    pub messages: Option<Vec<RequestMessage>>,
+    /// `true`: a stream of chunks; `false` (default): one completion.
+    #[serde(default)]
+    pub stream: Option<bool>,
+}
+
+/// A body of the wrong shape is `invalid_json`, wherever it is wrong.
+impl RequestBody for ChatCompletionRequestBody {}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a message object with a `role`")]
+pub struct RequestMessage {
+    #[schema(example = "user")]
+    pub role: String,
+    /// Absent or `null` in an assistant message that only called tools.
+    #[serde(default)]
+    pub content: Option<MessageContent>,
+}
+
+/// A string, or a list of text parts (other parts, such as images, are refused).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(
+    untagged,
+    expecting = "a string or a list of content parts with a string `type`"
+)]
+pub enum MessageContent {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+/// One part of a message's content; bor reads the `text` ones.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ContentPart {
+    #[schema(example = "text")]
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub text: Option<String>,
+}
 
 /// A validated `POST /v1/chat/completions`.
 #[derive(Debug, PartialEq)]
@@ -26,31 +81,16 @@ pub struct CompletionRequest {
     pub input: TurnInput,
 }
 
+/// Checks what the body's type cannot: the model is bor's, the last message is the
+/// user's question within the length limit, the roles and content parts are ones bor
+/// reads.
 pub fn parse_completion_request(
-    body: &Value,
+    body: ChatCompletionRequestBody,
     max_message_chars: usize,
 ) -> Result<CompletionRequest, ApiError> {
-    let object = body
-        .as_object()
-        .ok_or_else(|| ApiError::InvalidJson("the body must be a JSON object".to_owned()))?;
-    check_model(object)?;
-    let stream = match object.get("stream") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(stream)) => *stream,
-        Some(_) => {
-            return Err(ApiError::InvalidJson(
-                "`stream` must be true or false".to_owned(),
-            ));
-        }
-    };
-    let messages = match object.get("messages") {
-        Some(Value::Array(messages)) => messages,
-        Some(_) => {
-            return Err(ApiError::InvalidJson(
-                "`messages` must be a list".to_owned(),
-            ));
-        }
-        None => return Err(ApiError::InvalidJson("`messages` is missing".to_owned())),
+    check_model(body.model.as_deref())?;
+    let Some(messages) = body.messages else {
+        return Err(ApiError::InvalidJson("`messages` is missing".to_owned()));
     };
     let Some((last, earlier)) = messages.split_last() else {
         return Err(ApiError::InvalidJson(
@@ -60,7 +100,7 @@ pub fn parse_completion_request(
     let question = question(last, earlier.len(), max_message_chars)?;
     let history = history(earlier)?;
     Ok(CompletionRequest {
-        stream,
+        stream: body.stream.unwrap_or(false),
         input: TurnInput {
             conversation_id: None,
             question,
@@ -69,14 +109,13 @@ pub fn parse_completion_request(
     })
 }
 
-fn check_model(object: &Map<String, Value>) -> Result<(), ApiError> {
-    match object.get("model") {
-        Some(Value::String(model)) if model == MODEL_ID => Ok(()),
-        Some(Value::String(model)) => Err(ApiError::NotFound(format!(
+fn check_model(model: Option<&str>) -> Result<(), ApiError> {
+    match model {
+        Some(MODEL_ID) => Ok(()),
+        Some(model) => Err(ApiError::NotFound(format!(
             "the model `{}` does not exist; bor serves one model, `{MODEL_ID}`",
             cut(model, 100)
         ))),
-        Some(_) => Err(ApiError::InvalidJson("`model` must be a string".to_owned())),
         None => Err(ApiError::InvalidJson(format!(
             "`model` is missing; bor serves one model, `{MODEL_ID}`"
         ))),
@@ -84,13 +123,12 @@ fn check_model(object: &Map<String, Value>) -> Result<(), ApiError> {
 }
 
 /// The trimmed text of the last message, which must be the user's.
-fn question(message: &Value, index: usize, max_chars: usize) -> Result<String, ApiError> {
+fn question(message: &RequestMessage, index: usize, max_chars: usize) -> Result<String, ApiError> {
     let invalid = |what: String| ApiError::InvalidJson(format!("messages[{index}]: {what}"));
-    let role = role(message).map_err(invalid)?;
-    if role != "user" {
+    if message.role != "user" {
         return Err(ApiError::InvalidHistory(format!(
             "the last message must be the user's question; messages[{index}] is a `{}` message",
-            cut(role, 40)
+            cut(&message.role, 40)
         )));
     }
     let text = text_content(message)
@@ -107,11 +145,11 @@ fn question(message: &Value, index: usize, max_chars: usize) -> Result<String, A
 }
 
 /// The user and assistant messages with text, the last [`MAX_HISTORY`] of them.
-fn history(messages: &[Value]) -> Result<Vec<ChatMessage>, ApiError> {
+fn history(messages: &[RequestMessage]) -> Result<Vec<ChatMessage>, ApiError> {
     let mut history = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         let invalid = |what: String| ApiError::InvalidHistory(format!("messages[{index}]: {what}"));
-        let role = role(message).map_err(invalid)?;
+        let role = message.role.as_str();
         if IGNORED_ROLES.contains(&role) {
             continue;
         }
@@ -139,24 +177,13 @@ fn history(messages: &[Value]) -> Result<Vec<ChatMessage>, ApiError> {
     Ok(history)
 }
 
-fn role(message: &Value) -> Result<&str, String> {
-    let message = message
-        .as_object()
-        .ok_or_else(|| "a message must be an object".to_owned())?;
-    match message.get("role") {
-        Some(Value::String(role)) => Ok(role),
-        Some(_) => Err("`role` must be a string".to_owned()),
-        None => Err("`role` is missing".to_owned()),
-    }
-}
-
 /// A message's text: its `content` string, or its text parts joined by newlines;
 /// `None` when it has no content.
-fn text_content(message: &Value) -> Result<Option<String>, String> {
-    match message.get("content") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(Value::Array(parts)) => {
+fn text_content(message: &RequestMessage) -> Result<Option<String>, String> {
+    match &message.content {
+        None => Ok(None),
+        Some(MessageContent::Text(text)) => Ok(Some(text.clone())),
+        Some(MessageContent::Parts(parts)) => {
             let texts = parts
                 .iter()
                 .enumerate()
@@ -164,21 +191,17 @@ fn text_content(message: &Value) -> Result<Option<String>, String> {
                 .collect::<Result<Vec<&str>, String>>()?;
             Ok(Some(texts.join("\n")))
         }
-        Some(_) => Err("`content` must be a string or a list of text parts".to_owned()),
     }
 }
 
-fn text_part(part: &Value) -> Result<&str, String> {
-    match part.get("type").and_then(Value::as_str) {
-        Some("text") => part
-            .get("text")
-            .and_then(Value::as_str)
-            .ok_or_else(|| "a text part needs a string `text`".to_owned()),
-        Some(kind) => Err(format!(
+fn text_part(part: &ContentPart) -> Result<&str, String> {
+    match (part.kind.as_str(), &part.text) {
+        ("text", Some(text)) => Ok(text),
+        ("text", None) => Err("a text part needs a string `text`".to_owned()),
+        (kind, _) => Err(format!(
             "parts of type `{}` are not supported; bor takes text only",
             cut(kind, 40)
         )),
-        None => Err("a content part must be an object with a string `type`".to_owned()),
     }
 }
 
@@ -192,11 +215,12 @@ fn cut(text: &str, limit: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::body::parse_json_body;
     use proptest::prelude::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn parse(body: Value) -> Result<CompletionRequest, ApiError> {
-        parse_completion_request(&body, 10)
+        parse_completion_request(parse_json_body(&serde_json::to_vec(&body).unwrap())?, 10)
     }
 
     fn code(body: Value) -> &'static str {
@@ -394,7 +418,7 @@ mod tests {
                 extra,
             ];
             for body in bodies {
-                match parse_completion_request(&body, 10) {
+                match parse(body) {
                     Ok(request) => {
                         prop_assert!(!request.input.question.is_empty());
                         prop_assert!(request.input.question.chars().count() <= 10);

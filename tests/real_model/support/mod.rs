@@ -16,6 +16,7 @@ use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
 use serde_json::{Value, json};
 
+pub use bor_test_support::{ChatResponse, Frame, wait_for_rows};
 pub use proxy::{RewritingProxy, cap_answer_length, force_search_documents};
 pub use server::ModelServer;
 
@@ -81,53 +82,6 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
     dot / (norm(a) * norm(b))
-}
-
-/// One SSE frame of a turn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Frame {
-    pub event: String,
-    pub data: Value,
-}
-
-/// The frames of a whole turn.
-#[derive(Debug)]
-pub struct Turn {
-    pub frames: Vec<Frame>,
-}
-
-impl Turn {
-    pub fn events(&self) -> Vec<&str> {
-        self.frames.iter().map(|f| f.event.as_str()).collect()
-    }
-
-    /// The text of every frame of kind `event`, joined.
-    pub fn text_of(&self, event: &str) -> String {
-        self.frames
-            .iter()
-            .filter(|f| f.event == event)
-            .filter_map(|f| f.data["text"].as_str())
-            .collect()
-    }
-
-    pub fn deltas(&self) -> String {
-        self.text_of("delta")
-    }
-
-    pub fn last(&self) -> &Frame {
-        self.frames.last().expect("the stream has frames")
-    }
-
-    /// Exactly one terminal frame, last.
-    pub fn assert_one_terminal_frame(&self) {
-        let terminals = self
-            .frames
-            .iter()
-            .filter(|f| f.event == "done" || f.event == "error")
-            .count();
-        assert_eq!(terminals, 1, "{:?}", self.events());
-        assert!(matches!(self.last().event.as_str(), "done" | "error"));
-    }
 }
 
 /// The frames of a turn as they arrive.
@@ -224,10 +178,8 @@ impl RealModelApp {
     }
 
     /// Asks `message` and reads the whole turn.
-    pub async fn chat(&self, message: &str) -> Turn {
-        Turn {
-            frames: rest_of(self.open_chat(message).await).await,
-        }
+    pub async fn chat(&self, message: &str) -> ChatResponse {
+        ChatResponse::of_frames(rest_of(self.open_chat(message).await).await)
     }
 
     /// Stores a document of one chunk whose embedding comes from the model server;
@@ -245,7 +197,7 @@ impl RealModelApp {
 
     /// The `query_log` rows, oldest first, once `n` are there (or after a few seconds).
     pub async fn wait_for_rows(&self, n: usize) -> Vec<QueryLogEntry> {
-        bor::testing::wait_for_query_log_rows(&self.pool, n).await
+        wait_for_rows(&self.pool, n).await
     }
 
     pub async fn query_log(&self) -> Vec<QueryLogEntry> {

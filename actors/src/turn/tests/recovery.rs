@@ -1,4 +1,5 @@
-//! The scaffolding guardrail's recovery policy (SPEC §7), on both paths.
+//! The scaffolding guardrail's recovery policy (docs/PROTOCOL.md, "Recovery"), on both
+//! paths.
 
 use super::*;
 use crate::llm::Role;

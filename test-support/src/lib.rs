@@ -1,5 +1,12 @@
-//! `TestApp`: a running bor with its own database and mock LLM, and typed helpers to
-//! talk to it.
+//! What bor's integration tests share: `TestApp` (a running bor with its own database
+//! and mock LLM, and typed helpers to talk to it), the frames of a turn as a client
+//! reads them, the one polling helper, the captured log lines, a TCP proxy to cut, and
+//! the `/v1` client helpers.
+
+#![expect(
+    clippy::expect_used,
+    reason = "test support stops the test at the first unexpected value"
+)]
 
 mod admin;
 mod logs;
@@ -81,12 +88,27 @@ impl ChatResponse {
         self.frames.iter().map(|f| f.event.as_str()).collect()
     }
 
-    pub fn deltas(&self) -> String {
+    /// A streamed turn's response made of `frames` (as read by a test of its own).
+    pub fn of_frames(frames: Vec<Frame>) -> ChatResponse {
+        ChatResponse {
+            status: 200,
+            headers: HeaderMap::new(),
+            frames,
+            json: None,
+        }
+    }
+
+    /// The text of every frame of kind `event`, joined.
+    pub fn text_of(&self, event: &str) -> String {
         self.frames
             .iter()
-            .filter(|f| f.event == "delta")
+            .filter(|f| f.event == event)
             .filter_map(|f| f.data["text"].as_str())
             .collect()
+    }
+
+    pub fn deltas(&self) -> String {
+        self.text_of("delta")
     }
 
     pub fn last(&self) -> &Frame {
@@ -194,7 +216,7 @@ impl TestApp {
 
     /// Turns holding a slot right now.
     pub fn turns_in_flight(&self) -> usize {
-        self.state.config.max_concurrent_turns - self.state.turn_slots.available_permits()
+        bor::health::turns_in_flight(&self.state)
     }
 
     pub fn client() -> awc::Client {
@@ -239,7 +261,6 @@ impl TestApp {
         read_chat_response(response).await
     }
 
-    /// The `query_log` rows, oldest first.
     /// The LogActor's counters.
     pub async fn log_stats(&self) -> bor_actors::log::LogStats {
         self.state
@@ -249,13 +270,14 @@ impl TestApp {
             .expect("the log actor answers")
     }
 
+    /// The `query_log` rows, oldest first.
     pub async fn query_log(&self) -> Vec<QueryLogEntry> {
         bor::testing::query_log_rows(&self.pool).await
     }
 
     /// Waits until `query_log` holds `n` rows (rows are written just after the stream ends).
     pub async fn wait_for_rows(&self, n: usize) -> Vec<QueryLogEntry> {
-        bor::testing::wait_for_query_log_rows(&self.pool, n).await
+        wait_for_rows(&self.pool, n).await
     }
 
     /// Stores a document of one chunk whose embedding is the mock's embedding of its
@@ -283,23 +305,40 @@ impl TestApp {
     }
 
     pub async fn mock_embedding(&self, text: &str) -> Vec<f32> {
-        let mut response = Self::client()
-            .post(format!("{}/embeddings", self.mock.base_url()))
-            .send_json(&json!({"model": "smollm2", "input": text}))
-            .await
-            .expect("the mock embeds");
-        let body: Value = response.json().await.expect("embedding JSON");
-        body["data"][0]["embedding"]
-            .as_array()
-            .expect("an embedding")
-            .iter()
-            .map(|x| x.as_f64().unwrap_or_default() as f32)
-            .collect()
+        mock_embedding(&self.mock, text).await
     }
 }
 
-/// Reads a chat response: the SSE frames of a stream, or the JSON of a refusal.
-pub async fn read_chat_response<S>(mut response: awc::ClientResponse<S>) -> ChatResponse
+/// The embedding `mock` gives `text` (what bor stores for it).
+pub async fn mock_embedding(mock: &MockLlm, text: &str) -> Vec<f32> {
+    let mut response = TestApp::client()
+        .post(format!("{}/embeddings", mock.base_url()))
+        .send_json(&json!({"model": "smollm2", "input": text}))
+        .await
+        .expect("the mock embeds");
+    let body: Value = response.json().await.expect("embedding JSON");
+    body["data"][0]["embedding"]
+        .as_array()
+        .expect("an embedding")
+        .iter()
+        .map(|x| x.as_f64().unwrap_or_default() as f32)
+        .collect()
+}
+
+/// Reads a chat response within [`STREAM_TIMEOUT`]: the SSE frames of a stream, or
+/// the JSON of a refusal.
+pub async fn read_chat_response<S>(response: awc::ClientResponse<S>) -> ChatResponse
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, awc::error::PayloadError>> + Unpin,
+{
+    read_chat_response_within(response, STREAM_TIMEOUT).await
+}
+
+/// Like [`read_chat_response`], waiting up to `timeout` for the stream to end.
+pub async fn read_chat_response_within<S>(
+    mut response: awc::ClientResponse<S>,
+    timeout: Duration,
+) -> ChatResponse
 where
     S: futures_util::Stream<Item = Result<bytes::Bytes, awc::error::PayloadError>> + Unpin,
 {
@@ -329,7 +368,7 @@ where
             });
         }
     };
-    tokio::time::timeout(STREAM_TIMEOUT, read)
+    tokio::time::timeout(timeout, read)
         .await
         .expect("the stream ended in time");
     ChatResponse {
@@ -340,12 +379,20 @@ where
     }
 }
 
+/// The `query_log` rows, oldest first, once there are `n` (rows are written just after a
+/// stream ends), or whatever is there after five seconds.
+pub async fn wait_for_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEntry> {
+    eventually(async || bor::testing::query_log_rows(pool).await.len() >= n).await;
+    bor::testing::query_log_rows(pool).await
+}
+
 /// A question with a mock directive line.
 pub fn directed(question: &str, directive: Value) -> String {
     format!("{question}\nMOCK {directive}")
 }
 
-/// Polls `condition` for up to five seconds.
+/// Polls `condition` every 10 ms for up to five seconds: the one way a test waits for
+/// something that happens after a response (a row written, an index updated).
 pub async fn eventually(mut condition: impl AsyncFnMut() -> bool) -> bool {
     for _ in 0..500 {
         if condition().await {
@@ -359,7 +406,7 @@ pub async fn eventually(mut condition: impl AsyncFnMut() -> bool) -> bool {
 /// A file of the format readers' real-tool fixtures (`formats/tests/fixtures`).
 pub fn format_fixture(name: &str) -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("formats/tests/fixtures")
+        .join("../formats/tests/fixtures")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
