@@ -94,6 +94,7 @@ start_bor() {
         BOR_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB" \
         BOR_LLM_BASE_URL="http://$MOCK_ADDR/v1" \
         BOR_MAX_CONCURRENT_TURNS=10000 \
+        BOR_MAX_ANSWER_CHARS=1000000 \
         BOR_SHUTDOWN_GRACE=1 \
         BOR_LOG=info \
         target/release/bor serve >> "$OUT/bor.log" 2>&1 &
@@ -174,7 +175,8 @@ if has ttft; then
 fi
 
 if has throughput; then
-    # Long answers streamed as fast as the mock writes them.
+    # Long answers streamed as fast as the mock writes them (120,000 characters each,
+    # within the answer bound start_bor sets).
     tokens=$(size 20000 5000)
     question="Stream a long answer
 MOCK {\"reply\": \"token \", \"repeat\": $tokens}"

@@ -111,7 +111,7 @@ def render(out):
         + f": {facts.get('nproc', '?')} cores ({facts.get('cpu', '?')}), "
         f"{facts.get('memory_gib', '?')} GiB, Linux {facts.get('kernel', '?')}. "
         f"Load average before/after: {' '.join(facts.get('load_before', []))} / "
-        f"{' '.join(facts.get('load_after', []))} (other work shared the machine)."
+        f"{' '.join(facts.get('load_after', []))} (the benchmark's own processes count in it)."
         + (" **Quick run: small sizes, rough figures.**" if facts.get("quick") else "")
     )
     add("")

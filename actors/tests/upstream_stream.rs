@@ -2,11 +2,6 @@
 //! ([`SseFramer`]) and chunk decoding ([`ChatStreamDecoder`]) under random content,
 //! random line endings, random network splits and random bytes.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "a test stops at the first unexpected value"
-)]
-
 use bor_actors::llm::{AttemptError, ChatStreamDecoder, SseError, SseFramer, StreamPiece};
 use proptest::prelude::*;
 use serde_json::{Value, json};
