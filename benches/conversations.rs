@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use bor::db::conversations;
 use bor::testing::TestDatabase;
-use chrono::{DateTime, Utc};
 use diesel::sql_query;
 use diesel::sql_types::Integer;
 use diesel_async::RunQueryDsl;
@@ -54,7 +53,7 @@ fn main() {
 struct Case {
     query: &'static str,
     words: Vec<String>,
-    before: Option<DateTime<Utc>>,
+    before: Option<conversations::PageStart>,
 }
 
 /// One measured query: its label, p50 and p99, and how many conversations it found.
@@ -121,7 +120,10 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
     let first_page = conversations::list(&mut conn, &[], 50, None)
         .await
         .expect("a page");
-    let before: Option<DateTime<Utc>> = first_page.last().map(|c| c.updated_at);
+    let before = first_page.last().map(|c| conversations::PageStart {
+        updated_at: c.updated_at,
+        id: Some(c.id),
+    });
     let words =
         |text: &str| -> Vec<String> { text.split_whitespace().map(str::to_owned).collect() };
     let case = |query, words, before| Case {
@@ -131,7 +133,7 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
     };
     let cases = vec![
         case("first page (50)", Vec::new(), None),
-        case("next page (`before`)", Vec::new(), before),
+        case("next page (`before`, `before_id`)", Vec::new(), before),
         case("search, a title word (`kettles`)", words("kettles"), None),
         case("search, a word being typed (`kett`)", words("kett"), None),
         case(

@@ -65,7 +65,10 @@ export function chatBody(message, conversationId) {
 export function listHref({ query = "", before = null, limit = PAGE_SIZE } = {}) {
   const params = new URLSearchParams({ limit: String(limit) });
   if (query.trim() !== "") params.set("q", query.trim());
-  if (before !== null) params.set("before", before);
+  if (before !== null) {
+    params.set("before", before.updated_at);
+    params.set("before_id", before.id);
+  }
   return `/api/conversations?${params}`;
 }
 
@@ -78,10 +81,12 @@ export function exportHref(id, format) {
   return `${conversationApiHref(id)}/export?${new URLSearchParams({ format })}`;
 }
 
-/** Where the next page of the list starts: the last `updated_at` of a full page, else
- *  null (a page shorter than asked for is the last). */
+/** Where the next page of the list starts: the `updated_at` and `id` of a full page's
+ *  last conversation (so that one updated at the same moment is not skipped), else null
+ *  (a page shorter than asked for is the last). */
 export function nextBefore(page, limit = PAGE_SIZE) {
-  return page.length >= limit ? (page.at(-1)?.updated_at ?? null) : null;
+  const last = page.at(-1);
+  return page.length >= limit && last ? { updated_at: last.updated_at, id: last.id } : null;
 }
 
 /** `more` appended to `listed`, leaving out any conversation already listed (one that

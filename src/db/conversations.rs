@@ -146,20 +146,45 @@ fn search_query(words: &[String]) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" & "))
 }
 
-/// Conversations newest first, `limit` of them, older than `before` when given, whose
-/// title, questions and answers together hold every word of `words` (case-insensitive;
-/// a word matches the start of a word).
+/// Where a page of the list starts: after the conversation updated at `updated_at` with
+/// this `id` in the list's order (newest first, then by id); without an id, after every
+/// conversation updated at that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageStart {
+    pub updated_at: DateTime<Utc>,
+    pub id: Option<Uuid>,
+}
+
+/// Conversations newest first (ties by id), `limit` of them, after `start` when given,
+/// whose title, questions and answers together hold every word of `words`
+/// (case-insensitive; a word matches the start of a word).
 pub async fn list(
     conn: &mut AsyncPgConnection,
     words: &[String],
     limit: i64,
-    before: Option<DateTime<Utc>>,
+    start: Option<PageStart>,
 ) -> Result<Vec<ConversationSummary>, DbError> {
     let mut query = summaries()
         .order((conversations::updated_at.desc(), conversations::id))
         .limit(limit);
-    if let Some(before) = before {
-        query = query.filter(conversations::updated_at.lt(before));
+    match start {
+        None => {}
+        Some(PageStart {
+            updated_at,
+            id: None,
+        }) => query = query.filter(conversations::updated_at.lt(updated_at)),
+        Some(PageStart {
+            updated_at,
+            id: Some(id),
+        }) => {
+            query = query.filter(
+                conversations::updated_at
+                    .lt(updated_at)
+                    .or(conversations::updated_at
+                        .eq(updated_at)
+                        .and(conversations::id.gt(id))),
+            )
+        }
     }
     if !words.is_empty() {
         let Some(search) = search_query(words) else {

@@ -34,6 +34,9 @@ pub struct ListQuery {
     limit: Option<String>,
     /// An `updated_at` of the previous page (RFC 3339): the conversations before it.
     before: Option<String>,
+    /// With `before`, the `id` of the previous page's last conversation: conversations
+    /// updated at that same moment and listed after it come too, so no page skips one.
+    before_id: Option<String>,
 }
 
 /// One conversation with its turns, oldest first.
@@ -52,7 +55,7 @@ pub struct Conversation {
     params(ListQuery),
     responses(
         (status = 200, description = "the conversations, newest `updated_at` first", body = [ConversationSummary]),
-        (status = 400, description = "`invalid_json`: a `limit` or `before` that does not parse", body = ErrorBody),
+        (status = 400, description = "`invalid_json`: a `limit`, `before` or `before_id` that does not parse, or `before_id` without `before`", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
     )
 )]
@@ -72,13 +75,22 @@ pub async fn list(
                 ApiError::InvalidJson(format!("`limit` must be an integer from 1 to {MAX_PAGE}"))
             })?,
     };
-    let before = match query.before.as_deref() {
-        None => None,
-        Some(raw) => Some(
-            DateTime::parse_from_rfc3339(raw.trim())
+    let before = match (query.before.as_deref(), query.before_id.as_deref()) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            return Err(ApiError::InvalidJson(
+                "`before_id` goes with `before`".to_owned(),
+            ));
+        }
+        (Some(raw), id) => Some(conversations::PageStart {
+            updated_at: DateTime::parse_from_rfc3339(raw.trim())
                 .map_err(|_| ApiError::InvalidJson("`before` must be an RFC 3339 time".to_owned()))?
                 .with_timezone(&Utc),
-        ),
+            id: id
+                .map(|id| Uuid::parse_str(id.trim()))
+                .transpose()
+                .map_err(|_| ApiError::InvalidJson("`before_id` must be a UUID".to_owned()))?,
+        }),
     };
     let words: Vec<String> = query
         .q

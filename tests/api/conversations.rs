@@ -352,6 +352,64 @@ async fn conversations_are_searched_by_every_word_and_paged_newest_first() {
     }
 }
 
+/// Conversations updated at the same moment are paged by id after it: a page that ends
+/// among them is followed by the rest, none skipped or repeated.
+#[actix_web::test]
+async fn pages_that_end_among_equal_times_skip_no_conversation() {
+    let app = TestApp::spawn().await;
+    for n in 0..3 {
+        ask(&app, &format!("Question {n}?"), None).await;
+    }
+    app.wait_for_rows(3).await;
+    let mut conn = app.pool.get().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query("UPDATE conversations SET updated_at = '2026-01-02T03:04:05.123456Z'"),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+
+    let mut listed: Vec<String> = Vec::new();
+    let mut path = "/api/conversations?limit=1".to_owned();
+    loop {
+        let page = call(&app, "GET", &path, None).await.json();
+        let Some(last) = page.as_array().unwrap().last() else {
+            break;
+        };
+        listed.push(last["id"].as_str().unwrap().to_owned());
+        path = format!(
+            "/api/conversations?limit=1&before={}&before_id={}",
+            last["updated_at"].as_str().unwrap().replace('+', "%2B"),
+            last["id"].as_str().unwrap()
+        );
+        assert!(listed.len() <= 3, "paging ends: {listed:?}");
+    }
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(listed, sorted, "ties come in id order");
+    sorted.dedup();
+    assert_eq!(sorted.len(), 3, "every conversation once: {listed:?}");
+
+    // `before` alone still means strictly older.
+    let older = call(
+        &app,
+        "GET",
+        "/api/conversations?before=2026-01-02T03:04:05.123456Z",
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(older.as_array().unwrap().len(), 0);
+    for bad in [
+        "before_id=not-a-uuid&before=2026-01-02T03:04:05Z",
+        &format!("before_id={}", Uuid::new_v4()),
+    ] {
+        let reply = call(&app, "GET", &format!("/api/conversations?{bad}"), None).await;
+        assert_eq!(reply.status, 400, "{bad}");
+        assert_eq!(reply.json()["error"]["code"], "invalid_json");
+    }
+}
+
 #[actix_web::test]
 async fn the_history_holds_the_last_twenty_turns_with_an_answer() {
     let app = TestApp::spawn().await;

@@ -111,12 +111,12 @@ test("stored turns become exchanges as a finished live turn leaves them", () => 
   assert.ok(!isStored(newExchange("still streaming")));
 });
 
-test("the list's addresses: search words, page size, the page before a time, exports", () => {
+test("the list's addresses: search words, page size, the page after a conversation, exports", () => {
   assert.equal(listHref(), "/api/conversations?limit=50");
   assert.equal(listHref({ query: "  otter  fur " }), "/api/conversations?limit=50&q=otter++fur");
   assert.equal(
-    listHref({ before: "2025-01-02T03:04:05.123456Z" }),
-    "/api/conversations?limit=50&before=2025-01-02T03%3A04%3A05.123456Z",
+    listHref({ before: { updated_at: "2025-01-02T03:04:05.123456Z", id: ID } }),
+    `/api/conversations?limit=50&before=2025-01-02T03%3A04%3A05.123456Z&before_id=${ID}`,
   );
   assert.equal(exportHref(ID, "markdown"), `/api/conversations/${ID}/export?format=markdown`);
   assert.equal(exportHref(ID, "json"), `/api/conversations/${ID}/export?format=json`);
@@ -125,10 +125,10 @@ test("the list's addresses: search words, page size, the page before a time, exp
 test("a full page leads to the next one; pages join without repeating a conversation", () => {
   const page = (from, count) =>
     Array.from({ length: count }, (_, i) => ({ id: `c${from + i}`, updated_at: `t${from + i}` }));
-  assert.equal(nextBefore(page(0, 50)), "t49");
+  assert.deepEqual(nextBefore(page(0, 50)), { updated_at: "t49", id: "c49" });
   assert.equal(nextBefore(page(0, 49)), null);
   assert.equal(nextBefore([]), null);
-  assert.equal(nextBefore(page(0, 2), 2), "t1");
+  assert.deepEqual(nextBefore(page(0, 2), 2), { updated_at: "t1", id: "c1" });
   const joined = appendPage(page(0, 3), [...page(2, 3)]);
   assert.deepEqual(joined.map((conversation) => conversation.id), ["c0", "c1", "c2", "c3", "c4"]);
 });
