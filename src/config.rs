@@ -48,8 +48,9 @@ macro_rules! variables {
             $($(#[doc = $doc])* pub $field: $ty,)*
         }
 
-        /// The variables as envy reads them: present or not, not yet parsed.
-        #[derive(Debug, Default, Deserialize)]
+        /// The variables as envy reads them: present or not, not yet parsed (no `Debug`:
+        /// they hold the secrets as given).
+        #[derive(Default, Deserialize)]
         struct RawVars {
             $($field: Option<String>,)*
         }
@@ -162,8 +163,8 @@ variables! {
 }
 
 impl ConfigView {
-    /// `(BOR_NAME, value)` pairs, sorted by name; a variable without a value shows as
-    /// `(unset)`, a secret as `set` or `unset`.
+    /// `(BOR_NAME, value)` pairs, sorted by name; a variable without a value, like a
+    /// secret, shows as `unset` (a secret that has one as `set`).
     pub fn variables(&self) -> Vec<(String, String)> {
         let value = serde_json::to_value(self).unwrap_or_default();
         let Some(fields) = value.as_object() else {
@@ -174,7 +175,7 @@ impl ConfigView {
             .map(|(name, value)| {
                 let shown = match value {
                     serde_json::Value::String(text) => text.clone(),
-                    serde_json::Value::Null => "(unset)".to_owned(),
+                    serde_json::Value::Null => "unset".to_owned(),
                     other => other.to_string(),
                 };
                 (variable_name(name), shown)
@@ -247,11 +248,15 @@ impl Config {
                 Err(_) => problems.push(format!("{name} is not valid UTF-8")),
             }
         }
-        let config = Self::from_vars_with(vars, problems)?;
-        Ok(Loaded {
-            config,
-            warnings: unknown_variables(names),
-        })
+        let warnings = unknown_variables(names);
+        match Self::from_vars_with(vars, problems) {
+            Ok(config) => Ok(Loaded { config, warnings }),
+            // A misspelt name may be why a variable seems wrong: said with the problems.
+            Err(mut error) => {
+                error.problems.extend(warnings);
+                Err(error)
+            }
+        }
     }
 
     /// Like [`Config::from_env`], from explicit pairs only (no `.env`, no process
@@ -341,7 +346,8 @@ fn closest_variable(field: &str) -> Option<&'static str> {
         .map(|known| (strsim::levenshtein(field, known), *known))
         .filter(|(distance, known)| {
             *distance <= known.len().max(field.len()) / 3
-                || (field.len() >= 4 && (known.contains(field) || field.contains(known)))
+                || (field.len().min(known.len()) >= 4
+                    && (known.contains(field) || field.contains(known)))
         })
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, known)| known)

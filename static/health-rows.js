@@ -95,14 +95,18 @@ export function logRows(log) {
 
 /**
  * The configuration as `BOR_*` variables, sorted by name; the secrets come as "set" or
- * "unset" (the server never sends their values).
+ * "unset" (the server never sends their values), a setting without a value as "unset".
  */
 export function configRows(config) {
   return Object.entries(config)
-    .map(([name, value]) =>
-      row(`BOR_${name.toUpperCase()}`, typeof value === "string" ? value : JSON.stringify(value)),
-    )
+    .map(([name, value]) => row(`BOR_${name.toUpperCase()}`, shownValue(value)))
     .sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+}
+
+/** A setting as the page shows it: no value reads "unset", like a secret not set. */
+function shownValue(value) {
+  if (value === null || value === undefined) return "unset";
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 /** `3725` → "1 h 2 min"; whole units, the two largest. */

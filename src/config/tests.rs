@@ -685,3 +685,18 @@ fn known_variables_raise_no_warning() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_misspelt_name_is_named_with_the_problems_it_may_explain() {
+    let missing = std::env::temp_dir().join(format!("bor-missing-{}.env", uuid::Uuid::new_v4()));
+    let env = environment(&[("BOR_DB_POOL_SIZE", "0"), ("BOR_CATALOG_DIR", "/srv")]);
+    let error = Config::from_sources(&missing, env).unwrap_err();
+    assert_eq!(
+        error.problems(),
+        [
+            r#"BOR_DB_POOL_SIZE="0" is invalid: expected an integer from 1 to 128"#,
+            "BOR_CATALOG_DIR is not a bor variable and is ignored",
+        ],
+        "a three-letter variable (BOR_LOG) is no match for a longer name holding it"
+    );
+}

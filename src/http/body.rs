@@ -73,8 +73,8 @@ pub async fn read_json_body<T: RequestBody>(
     parse_json_body(&body)
 }
 
-/// Parses `bytes` into `T`: malformed JSON is `invalid_json`; JSON that does not fit
-/// `T` is refused as `T` says, with the path of the value at fault
+/// Parses `bytes` into `T`: malformed JSON, or JSON that is not an object, is
+/// `invalid_json`; an object that does not fit `T` is refused as `T` says, with the path of the value at fault
 /// (`history[2].role: unknown variant …`).
 pub fn parse_json_body<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
     // Every body is an object: serde would also fill a struct from an array of its
@@ -83,7 +83,7 @@ pub fn parse_json_body<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
         return Err(
             match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
                 Err(error) => malformed(&error),
-                Ok(_) => T::refusal(None, "the body must be a JSON object".to_owned()),
+                Ok(_) => ApiError::InvalidJson("the body must be a JSON object".to_owned()),
             },
         );
     }

@@ -33,8 +33,19 @@ pub struct ChatRequestBody {
     pub history: Option<Vec<HistoryEntry>>,
     /// The conversation to continue (its stored turns are the history); absent, the
     /// turn starts a new one.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "trimmed_uuid")]
     pub conversation_id: Option<Uuid>,
+}
+
+/// A UUID written as a string, spaces around it allowed.
+fn trimmed_uuid<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Uuid>, D::Error> {
+    let text: Option<String> = Option::deserialize(deserializer)?;
+    text.map(|text| {
+        Uuid::parse_str(text.trim()).map_err(|_| serde::de::Error::custom("expected a UUID"))
+    })
+    .transpose()
 }
 
 /// A body that does not fit: the field's own code (`invalid_history`,
@@ -283,6 +294,8 @@ mod tests {
     #[test]
     fn a_named_conversation_is_continued() {
         let id = Uuid::new_v4();
+        let spaced = parse_input(json!({"message": "x", "conversation_id": format!(" {id} ")}));
+        assert_eq!(spaced.unwrap().input.conversation_id, Some(id));
         let named = parse_input(json!({"message": "x", "conversation_id": id})).unwrap();
         assert_eq!(named.input.conversation_id, Some(id));
         assert!(named.continues);

@@ -1,7 +1,7 @@
 //! What bor's integration tests share: `TestApp` (a running bor with its own database
-//! and mock LLM, and typed helpers to talk to it), the frames of a turn as a client
-//! reads them, the one polling helper, the captured log lines, a TCP proxy to cut, and
-//! the `/v1` client helpers.
+//! and mock LLM, and typed calls to it), the frames of a turn as a client reads them,
+//! the one polling function, the captured log lines, a TCP proxy to cut, and the `/v1`
+//! client calls.
 
 #![expect(
     clippy::expect_used,
@@ -393,8 +393,14 @@ pub fn directed(question: &str, directive: Value) -> String {
 
 /// Polls `condition` every 10 ms for up to five seconds: the one way a test waits for
 /// something that happens after a response (a row written, an index updated).
-pub async fn eventually(mut condition: impl AsyncFnMut() -> bool) -> bool {
-    for _ in 0..500 {
+pub async fn eventually(condition: impl AsyncFnMut() -> bool) -> bool {
+    eventually_within(Duration::from_secs(5), condition).await
+}
+
+/// [`eventually`] with a time limit of its own.
+pub async fn eventually_within(limit: Duration, mut condition: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
         if condition().await {
             return true;
         }

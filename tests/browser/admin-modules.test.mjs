@@ -150,6 +150,7 @@ test("the configuration reads as BOR_ variables, sorted, the secrets as set or u
     admin_token: "unset",
     agent_enabled: false,
     chunk_chars: 1200,
+    llm_embed_base_url: null,
   });
   assert.deepEqual(
     rows.map(({ label, value }) => [label, value]),
@@ -158,6 +159,7 @@ test("the configuration reads as BOR_ variables, sorted, the secrets as set or u
       ["BOR_AGENT_ENABLED", "false"],
       ["BOR_CHUNK_CHARS", "1200"],
       ["BOR_LLM_API_KEY", "set"],
+      ["BOR_LLM_EMBED_BASE_URL", "unset"],
       ["BOR_LOG", "info"],
     ],
   );

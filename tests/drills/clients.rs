@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::support::{TestApp, directed};
-use crate::{assert_nothing_left, eventually_for, scale};
+use crate::{assert_nothing_left, scale};
 
 #[actix_web::test]
 async fn clients_that_leave_mid_stream_free_everything() {
@@ -83,7 +83,8 @@ async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer(
     stream.write_all(request.as_bytes()).await.unwrap();
     // The client now reads nothing, and keeps its connection open.
     let limit = STALLED_CLIENT_TIMEOUT + Duration::from_secs(30);
-    let stopped = eventually_for(limit, async || app.query_log().await.len() == 1).await;
+    let stopped =
+        crate::support::eventually_within(limit, async || app.query_log().await.len() == 1).await;
     assert!(
         stopped,
         "the turn was stopped while its client read nothing"

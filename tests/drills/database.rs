@@ -9,7 +9,7 @@ use futures_util::future::{join, join_all};
 use serde_json::json;
 
 use crate::support::{TestApp, directed};
-use crate::{assert_nothing_left, eventually_for, scale};
+use crate::{assert_nothing_left, scale};
 
 #[actix_web::test]
 async fn turns_during_a_database_outage_are_answered_and_their_rows_written_once() {
@@ -27,10 +27,11 @@ async fn turns_during_a_database_outage_are_answered_and_their_rows_written_once
     let running = join_all((0..streaming).map(|_| app.chat(&slow)));
     let outage = async {
         // Cut the database once every turn has passed retrieval and is streaming.
-        let all_streaming = eventually_for(Duration::from_secs(20), async || {
-            app.mock.chat_requests().len() >= streaming
-        })
-        .await;
+        let all_streaming =
+            crate::support::eventually_within(Duration::from_secs(20), async || {
+                app.mock.chat_requests().len() >= streaming
+            })
+            .await;
         assert!(all_streaming, "the turns reached the LLM");
         proxy.cut();
         // Turns started during the outage retrieve from memory and are answered; their
@@ -61,7 +62,7 @@ async fn turns_during_a_database_outage_are_answered_and_their_rows_written_once
     assert_eq!(after.last().event, "done");
     done_ids.insert(after.turn_id());
 
-    let written = eventually_for(Duration::from_secs(20), async || {
+    let written = crate::support::eventually_within(Duration::from_secs(20), async || {
         app.query_log().await.len() >= done_ids.len()
     })
     .await;

@@ -10,7 +10,7 @@ use futures_util::future::join;
 use serde_json::json;
 
 use crate::support::{ChatResponse, TestApp, directed};
-use crate::{assert_nothing_left, eventually_for, scale};
+use crate::{assert_nothing_left, scale};
 
 const ANSWER: &str = "one two three four five six seven eight nine ten eleven twelve \
                       thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty";
@@ -49,10 +49,11 @@ async fn every_turn_ends_rightly_when_the_llm_server_dies_and_comes_back() {
         let first = probe_events.next().await.unwrap().unwrap();
         assert_eq!(first.event, "delta", "{}", first.data);
         // Kill the server once half the turns are streaming, the rest still on their way.
-        let half_streaming = eventually_for(Duration::from_secs(20), async || {
-            mock.chat_requests().len() > turns / 2
-        })
-        .await;
+        let half_streaming =
+            crate::support::eventually_within(Duration::from_secs(20), async || {
+                mock.chat_requests().len() > turns / 2
+            })
+            .await;
         assert!(half_streaming, "the turns reached the LLM server");
         drop(mock);
         actix_web::rt::time::sleep(Duration::from_secs(1)).await;

@@ -32,7 +32,7 @@ pub fn scale() -> usize {
 /// (each holds a reference to the shared LLM settings while it lives), and the LLM
 /// server is answering nothing.
 pub async fn assert_nothing_left(app: &TestApp, mock: &bor_mock_llm::MockLlm) {
-    let settled = eventually_for(Duration::from_secs(15), async || {
+    let settled = support::eventually_within(Duration::from_secs(15), async || {
         app.turns_in_flight() == 0
             && Arc::strong_count(&app.state.llm) == 1
             && Arc::strong_count(&app.state.turn) == 1
@@ -47,18 +47,6 @@ pub async fn assert_nothing_left(app: &TestApp, mock: &bor_mock_llm::MockLlm) {
         Arc::strong_count(&app.state.turn) - 1,
         mock.responses_in_progress()
     );
-}
-
-/// Polls `condition` every 20 ms until it holds or `limit` passes.
-pub async fn eventually_for(limit: Duration, mut condition: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + limit;
-    while std::time::Instant::now() < deadline {
-        if condition().await {
-            return true;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    }
-    condition().await
 }
 
 #[actix_web::test]

@@ -202,9 +202,21 @@ const TAGGED_JSON: &[Op] = &[Ws, Sub(CALL_OBJECT), Ws, ClosingTag];
 /// `N<|message|>` — after `to=`.
 const RECIPIENT: &[Op] = &[ToolName, Lit(b"<|message|>")];
 
-/// `N\n{arguments}`, the arguments a JSON object: empty, or opening with a key (so that
-/// a sentence that starts with a tool's name and goes on with braces is left alone).
+/// `N\n{arguments}` after the `>>>` that marks a recipient.
 const RECIPIENT_LINE: &[Op] = &[
+    ToolName,
+    Blanks,
+    Lit(b"\n"),
+    Ws,
+    Lit(b"{"),
+    Confirm,
+    Balanced { quotes: b"\"" },
+];
+
+/// `N\n{arguments}` with nothing before it: the arguments must be a JSON object, empty
+/// or opening with a key, so that a message that starts with a tool's name and goes on
+/// with braces is left alone.
+const RECIPIENT_LINE_AT_START: &[Op] = &[
     ToolName,
     Blanks,
     Lit(b"\n"),
@@ -227,6 +239,7 @@ fn program(shape: CallShape) -> &'static [Op] {
         CallShape::TaggedJson => TAGGED_JSON,
         CallShape::Recipient => RECIPIENT,
         CallShape::RecipientLine => RECIPIENT_LINE,
+        CallShape::RecipientLineAtStart => RECIPIENT_LINE_AT_START,
     }
 }
 

@@ -64,8 +64,11 @@ pub enum CallShape {
     TaggedJson,
     /// `N<|message|>`, a role header addressed to one of bor's tools (after `to=`).
     Recipient,
-    /// `N` on its own line, then the JSON arguments object.
+    /// `N` on its own line, then the JSON arguments object (after `>>>`).
     RecipientLine,
+    /// The same at the very start of a message, where nothing marks it: the arguments
+    /// must look like JSON (`{}` or `{"…`).
+    RecipientLineAtStart,
 }
 
 /// Where an opener may start.
@@ -702,7 +705,7 @@ pub static FAMILIES: &[Family] = &[
         tool(
             "Functionary v3.2 tool recipient, first in the message",
             &[""],
-            End::Call(CallShape::RecipientLine),
+            End::Call(CallShape::RecipientLineAtStart),
         ),
         Position::MessageStart(char::is_alphabetic),
     ),

@@ -168,6 +168,12 @@ fn a_tool_name_on_its_own_line_needs_json_arguments() {
         &["search_documents\n{\"query\": \"refunds\"}"],
     );
     stripped("list_documents\n{}", "", &["list_documents\n{}"]);
+    // After `>>>` a recipient line is markup whatever follows its brace.
+    stripped(
+        "Sure.>>>search_documents\n{query: x}",
+        "Sure.",
+        &[">>>search_documents\n{query: x}"],
+    );
 }
 
 #[test]

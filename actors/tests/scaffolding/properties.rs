@@ -139,7 +139,9 @@ fn call(shape: CallShape, opener: &str, name: &str, inner: &str) -> String {
         CallShape::JsonFence => format!("{opener}\n{object}\n```\n"),
         CallShape::TaggedJson => format!("{opener}{object}</{}", &opener[1..]),
         CallShape::Recipient => format!("{opener}{name}<|message|>"),
-        CallShape::RecipientLine => format!("{opener}{name}\n{{\"query\": \"{inner}\"}}"),
+        CallShape::RecipientLine | CallShape::RecipientLineAtStart => {
+            format!("{opener}{name}\n{{\"query\": \"{inner}\"}}")
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 
 use bor_actors::llm::ChatMessage;
 use serde::Deserialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::wire::MODEL_ID;
@@ -48,9 +49,12 @@ impl RequestBody for ChatCompletionRequestBody {}
 pub struct RequestMessage {
     #[schema(example = "user")]
     pub role: String,
-    /// Absent or `null` in an assistant message that only called tools.
+    /// Absent or `null` in an assistant message that only called tools. Read only in
+    /// the messages bor takes (the user's and the assistant's), so that the content of
+    /// the others may have any shape.
     #[serde(default)]
-    pub content: Option<MessageContent>,
+    #[schema(value_type = Option<MessageContent>)]
+    pub content: Option<Value>,
 }
 
 /// A string, or a list of text parts (other parts, such as images, are refused).
@@ -180,10 +184,14 @@ fn history(messages: &[RequestMessage]) -> Result<Vec<ChatMessage>, ApiError> {
 /// A message's text: its `content` string, or its text parts joined by newlines;
 /// `None` when it has no content.
 fn text_content(message: &RequestMessage) -> Result<Option<String>, String> {
-    match &message.content {
-        None => Ok(None),
-        Some(MessageContent::Text(text)) => Ok(Some(text.clone())),
-        Some(MessageContent::Parts(parts)) => {
+    let Some(content) = &message.content else {
+        return Ok(None);
+    };
+    let content =
+        MessageContent::deserialize(content).map_err(|error| format!("`content`: {error}"))?;
+    match content {
+        MessageContent::Text(text) => Ok(Some(text)),
+        MessageContent::Parts(parts) => {
             let texts = parts
                 .iter()
                 .enumerate()

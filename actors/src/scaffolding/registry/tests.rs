@@ -71,7 +71,9 @@ fn body(family: &Family, opener: &str) -> String {
             &opener[1..]
         ),
         End::Call(CallShape::Recipient) => "search_documents<|message|>".to_owned(),
-        End::Call(CallShape::RecipientLine) => "search_documents\n{\"query\": \"x\"}".to_owned(),
+        End::Call(CallShape::RecipientLine | CallShape::RecipientLineAtStart) => {
+            "search_documents\n{\"query\": \"x\"}".to_owned()
+        }
     }
 }
 
