@@ -8,9 +8,9 @@ use std::time::Duration;
 use bor_actors::llm::LlmClient;
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
+use crate::config::{Config, ConfigView};
 use crate::db::{self, DbPool};
-use crate::health::{ConfigView, DatabaseHealth, Dependencies, KnowledgeHealth};
+use crate::health::{DatabaseHealth, Dependencies, KnowledgeHealth};
 use crate::startup::Application;
 use crate::state::llm_settings;
 use crate::telemetry;

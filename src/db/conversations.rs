@@ -45,7 +45,8 @@ pub struct ConversationSummary {
 }
 
 /// A turn of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Queryable, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Queryable, Selectable, ToSchema)]
+#[diesel(table_name = query_log, check_for_backend(diesel::pg::Pg))]
 pub struct ConversationTurn {
     pub turn_id: Uuid,
     pub question: String,
@@ -242,25 +243,6 @@ pub async fn find(
         .optional()?)
 }
 
-/// The columns of [`ConversationTurn`].
-const TURN_COLUMNS: (
-    query_log::turn_id,
-    query_log::question,
-    query_log::answer,
-    query_log::status,
-    query_log::path,
-    query_log::sources,
-    query_log::created_at,
-) = (
-    query_log::turn_id,
-    query_log::question,
-    query_log::answer,
-    query_log::status,
-    query_log::path,
-    query_log::sources,
-    query_log::created_at,
-);
-
 /// The conversation's turns, oldest first.
 pub async fn turns(
     conn: &mut AsyncPgConnection,
@@ -268,7 +250,7 @@ pub async fn turns(
 ) -> Result<Vec<ConversationTurn>, DbError> {
     Ok(query_log::table
         .filter(query_log::conversation_id.eq(id))
-        .select(TURN_COLUMNS)
+        .select(ConversationTurn::as_select())
         .order((query_log::created_at, query_log::id))
         .load(conn)
         .await?)
@@ -283,7 +265,7 @@ pub async fn history(
     let mut newest: Vec<ConversationTurn> = query_log::table
         .filter(query_log::conversation_id.eq(id))
         .filter(query_log::answer.ne(""))
-        .select(TURN_COLUMNS)
+        .select(ConversationTurn::as_select())
         .order((query_log::created_at.desc(), query_log::id.desc()))
         .limit(HISTORY_TURNS)
         .load(conn)

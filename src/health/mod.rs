@@ -16,12 +16,11 @@ use bor_actors::log::{GetLogStats, LogStats, TurnCounts};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::config::{Config, redact_url_credentials};
+use crate::config::{Config, ConfigView, redact_url_credentials};
 use crate::db::DbPool;
 use crate::lifecycle;
 use crate::state::AppState;
 
-pub use crate::config::ConfigView;
 pub use probes::{
     DatabaseHealth, KnowledgeHealth, LlmHealth, Migrations, ModelListing, ServerRole,
 };

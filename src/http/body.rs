@@ -74,8 +74,8 @@ pub async fn read_json_body<T: RequestBody>(
 }
 
 /// Parses `bytes` into `T`: malformed JSON, or JSON that is not an object, is
-/// `invalid_json`; an object that does not fit `T` is refused as `T` says, with the path of the value at fault
-/// (`history[2].role: unknown variant …`).
+/// `invalid_json`; an object that does not fit `T` is refused as `T` says, with the
+/// path of the value at fault (`history[2].role: unknown variant …`).
 pub fn parse_json_body<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
     // Every body is an object: serde would also fill a struct from an array of its
     // fields in order.
@@ -90,20 +90,19 @@ pub fn parse_json_body<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let body = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
+        // The body is an object: a fault below it starts with one of its fields.
         let field = match error.path().iter().next() {
             Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
             _ => None,
         };
         let inner = error.into_inner();
         if inner.is_syntax() || inner.is_eof() {
-            malformed(&inner)
-        } else if path == "." {
-            T::refusal(None, without_position(&inner))
-        } else {
-            T::refusal(
-                field.as_deref(),
-                format!("{path}: {}", without_position(&inner)),
-            )
+            return malformed(&inner);
+        }
+        let reason = without_position(&inner);
+        match field {
+            Some(field) => T::refusal(Some(&field), format!("{path}: {reason}")),
+            None => T::refusal(None, reason),
         }
     })?;
     deserializer.end().map_err(|error| malformed(&error))?;

@@ -304,25 +304,21 @@ impl TestApp {
         bor::testing::insert_one_chunk_document(&self.pool, title, text, &embedding).await
     }
 
+    /// The embedding the mock gives `text` (what bor stores for it).
     pub async fn mock_embedding(&self, text: &str) -> Vec<f32> {
-        mock_embedding(&self.mock, text).await
+        let mut response = Self::client()
+            .post(format!("{}/embeddings", self.mock.base_url()))
+            .send_json(&json!({"model": "smollm2", "input": text}))
+            .await
+            .expect("the mock embeds");
+        let body: Value = response.json().await.expect("embedding JSON");
+        body["data"][0]["embedding"]
+            .as_array()
+            .expect("an embedding")
+            .iter()
+            .map(|x| x.as_f64().unwrap_or_default() as f32)
+            .collect()
     }
-}
-
-/// The embedding `mock` gives `text` (what bor stores for it).
-pub async fn mock_embedding(mock: &MockLlm, text: &str) -> Vec<f32> {
-    let mut response = TestApp::client()
-        .post(format!("{}/embeddings", mock.base_url()))
-        .send_json(&json!({"model": "smollm2", "input": text}))
-        .await
-        .expect("the mock embeds");
-    let body: Value = response.json().await.expect("embedding JSON");
-    body["data"][0]["embedding"]
-        .as_array()
-        .expect("an embedding")
-        .iter()
-        .map(|x| x.as_f64().unwrap_or_default() as f32)
-        .collect()
 }
 
 /// Reads a chat response within [`STREAM_TIMEOUT`]: the SSE frames of a stream, or
@@ -382,8 +378,13 @@ where
 /// The `query_log` rows, oldest first, once there are `n` (rows are written just after a
 /// stream ends), or whatever is there after five seconds.
 pub async fn wait_for_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEntry> {
-    eventually(async || bor::testing::query_log_rows(pool).await.len() >= n).await;
-    bor::testing::query_log_rows(pool).await
+    let mut rows = Vec::new();
+    eventually(async || {
+        rows = bor::testing::query_log_rows(pool).await;
+        rows.len() >= n
+    })
+    .await;
+    rows
 }
 
 /// A question with a mock directive line.

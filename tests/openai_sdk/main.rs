@@ -14,9 +14,9 @@ mod support;
 use std::time::Duration;
 
 use bor::db::query_log::TurnStatus;
-use bor_test_support::{directed, eventually};
+use bor_test_support::{TestApp, directed, eventually};
 use serde_json::{Value, json};
-use support::SdkApp;
+use support::sdk;
 
 const SLOW_STORY: &str = "once upon a time there was a very long story indeed";
 
@@ -29,8 +29,8 @@ fn slow_story() -> String {
 
 #[actix_web::test]
 async fn the_sdk_lists_and_retrieves_the_model() {
-    let app = SdkApp::spawn(&[]).await;
-    let models = app.sdk("models", "").await;
+    let app = TestApp::spawn().await;
+    let models = sdk(&app, "models", "").await;
     assert_eq!(models["ids"], json!(["bor"]));
     assert_eq!(models["retrieved"]["id"], "bor");
     assert_eq!(models["retrieved"]["object"], "model");
@@ -47,8 +47,8 @@ async fn the_sdk_lists_and_retrieves_the_model() {
 /// What both SDK clients (blocking and async) made of one grounded, retried, reasoned
 /// turn with a tool call.
 async fn check_streamed_turn(scenario: &str) {
-    let app = SdkApp::spawn(&[]).await;
-    let document_id = app
+    let app = TestApp::spawn().await;
+    let (document_id, _) = app
         .insert_document(
             "Refund policy",
             "Refunds are paid within fourteen days of a return.",
@@ -60,7 +60,7 @@ async fn check_streamed_turn(scenario: &str) {
                "tool_calls": [{"name": "search_documents", "arguments": {"query": "refunds"}}],
                "reply": "Within fourteen days."}),
     );
-    let streamed = app.sdk(scenario, &question).await;
+    let streamed = sdk(&app, scenario, &question).await;
     assert_eq!(streamed["error"], Value::Null, "{streamed}");
     assert_eq!(streamed["content"], "Within fourteen days.");
     assert_eq!(streamed["reasoning"], "Checking.Checking.");
@@ -83,7 +83,7 @@ async fn check_streamed_turn(scenario: &str) {
         assert_eq!(chunk["model"], "bor");
     }
 
-    let rows = app.rows(1).await;
+    let rows = app.wait_for_rows(1).await;
     assert_eq!(rows[0].turn_id.to_string(), turn_id);
     assert_eq!(rows[0].status, TurnStatus::Done);
     assert_eq!((rows[0].retries, rows[0].tool_calls), (2, 1));
@@ -111,12 +111,12 @@ async fn the_async_sdk_streams_a_turn_and_skips_the_comments() {
 
 #[actix_web::test]
 async fn the_sdk_reads_a_whole_completion() {
-    let app = SdkApp::spawn(&[]).await;
+    let app = TestApp::spawn().await;
     let question = directed(
         "Think first?",
         json!({"reasoning": "Hmm.", "reply": "Thought it through."}),
     );
-    let completion = app.sdk("complete", &question).await;
+    let completion = sdk(&app, "complete", &question).await;
     assert_eq!(completion["error"], Value::Null, "{completion}");
     assert_eq!(completion["object"], "chat.completion");
     assert_eq!(completion["model"], "bor");
@@ -126,12 +126,12 @@ async fn the_sdk_reads_a_whole_completion() {
     assert_eq!(completion["usage"], Value::Null);
     let turn_id = completion["bor"]["turn_id"].as_str().unwrap();
     assert_eq!(completion["id"], format!("chatcmpl-{turn_id}"));
-    assert_eq!(app.rows(1).await[0].turn_id.to_string(), turn_id);
+    assert_eq!(app.wait_for_rows(1).await[0].turn_id.to_string(), turn_id);
 }
 
 #[actix_web::test]
 async fn the_sdk_raises_bor_refusals_and_failures_as_status_errors_with_their_codes() {
-    let app = SdkApp::spawn(&[("BOR_LLM_RETRIES", "1")]).await;
+    let app = TestApp::spawn_with(&[("BOR_LLM_RETRIES", "1")]).await;
     let leak = "<tool_call>{\"name\": \"list_documents\"}</tool_call>";
     let cases = [
         (
@@ -174,7 +174,7 @@ async fn the_sdk_raises_bor_refusals_and_failures_as_status_errors_with_their_co
         .iter()
         .map(|(model, q, ..)| (*model, q.as_str()))
         .collect();
-    let answers = app.sdk("complete-each", &json!(asked).to_string()).await;
+    let answers = sdk(&app, "complete-each", &json!(asked).to_string()).await;
     for ((_, _, class, status, code), answer) in
         cases.iter().zip(answers["results"].as_array().unwrap())
     {
@@ -207,17 +207,20 @@ async fn the_sdk_raises_bor_refusals_and_failures_as_status_errors_with_their_co
         unavailable["body"],
         json!({"message": detail, "type": "server_error", "param": null, "code": "llm_unavailable"})
     );
-    assert!(app.rows(0).await.is_empty(), "no row for a failed turn");
+    assert!(
+        app.wait_for_rows(0).await.is_empty(),
+        "no row for a failed turn"
+    );
 }
 
 #[actix_web::test]
 async fn a_stream_that_fails_after_its_first_token_raises_the_error_event() {
-    let app = SdkApp::spawn(&[]).await;
+    let app = TestApp::spawn().await;
     let question = directed(
         "Hi?",
         json!({"drop_after": 2, "reply": "one two three four"}),
     );
-    let streamed = app.sdk("stream", &question).await;
+    let streamed = sdk(&app, "stream", &question).await;
     assert_eq!(streamed["content"], "one two ");
     let error = &streamed["error"];
     assert_eq!(error["class"], "APIError", "{error}");
@@ -240,7 +243,7 @@ async fn a_stream_that_fails_after_its_first_token_raises_the_error_event() {
 
 #[actix_web::test]
 async fn a_full_service_is_a_503_busy_with_retry_after() {
-    let app = SdkApp::spawn(&[("BOR_MAX_CONCURRENT_TURNS", "1")]).await;
+    let app = TestApp::spawn_with(&[("BOR_MAX_CONCURRENT_TURNS", "1")]).await;
     // A turn whose model never answers holds the only slot while its stream is open.
     let holding = awc::Client::new()
         .post(format!("{}/api/chat", app.address))
@@ -250,7 +253,7 @@ async fn a_full_service_is_a_503_busy_with_retry_after() {
     assert_eq!(holding.status(), 200);
     assert!(eventually(async || app.turns_in_flight() == 1).await);
 
-    let refused = app.sdk("complete", "Me too?").await;
+    let refused = sdk(&app, "complete", "Me too?").await;
     let error = &refused["error"];
     assert_eq!(error["class"], "InternalServerError", "{refused}");
     assert_eq!(
@@ -263,14 +266,14 @@ async fn a_full_service_is_a_503_busy_with_retry_after() {
 }
 
 /// The turn ended `stopped` and bor dropped its upstream request.
-async fn assert_stopped_and_upstream_dropped(app: &SdkApp) -> String {
+async fn assert_stopped_and_upstream_dropped(app: &TestApp) -> String {
     assert!(
         app.mock
             .wait_for_client_disconnects_async(1, Duration::from_secs(10))
             .await,
         "the LLM server saw its connection closed"
     );
-    let rows = app.rows(1).await;
+    let rows = app.wait_for_rows(1).await;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].status, TurnStatus::Stopped);
     assert!(eventually(async || app.turns_in_flight() == 0).await);
@@ -279,8 +282,8 @@ async fn assert_stopped_and_upstream_dropped(app: &SdkApp) -> String {
 
 #[actix_web::test]
 async fn an_sdk_stream_closed_early_stops_the_turn_and_its_upstream_request() {
-    let app = SdkApp::spawn(&[]).await;
-    let left = app.sdk("leave", &slow_story()).await;
+    let app = TestApp::spawn().await;
+    let left = sdk(&app, "leave", &slow_story()).await;
     assert_eq!(left["content"], "once ");
     let answer = assert_stopped_and_upstream_dropped(&app).await;
     assert!(
@@ -291,8 +294,8 @@ async fn an_sdk_stream_closed_early_stops_the_turn_and_its_upstream_request() {
 
 #[actix_web::test]
 async fn an_sdk_client_that_gives_up_waiting_stops_the_turn_and_its_upstream_request() {
-    let app = SdkApp::spawn(&[]).await;
-    let gave_up = app.sdk("give-up", &slow_story()).await;
+    let app = TestApp::spawn().await;
+    let gave_up = sdk(&app, "give-up", &slow_story()).await;
     assert_eq!(gave_up["error"]["class"], "APITimeoutError", "{gave_up}");
     assert_stopped_and_upstream_dropped(&app).await;
 }
