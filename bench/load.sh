@@ -97,6 +97,7 @@ start_bor() {
         BOR_MAX_ANSWER_CHARS=1000000 \
         BOR_SHUTDOWN_GRACE=1 \
         BOR_LOG=info \
+        BOR_AUTH=off \
         target/release/bor serve >> "$OUT/bor.log" 2>&1 &
     bor_pid=$!
     pids+=("$bor_pid")

@@ -69,7 +69,7 @@ for setup in $SETUPS; do
         for override in "${overrides[@]}"; do export "${override?}"; done
         export BOR_BIND=$BOR_ADDR BOR_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$DATABASE \
             BOR_LLM_BASE_URL=http://127.0.0.1:$CHAT_PORT/v1 BOR_LLM_EMBED_BASE_URL=$embed_url \
-            BOR_LOG=warn BOR_SUMMARIES=false
+            BOR_LOG=warn BOR_SUMMARIES=false BOR_AUTH=off
         "$BOR" import docs/sample-kb >&2
         "$BOR" serve &
         echo $! >"$OUT/bor.pid"

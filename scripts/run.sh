@@ -18,6 +18,11 @@
 # .admin-token (gitignored, readable by you only) and printed with the admin page's
 # address. A BOR_ADMIN_TOKEN you set (even empty, which keeps the admin API off) is used
 # as it is.
+#
+# With accounts (BOR_AUTH unset or `accounts`) and nobody to sign in yet, the first admin
+# is made (`bor user add admin --admin`); its generated password is kept in
+# .first-admin (gitignored, readable by you only) and printed with the sign-in address
+# until you remove that file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +31,8 @@ CHAT_PORT=18089
 EMBED_PORT=18088
 SETTINGS_FILE=.llm-server/bor.env
 ADMIN_TOKEN_FILE=.admin-token
+FIRST_ADMIN_FILE=.first-admin
+FIRST_ADMIN=admin
 BOR=target/release/bor
 
 # The servers of each local setup; its other settings are in scripts/models/NAME.env.
@@ -116,6 +123,30 @@ admin_token() {
     ADMIN_NOTE="admin page: $ADDRESS/admin#token=$BOR_ADMIN_TOKEN (the token is in $ADMIN_TOKEN_FILE)"
 }
 
+# With accounts and no user yet, the first admin; how to sign in goes into SIGN_IN_NOTE.
+first_admin() {
+    SIGN_IN_NOTE=""
+    local mode=${BOR_AUTH:-}
+    if [ -z "$mode" ] && [ -f .env ]; then
+        mode=$(sed -nE 's/^[[:space:]]*(export[[:space:]]+)?BOR_AUTH[[:space:]]*=[[:space:]]*"?([^"#[:space:]]+).*/\2/p' .env | tail -n 1)
+    fi
+    [ "${mode,,}" = off ] && return
+    local users made password
+    users=$("$BOR" user list)
+    if [ -z "$users" ]; then
+        made=$("$BOR" user add "$FIRST_ADMIN" --admin)
+        password=$(sed -n 's/^password: //p' <<<"$made")
+        (umask 077 && printf '%s %s\n' "$FIRST_ADMIN" "$password" >"$FIRST_ADMIN_FILE")
+        say "made the first admin, $FIRST_ADMIN (the password is kept in $FIRST_ADMIN_FILE until you remove it)"
+    fi
+    if [ -s "$FIRST_ADMIN_FILE" ]; then
+        read -r name password <"$FIRST_ADMIN_FILE"
+        SIGN_IN_NOTE="sign in at $ADDRESS/login as $name, password $password (change it on the chat page; then remove $FIRST_ADMIN_FILE)"
+    else
+        SIGN_IN_NOTE="sign in at $ADDRESS/login"
+    fi
+}
+
 # `bor` on the PATH: a link to scripts/bor beside cargo (~/.cargo/bin with rustup),
 # which is on the PATH of whoever can run `make run`.
 link_bor_command() {
@@ -155,6 +186,8 @@ say "importing the sample knowledge base (docs/sample-kb)"
 "$BOR" import docs/sample-kb || say "the sample knowledge base could not be imported; bor starts without it"
 "$BOR" reembed || say "documents embedded with another model could not be embedded anew; run \`bor reembed\` later"
 
+first_admin
 say "bor: $ADDRESS — $ADMIN_NOTE"
+[ -n "$SIGN_IN_NOTE" ] && say "$SIGN_IN_NOTE"
 say "in another terminal: bor import PATH… adds your documents; Ctrl-C stops bor (turns in flight get BOR_SHUTDOWN_GRACE to finish) and the local models"
 "$BOR" serve

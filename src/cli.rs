@@ -1,5 +1,5 @@
-//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import` and
-//! `reembed`.
+//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import`,
+//! `reembed` and `user`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -42,6 +42,11 @@ enum Command {
     /// Embed anew, from their stored text, the documents embedded with another
     /// embedding model (vectors of another dimension) than the one configured now.
     Reembed,
+    /// Manage the people who sign in (BOR_AUTH=accounts).
+    User {
+        #[command(subcommand)]
+        command: crate::user_command::UserCommand,
+    },
 }
 
 /// Runs the command; configuration problems stop it before anything starts.
@@ -63,6 +68,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Check => check(config).await,
         Command::Import { paths } => crate::import::run(&config, &paths).await,
         Command::Reembed => crate::reembed::run(&config).await,
+        Command::User { command } => crate::user_command::run(&config, command).await,
     }
 }
 

@@ -22,8 +22,8 @@ use utoipa::ToSchema;
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
-    Validator, boolean, http_url, integer, log_filter, log_format, number, postgres_url, seconds,
-    secret, socket_addr, text,
+    Validator, auth_mode, boolean, http_url, integer, log_filter, log_format, number, postgres_url,
+    public_url, seconds, secret, socket_addr, text,
 };
 pub use validate::{redact_url_credentials, redact_url_password};
 
@@ -160,6 +160,14 @@ variables! {
     /// A tracing filter (`RUST_LOG` syntax).
     log: String = "info".to_owned(), log_filter => String = cloned;
     log_format: LogFormat = LogFormat::Text, log_format => LogFormat = copied;
+    /// Who may use bor: `accounts` (people sign in) or `off` (one person on this
+    /// machine; refused on an address other than loopback).
+    auth: AuthMode = AuthMode::Accounts, auth_mode => AuthMode = copied;
+    /// The address people use to reach bor (its origin judges cross-site requests;
+    /// `https` makes the session cookie `Secure`); unset: `http://` and the request's
+    /// `Host`.
+    public_url: Option<url::Url> = None, |raw| public_url(raw).map(Some)
+        => Option<String> = |url: &Option<url::Url>| url.as_ref().map(url::Url::to_string);
 }
 
 impl ConfigView {
@@ -187,6 +195,16 @@ impl ConfigView {
 /// `BOR_` variables that bor's own scripts and tests read, not the service: no warning
 /// names them. Any `BOR_TEST_` or `BOR_BROWSER_` name counts as one too.
 const TOOLING_VARIABLES: &[&str] = &["BOR_LLM_SERVER_HOME", "BOR_DRILLS", "BOR_MIGRATIONS_SHA256"];
+
+/// Whether people sign in (`BOR_AUTH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Every request but sign-in and health needs a session, a key or the service token.
+    Accounts,
+    /// No sign-in: every request acts as the built-in admin `local`.
+    Off,
+}
 
 /// How log lines are written (`BOR_LOG_FORMAT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -300,6 +318,12 @@ impl Config {
             check.problem(format!(
                 "BOR_CHUNK_OVERLAP={} is invalid: expected less than half of BOR_CHUNK_CHARS ({})",
                 config.chunk_overlap, config.chunk_chars
+            ));
+        }
+        if config.auth == AuthMode::Off && !config.bind.ip().is_loopback() {
+            check.problem(format!(
+                "BOR_AUTH=off is refused on BOR_BIND={}: without sign-in bor must listen on a loopback address (127.0.0.1 or ::1)",
+                config.bind
             ));
         }
         check.finish().map(|()| config)

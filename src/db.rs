@@ -4,15 +4,19 @@
 //! [`DbPool::get`]. Every failure is a [`DbError`]; [`DbError::is_unavailable`] tells
 //! the HTTP layer when to answer 503 `unavailable`.
 
+pub mod api_keys;
 pub mod chunks;
 pub mod conversations;
 pub mod documents;
 mod error;
+pub mod groups;
 mod migrations;
 mod pool;
 pub mod query_log;
 pub mod schema;
+pub mod sessions;
 pub mod stats;
+pub mod users;
 
 pub use error::DbError;
 pub use migrations::{

@@ -1,5 +1,6 @@
 //! bor: chat with your own knowledge base through any OpenAI-compatible LLM server.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod db;
@@ -8,6 +9,7 @@ pub mod http;
 pub mod import;
 pub mod knowledge;
 pub mod lifecycle;
+pub mod notify;
 pub mod query_log_store;
 pub mod reembed;
 pub mod startup;
@@ -15,3 +17,4 @@ pub mod state;
 pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod user_command;

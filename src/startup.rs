@@ -14,11 +14,14 @@ use bor_actors::llm::LlmClient;
 use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, LogActor};
 use utoipa_actix_web::AppExt;
 
+use crate::auth::{self, Accounts};
+use crate::config::AuthMode;
 use crate::config::Config;
 use crate::db::{self, DbError, DbPool};
 use crate::http;
 use crate::knowledge::KnowledgeService;
-use crate::knowledge::notify::{self, Subscription};
+use crate::knowledge::notify::IndexFollower;
+use crate::notify::{self, Follower, Subscription};
 use crate::query_log_store::PgQueryLogStore;
 use crate::state::{AppState, chunking_settings, llm_settings};
 
@@ -60,7 +63,7 @@ pub enum StartupError {
     },
     #[error("database: {0}")]
     Database(#[from] DbError),
-    #[error("cannot listen for knowledge base changes: {0}")]
+    #[error("cannot listen for changes on the database: {0}")]
     Listen(#[from] tokio_postgres::Error),
 }
 
@@ -86,8 +89,17 @@ impl Application {
             DEFAULT_QUEUE_CAPACITY,
         )
         .start();
-        // Listening starts before the index is loaded, so no change falls in between.
-        let subscription = Subscription::connect(&config.database_url).await?;
+        // Listening starts before the index and the credentials are loaded, so no
+        // change falls in between.
+        let subscription = Subscription::connect(
+            &config.database_url,
+            &[crate::knowledge::notify::CHANNEL, auth::CHANNEL],
+        )
+        .await?;
+        let accounts = Arc::new(Accounts::start(config.auth, pool.clone()).await?);
+        if config.auth == AuthMode::Accounts {
+            say_how_to_sign_in(&pool).await;
+        }
         let llm = LlmClient::new(Arc::new(llm_settings(&config)));
         let library =
             KnowledgeService::load(pool.clone(), llm.clone(), chunking_settings(&config)).await?;
@@ -107,10 +119,14 @@ impl Application {
             full_text_bytes = memory.full_text,
             "knowledge base loaded into memory"
         );
+        let followers: Vec<Arc<dyn Follower>> = vec![
+            Arc::new(IndexFollower(Arc::clone(library.index()))),
+            accounts.cache.clone(),
+        ];
         actix_web::rt::spawn(notify::follow(
             config.database_url.clone(),
             subscription,
-            Arc::clone(library.index()),
+            followers,
         ));
         let config = Arc::new(config);
         let state = web::Data::new(AppState::new(
@@ -118,6 +134,7 @@ impl Application {
             pool,
             library,
             log.clone(),
+            accounts,
         ));
 
         let address = config.bind.to_string();
@@ -134,6 +151,7 @@ impl Application {
             App::new()
                 .app_data(app_state.clone())
                 .app_data(description.clone())
+                .wrap(middleware::from_fn(auth::enforce))
                 .wrap(middleware::from_fn(http::security_headers))
                 .wrap(middleware::from_fn(http::head_as_get))
                 .wrap(middleware::from_fn(http::request_id))
@@ -208,6 +226,20 @@ impl Application {
             handle.stop(true).await;
         });
         self.run_until_stopped().await
+    }
+}
+
+/// With accounts and nobody to sign in yet, a log line says how to make the first
+/// admin.
+async fn say_how_to_sign_in(pool: &DbPool) {
+    let users = match pool.get().await {
+        Ok(mut conn) => crate::db::users::count(&mut conn).await,
+        Err(error) => Err(error),
+    };
+    if let Ok(0) = users {
+        tracing::warn!(
+            "nobody can sign in yet: make the first admin with `bor user add NAME --admin` (or set BOR_AUTH=off on this machine alone)"
+        );
     }
 }
 

@@ -9,6 +9,7 @@ use bor_actors::log::LogActor;
 use bor_actors::turn::TurnSettings;
 use tokio::sync::Semaphore;
 
+use crate::auth::Accounts;
 use crate::config::Config;
 use crate::db::DbPool;
 use crate::knowledge::KnowledgeService;
@@ -27,6 +28,8 @@ pub struct AppState {
     pub log: Addr<LogActor>,
     /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
     pub turn_slots: Arc<Semaphore>,
+    /// Sign-in: the mode, the credentials in memory, the failure limiter.
+    pub accounts: Arc<Accounts>,
     /// Uptime, and the stop sequence: refusing turns, then stopping those left.
     pub lifecycle: Lifecycle,
 }
@@ -37,6 +40,7 @@ impl AppState {
         pool: DbPool,
         library: KnowledgeService,
         log: Addr<LogActor>,
+        accounts: Arc<Accounts>,
     ) -> Self {
         Self {
             knowledge: Arc::new(library.clone()),
@@ -48,6 +52,7 @@ impl AppState {
             config,
             pool,
             log,
+            accounts,
         }
     }
 }

@@ -2,6 +2,7 @@
 // gentle auto-refresh, and the documents: upload (several files, picked or dropped),
 // list, delete.
 
+import { mountAccountMenu } from "./account-menu.js";
 import { ApiError, deleteDocument, fetchDocuments, fetchHealth, uploadFile } from "./admin-api.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
@@ -14,6 +15,7 @@ const TOKEN_KEY = "bor.adminToken";
 const AUTO_REFRESH_MS = 10_000;
 
 const ui = {
+  tokenPanel: document.getElementById("token-heading").closest("section"),
   tokenForm: document.getElementById("token-form"),
   token: document.getElementById("token"),
   useToken: document.getElementById("use-token"),
@@ -56,7 +58,7 @@ const health = new HealthView();
 const documentList = new DocumentList({ remove: removeDocument });
 const uploads = new Uploads({ onFiles: addFiles });
 
-function start() {
+async function start() {
   ui.tokenForm.addEventListener("submit", (event) => {
     event.preventDefault();
     useTypedToken();
@@ -78,9 +80,16 @@ function start() {
     }
   });
 
+  const me = await mountAccountMenu(document.getElementById("account"));
   const offered = tokenFromAddress();
   const saved = readStoredToken();
-  if (offered) {
+  if (me?.session && me.user.role === "admin" && !offered) {
+    // An admin's session opens the page: no token to ask for.
+    ui.tokenPanel.hidden = true;
+    enter("");
+    refreshHealth({ manual: false });
+    loadDocuments();
+  } else if (offered) {
     // `make run` prints the page's address with its token after `#token=`: checked
     // and kept like a typed one, and taken out of the address bar and the history.
     ui.token.value = offered;
@@ -155,6 +164,7 @@ function leave(message) {
   clearTimeout(state.timer);
   ui.overall.removeAttribute("aria-busy");
   forgetStoredToken();
+  ui.tokenPanel.hidden = false;
   ui.adminArea.hidden = true;
   ui.tokenKept.hidden = true;
   ui.tokenForm.hidden = false;

@@ -17,6 +17,7 @@ import { fetchConversation, listConversations } from "./conversations-api.js";
 import { Drawer } from "./drawer.js";
 import { loadOverview } from "./knowledge.js";
 import { runTurn } from "./turn.js";
+import { mountAccountMenu } from "./account-menu.js";
 import { ExchangeView } from "./view.js";
 
 const STATUS = {
@@ -478,4 +479,5 @@ function scrollToEnd() {
   ui.conversation.scrollTop = ui.conversation.scrollHeight;
 }
 
+mountAccountMenu(document.getElementById("account"));
 start();

@@ -45,6 +45,7 @@ impl Server {
             .env("BOR_DATABASE_URL", db.url())
             .env("BOR_LLM_BASE_URL", mock.base_url())
             .env("BOR_SSE_KEEPALIVE", "1")
+            .env("BOR_AUTH", "off")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         for (name, value) in vars {

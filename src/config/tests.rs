@@ -52,6 +52,47 @@ fn defaults_match_env_example() {
     assert_eq!(config.sse_keepalive, Duration::from_secs(5));
     assert_eq!(config.shutdown_grace, Duration::from_secs(30));
     assert_eq!(config.log, "info");
+    assert_eq!(config.auth, AuthMode::Accounts);
+    assert_eq!(config.public_url, None);
+}
+
+#[test]
+fn auth_off_is_refused_on_an_address_other_than_loopback() {
+    assert_eq!(accepted("BOR_AUTH", "off").auth, AuthMode::Off);
+    assert_eq!(accepted("BOR_AUTH", "Accounts").auth, AuthMode::Accounts);
+    assert_eq!(
+        problem("BOR_AUTH", "none"),
+        "BOR_AUTH=\"none\" is invalid: expected accounts or off"
+    );
+    let error = config(&[("BOR_AUTH", "off"), ("BOR_BIND", "0.0.0.0:8000")]).unwrap_err();
+    assert_eq!(
+        error.problems(),
+        [
+            "BOR_AUTH=off is refused on BOR_BIND=0.0.0.0:8000: without sign-in bor must listen on a loopback address (127.0.0.1 or ::1)"
+        ]
+    );
+    assert!(config(&[("BOR_AUTH", "off"), ("BOR_BIND", "[::1]:8000")]).is_ok());
+    assert!(
+        config(&[("BOR_BIND", "0.0.0.0:8000")]).is_ok(),
+        "accounts may listen anywhere"
+    );
+}
+
+#[test]
+fn the_public_url_is_an_http_url_without_credentials() {
+    let public = accepted("BOR_PUBLIC_URL", "https://bor.example.com");
+    assert_eq!(
+        public.public_url.map(|url| url.to_string()),
+        Some("https://bor.example.com/".to_owned())
+    );
+    for bad in [
+        "bor.example.com",
+        "ftp://bor.example.com",
+        "https://u:p@bor.example.com",
+        "https://bor.example.com/?x=1",
+    ] {
+        assert!(config(&[("BOR_PUBLIC_URL", bad)]).is_err(), "{bad}");
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{ConfigError, LogFormat, Secret};
+use super::{AuthMode, ConfigError, LogFormat, Secret};
 
 /// Collects one line per bad variable while the configuration is being built.
 pub(super) struct Validator {
@@ -168,6 +168,29 @@ pub(super) fn log_format(raw: &str) -> Result<LogFormat, String> {
         "json" => Ok(LogFormat::Json),
         _ => Err("text or json".to_owned()),
     }
+}
+
+pub(super) fn auth_mode(raw: &str) -> Result<AuthMode, String> {
+    match raw.to_ascii_lowercase().as_str() {
+        "accounts" => Ok(AuthMode::Accounts),
+        "off" => Ok(AuthMode::Off),
+        _ => Err("accounts or off".to_owned()),
+    }
+}
+
+/// The address people use: an http(s) URL with a host and nothing after its path.
+pub(super) fn public_url(raw: &str) -> Result<url::Url, String> {
+    url::Url::parse(raw)
+        .ok()
+        .filter(|url| {
+            matches!(url.scheme(), "http" | "https")
+                && url.host().is_some()
+                && url.username().is_empty()
+                && url.password().is_none()
+                && url.query().is_none()
+                && url.fragment().is_none()
+        })
+        .ok_or_else(|| "an http:// or https:// URL such as https://bor.example.com".to_owned())
 }
 
 /// `url` with its user-info (user name and password, which may both be credentials)

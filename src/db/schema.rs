@@ -9,6 +9,18 @@ pub mod sql_types {
 }
 
 diesel::table! {
+    api_keys (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        name -> Text,
+        prefix -> Text,
+        key_sha256 -> Text,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     use diesel::sql_types::*;
     use super::sql_types::Tsvector;
 
@@ -52,6 +64,21 @@ diesel::table! {
 }
 
 diesel::table! {
+    group_members (group_id, user_id) {
+        group_id -> Uuid,
+        user_id -> Uuid,
+    }
+}
+
+diesel::table! {
+    groups (id) {
+        id -> Uuid,
+        name -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     query_log (id) {
         id -> Int8,
         turn_id -> Uuid,
@@ -73,7 +100,45 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    sessions (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        secret_sha256 -> Text,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Uuid,
+        username -> Text,
+        display_name -> Text,
+        password_hash -> Nullable<Text>,
+        role -> Text,
+        disabled -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(group_members -> groups (group_id));
+diesel::joinable!(group_members -> users (user_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
-diesel::allow_tables_to_appear_in_same_query!(chunks, conversations, documents, query_log);
+diesel::joinable!(sessions -> users (user_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    api_keys,
+    chunks,
+    conversations,
+    documents,
+    group_members,
+    groups,
+    query_log,
+    sessions,
+    users,
+);

@@ -150,7 +150,17 @@ async fn schema_rs_matches_the_migrated_database() {
             .iter()
             .map(|table| table.name.as_str())
             .collect::<Vec<_>>(),
-        ["chunks", "conversations", "documents", "query_log"],
+        [
+            "api_keys",
+            "chunks",
+            "conversations",
+            "documents",
+            "group_members",
+            "groups",
+            "query_log",
+            "sessions",
+            "users"
+        ],
         "schema.rs should be readable by this test"
     );
     assert_eq!(actual, declared);

@@ -1,17 +1,21 @@
-//! The admin guard: handlers that take an [`Admin`] run only for a request carrying
-//! `Authorization: Bearer <BOR_ADMIN_TOKEN>`. The token is compared in constant time.
+//! The admin guard: handlers that take an [`Admin`] run only for an admin. With
+//! `BOR_AUTH=accounts` that is a caller the enforcement middleware found to be one (an
+//! admin's session or key, or the service token); with `off`, a request carrying
+//! `Authorization: Bearer <BOR_ADMIN_TOKEN>`, compared in constant time.
 
 use std::future::{Ready, ready};
 
 use actix_web::http::header;
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
 use super::protocol::bearer_token;
+use crate::auth::Caller;
+use crate::config::AuthMode;
 use crate::state::AppState;
 
-/// Proof that the request came with the admin token.
+/// Proof that the request came from an admin.
 #[derive(Debug)]
 pub struct Admin;
 
@@ -28,6 +32,13 @@ fn authorize(request: &HttpRequest) -> Result<Admin, ApiError> {
     let state = request
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::Internal("the app state is missing".to_owned()))?;
+    if state.accounts.mode == AuthMode::Accounts {
+        return match request.extensions().get::<Caller>() {
+            Some(caller) if caller.is_admin() => Ok(Admin),
+            Some(_) => Err(ApiError::Forbidden),
+            None => Err(ApiError::NotSignedIn),
+        };
+    }
     let Some(expected) = state.config.admin_token.as_ref() else {
         return Err(ApiError::AdminDisabled);
     };

@@ -36,6 +36,28 @@ pub enum ApiError {
     BodyTimeout { seconds: f64 },
     #[error("a valid admin token is required (Authorization: Bearer …)")]
     Unauthorized,
+    /// No caller (`BOR_AUTH=accounts`): not signed in, or a key or session that is
+    /// not (or no longer) valid.
+    #[error("sign in first, or send an API key (Authorization: Bearer bor_…)")]
+    NotSignedIn,
+    #[error("wrong username or password")]
+    InvalidCredentials,
+    #[error("too many failed sign-ins; try again in {retry_after_secs} s")]
+    TooManyAttempts { retry_after_secs: u64 },
+    #[error("{0}")]
+    InvalidPassword(String),
+    #[error("{0}")]
+    InvalidUsername(String),
+    #[error("{0}")]
+    InvalidName(String),
+    #[error("this needs an admin")]
+    Forbidden,
+    #[error("a change signed in by cookie must come from bor's own pages (Origin or Referer)")]
+    ForbiddenOrigin,
+    #[error("that username is taken")]
+    UsernameTaken,
+    #[error("bor needs an admin who is not disabled: make another admin first")]
+    LastAdmin,
     #[error("the admin API is disabled: set BOR_ADMIN_TOKEN to enable it")]
     AdminDisabled,
     #[error("{0}")]
@@ -82,7 +104,16 @@ impl ApiError {
             }
             Self::BodyTooLarge { .. } => ("body_too_large", StatusCode::PAYLOAD_TOO_LARGE),
             Self::BodyTimeout { .. } => ("body_timeout", StatusCode::REQUEST_TIMEOUT),
-            Self::Unauthorized => ("unauthorized", StatusCode::UNAUTHORIZED),
+            Self::Unauthorized | Self::NotSignedIn => ("unauthorized", StatusCode::UNAUTHORIZED),
+            Self::InvalidCredentials => ("invalid_credentials", StatusCode::UNAUTHORIZED),
+            Self::TooManyAttempts { .. } => ("too_many_attempts", StatusCode::TOO_MANY_REQUESTS),
+            Self::InvalidPassword(_) => ("invalid_password", StatusCode::BAD_REQUEST),
+            Self::InvalidUsername(_) => ("invalid_username", StatusCode::BAD_REQUEST),
+            Self::InvalidName(_) => ("invalid_name", StatusCode::BAD_REQUEST),
+            Self::Forbidden => ("forbidden", StatusCode::FORBIDDEN),
+            Self::ForbiddenOrigin => ("forbidden_origin", StatusCode::FORBIDDEN),
+            Self::UsernameTaken => ("username_taken", StatusCode::CONFLICT),
+            Self::LastAdmin => ("last_admin", StatusCode::CONFLICT),
             Self::AdminDisabled => ("admin_disabled", StatusCode::FORBIDDEN),
             Self::NotFound(_) => ("not_found", StatusCode::NOT_FOUND),
             Self::Busy => ("busy", StatusCode::SERVICE_UNAVAILABLE),
@@ -156,9 +187,12 @@ impl ApiError {
             Self::Busy => {
                 response.insert_header((header::RETRY_AFTER, BUSY_RETRY_AFTER_SECS));
             }
-            Self::Unauthorized => {
+            Self::Unauthorized | Self::NotSignedIn => {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            Self::TooManyAttempts { retry_after_secs } => {
+                response.insert_header((header::RETRY_AFTER, *retry_after_secs));
             }
             _ => {}
         }
@@ -204,6 +238,30 @@ mod tests {
             ),
             (ApiError::BodyTimeout { seconds: 30.0 }, 408, "body_timeout"),
             (ApiError::Unauthorized, 401, "unauthorized"),
+            (ApiError::NotSignedIn, 401, "unauthorized"),
+            (ApiError::InvalidCredentials, 401, "invalid_credentials"),
+            (
+                ApiError::TooManyAttempts {
+                    retry_after_secs: 9,
+                },
+                429,
+                "too_many_attempts",
+            ),
+            (
+                ApiError::InvalidPassword("x".into()),
+                400,
+                "invalid_password",
+            ),
+            (
+                ApiError::InvalidUsername("x".into()),
+                400,
+                "invalid_username",
+            ),
+            (ApiError::InvalidName("x".into()), 400, "invalid_name"),
+            (ApiError::Forbidden, 403, "forbidden"),
+            (ApiError::ForbiddenOrigin, 403, "forbidden_origin"),
+            (ApiError::UsernameTaken, 409, "username_taken"),
+            (ApiError::LastAdmin, 409, "last_admin"),
             (ApiError::AdminDisabled, 403, "admin_disabled"),
             (ApiError::NotFound("x".into()), 404, "not_found"),
             (ApiError::Busy, 503, "busy"),

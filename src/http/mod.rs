@@ -3,20 +3,23 @@
 
 mod admin;
 mod admin_health;
+mod auth;
 mod body;
 pub mod chat;
 mod conversations;
 pub mod documents;
 pub mod error;
 mod health;
+mod keys;
 mod metrics;
 pub mod openai;
 mod openapi;
-mod protocol;
+pub(crate) mod protocol;
 mod request_id;
 mod static_files;
 mod turn;
 mod upload;
+pub mod users;
 
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -33,9 +36,21 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(static_files::index)
         .service(static_files::admin)
         .service(static_files::document)
+        .service(static_files::login)
         .service(static_files::asset)
         .service(health::health)
         .service(admin_health::admin_health)
+        .service(auth::login)
+        .service(auth::logout)
+        .service(auth::me)
+        .service(auth::change_password)
+        .service(keys::list)
+        .service(keys::create)
+        .service(keys::revoke)
+        .service(users::list)
+        .service(users::create)
+        .service(users::update)
+        .service(users::remove)
         .service(chat::chat)
         .service(conversations::list)
         .service(conversations::export)

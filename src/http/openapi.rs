@@ -14,11 +14,14 @@ use utoipa_actix_web::AppExt;
     info(
         title = "bor",
         description = "Chat with your own knowledge base through any OpenAI-compatible LLM server. \
-            Errors have the shape {\"error\":{\"code\",\"message\"}}. Admin routes need \
+            Errors have the shape {\"error\":{\"code\",\"message\"}}. With BOR_AUTH=accounts \
+            every route but health and sign-in needs the `bor_session` cookie or an API key \
+            (`Authorization: Bearer bor_…`); admin routes need an admin, or \
             `Authorization: Bearer <BOR_ADMIN_TOKEN>`."
     ),
     modifiers(&AdminToken),
     tags(
+        (name = "accounts", description = "Signing in and out, API keys, and the users (admin)"),
         (name = "chat", description = "Chat turns streamed as Server-Sent Events"),
         (name = "documents", description = "The knowledge base: list, add and delete documents"),
         (name = "operations", description = "Liveness, readiness, metrics and this description"),

@@ -29,6 +29,16 @@ pub async fn admin() -> HttpResponse {
     serve_page("admin.html")
 }
 
+/// The sign-in page (`?next=` the path to go back to).
+#[utoipa::path(
+    tag = "pages",
+    responses((status = 200, description = "HTML", content_type = "text/html", body = String))
+)]
+#[get("/login")]
+pub async fn login() -> HttpResponse {
+    serve_page("login.html")
+}
+
 /// The passage page: a document chunk by chunk, the cited one (`#chunk-{id}`) in view.
 #[utoipa::path(
     tag = "pages",

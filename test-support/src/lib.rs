@@ -8,6 +8,7 @@
     reason = "test support stops the test at the first unexpected value"
 )]
 
+mod accounts;
 mod admin;
 mod logs;
 mod openai;
@@ -28,6 +29,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+pub use accounts::{Credential, PASSWORD, session_cookie};
 pub use admin::JsonResponse;
 pub use logs::{all_logs, log_lines_containing, single_turn_log_line, turn_log_lines};
 pub use openai::StreamEvent;
@@ -74,6 +76,23 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The whole response (up to 16 MiB).
+    pub async fn read<S>(mut response: awc::ClientResponse<S>) -> Reply
+    where
+        S: futures_util::Stream<Item = Result<bytes::Bytes, awc::error::PayloadError>> + Unpin,
+    {
+        let body = response
+            .body()
+            .limit(16 * 1024 * 1024)
+            .await
+            .expect("the body is read");
+        Reply {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: body.to_vec(),
+        }
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).expect("the body is JSON")
     }
@@ -152,6 +171,14 @@ impl TestApp {
         Self::spawn_on(Arc::new(TestDatabase::migrated().await), None, vars).await
     }
 
+    /// Spawns with `BOR_AUTH=accounts` (people sign in), and `vars`.
+    pub async fn spawn_with_accounts(vars: &[(&str, &str)]) -> TestApp {
+        let vars: Vec<(&str, &str)> = std::iter::once(("BOR_AUTH", "accounts"))
+            .chain(vars.iter().copied())
+            .collect();
+        Self::spawn_with(&vars).await
+    }
+
     /// Spawns with the app's database connections going through a [`TcpProxy`] that
     /// the test can cut or make hang.
     pub async fn spawn_with_db_proxy(vars: &[(&str, &str)]) -> TestApp {
@@ -189,6 +216,9 @@ impl TestApp {
             ("BOR_LLM_READ_TIMEOUT", "5"),
             ("BOR_SSE_KEEPALIVE", "1"),
             ("BOR_LOG", "info"),
+            // Tests that are not about people ask as the one local user;
+            // [`TestApp::spawn_with_accounts`] makes people sign in.
+            ("BOR_AUTH", "off"),
         ];
         let application = build_application(&defaults, vars).await;
         let address = format!("http://127.0.0.1:{}", application.port());
@@ -229,17 +259,8 @@ impl TestApp {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        let mut response = request.send().await.expect("the request is sent");
-        let body = response
-            .body()
-            .limit(16 * 1024 * 1024)
-            .await
-            .expect("the body is read");
-        Reply {
-            status: response.status().as_u16(),
-            headers: response.headers().clone(),
-            body: body.to_vec(),
-        }
+        let response = request.send().await.expect("the request is sent");
+        Reply::read(response).await
     }
 
     /// Asks `message` and reads the whole stream.

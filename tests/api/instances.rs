@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use bor::knowledge::notify::APPLICATION_NAME;
+use bor::notify::APPLICATION_NAME;
 use diesel::sql_types::Text;
 use diesel_async::RunQueryDsl;
 use serde_json::json;

@@ -7,6 +7,7 @@
     reason = "a test stops at the first unexpected value"
 )]
 
+mod accounts;
 mod admin_health;
 mod chat_turns;
 mod conversations;

@@ -50,6 +50,30 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/api/admin/reindex", "/api/admin/reindex"),
     ("get", "/metrics", "/metrics"),
     ("get", "/api/openapi.json", "/api/openapi.json"),
+    ("get", "/login", "/login"),
+    ("post", "/api/auth/login", "/api/auth/login"),
+    ("post", "/api/auth/logout", "/api/auth/logout"),
+    ("get", "/api/auth/me", "/api/auth/me"),
+    ("post", "/api/auth/password", "/api/auth/password"),
+    ("get", "/api/keys", "/api/keys"),
+    ("post", "/api/keys", "/api/keys"),
+    (
+        "delete",
+        "/api/keys/{id}",
+        "/api/keys/00000000-0000-0000-0000-000000000000",
+    ),
+    ("get", "/api/admin/users", "/api/admin/users"),
+    ("post", "/api/admin/users", "/api/admin/users"),
+    (
+        "patch",
+        "/api/admin/users/{id}",
+        "/api/admin/users/00000000-0000-0000-0000-000000000000",
+    ),
+    (
+        "delete",
+        "/api/admin/users/{id}",
+        "/api/admin/users/00000000-0000-0000-0000-000000000000",
+    ),
 ];
 
 async fn description(app: &TestApp) -> Value {

@@ -22,6 +22,8 @@ const BOR_TEST_ENV = {
   BOR_LLM_RETRY_DELAY: "0.3",
   BOR_SSE_KEEPALIVE: "1",
   BOR_LOG: "info",
+  // The pages' tests run as the one local user; the login page's tests set accounts.
+  BOR_AUTH: "off",
 };
 
 /** A process whose output (stdout and stderr) is kept, line by line, for the tests. */

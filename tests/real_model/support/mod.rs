@@ -123,6 +123,7 @@ impl RealModelApp {
             ("BOR_LLM_RETRY_DELAY", "0"),
             ("BOR_LLM_READ_TIMEOUT", "300"),
             ("BOR_SSE_KEEPALIVE", "1"),
+            ("BOR_AUTH", "off"),
         ];
         let application = build_application(&defaults, vars).await;
         let address = format!("http://127.0.0.1:{}", application.port());

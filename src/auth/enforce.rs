@@ -1,0 +1,208 @@
+//! The one place that decides who asks and whether they may: a middleware on the whole
+//! route table. It reads `Authorization: Bearer` (a key `bor_…`, else the service
+//! token on `/api/admin/*`), then the `bor_session` cookie, and puts the [`Caller`] in
+//! the request's extensions. With `accounts`, a request without one gets 401
+//! `unauthorized` on `/api/*` and `/v1/*` (but health and sign-in), and a page sends
+//! the browser to `/login?next=<path>`; `/api/admin/*` needs an admin (403
+//! `forbidden`); a cookie-authenticated change must come from bor's own origin (403
+//! `forbidden_origin`).
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header;
+use actix_web::middleware::Next;
+use actix_web::{Error, HttpMessage, HttpRequest, HttpResponse, ResponseError, web};
+use subtle::ConstantTimeEq;
+
+use super::{Caller, origin, secret};
+use crate::config::AuthMode;
+use crate::http::protocol::bearer_token;
+use crate::http::{ApiError, openai::OpenAiError};
+use crate::state::AppState;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "bor_session";
+/// The sign-in page.
+pub const LOGIN_PAGE: &str = "/login";
+
+/// What a path is, for the rules above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Area {
+    /// Open to everybody: health, sign-in, the login page, assets, metrics.
+    Open,
+    /// `/api/admin/*`.
+    Admin,
+    /// The rest of `/api/*`.
+    Api,
+    /// `/v1/*`, refused in the OpenAI error shape.
+    OpenAi,
+    /// A page: a browser that is not signed in goes to the login page.
+    Page,
+}
+
+fn area(path: &str) -> Area {
+    const OPEN: &[&str] = &[
+        "/api/health",
+        "/api/auth/login",
+        LOGIN_PAGE,
+        "/metrics",
+        "/favicon.ico",
+    ];
+    if OPEN.contains(&path) || path.starts_with("/static/") {
+        Area::Open
+    } else if path.starts_with("/api/admin/") {
+        Area::Admin
+    } else if path.starts_with("/api/") || path == "/api" {
+        Area::Api
+    } else if path.starts_with("/v1/") || path == "/v1" {
+        Area::OpenAi
+    } else {
+        Area::Page
+    }
+}
+
+/// The middleware (see the module's documentation).
+pub async fn enforce(
+    request: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
+    let Some(state) = request.app_data::<web::Data<AppState>>().cloned() else {
+        return Err(ApiError::Internal("the app state is missing".to_owned()).into());
+    };
+    let area = area(request.path());
+    let decided = match identify(&state, request.request()).await {
+        Ok(caller) => admit(&state, request.request(), area, caller),
+        Err(error) => Err(error),
+    };
+    match decided {
+        Ok(Some(caller)) => {
+            request.extensions_mut().insert(caller);
+            next.call(request)
+                .await
+                .map(ServiceResponse::map_into_left_body)
+        }
+        Ok(None) => next
+            .call(request)
+            .await
+            .map(ServiceResponse::map_into_left_body),
+        Err(refusal) => {
+            let response = refusal_response(request.request(), area, refusal);
+            Ok(request.into_response(response).map_into_right_body())
+        }
+    }
+}
+
+/// Whether the caller (or nobody) may go on to `area`: the caller to hand on, or the
+/// refusal.
+fn admit(
+    state: &AppState,
+    request: &HttpRequest,
+    area: Area,
+    caller: Option<Caller>,
+) -> Result<Option<Caller>, ApiError> {
+    let accounts = state.accounts.mode == AuthMode::Accounts;
+    match caller {
+        Some(caller) => {
+            let by_cookie = matches!(caller.via, super::Via::Session(_));
+            if by_cookie
+                && origin::changes_something(request.method())
+                && !origin::from_own_origin(request, state.config.public_url.as_ref())
+            {
+                return Err(ApiError::ForbiddenOrigin);
+            }
+            if accounts && area == Area::Admin && !caller.is_admin() {
+                return Err(ApiError::Forbidden);
+            }
+            Ok(Some(caller))
+        }
+        None if !accounts || area == Area::Open => Ok(None),
+        None => Err(ApiError::NotSignedIn),
+    }
+}
+
+/// Who asks: a key, the service token (on `/api/admin/*`), the session cookie, or in
+/// `off` mode `local`. A bearer token that is none of them is refused (401); a
+/// cookie that is not a live session counts as no cookie.
+async fn identify(state: &AppState, request: &HttpRequest) -> Result<Option<Caller>, ApiError> {
+    let accounts = &state.accounts;
+    if accounts.mode == AuthMode::Off {
+        return Ok(accounts.local.clone());
+    }
+    let bearer = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(bearer_token);
+    if let Some(token) = bearer {
+        if token.starts_with(secret::KEY_PREFIX) {
+            let Some(hash) = secret::parse_api_key(token) else {
+                return Err(ApiError::NotSignedIn);
+            };
+            return match accounts.cache.key_caller(&hash).await? {
+                Some(caller) => Ok(Some(caller)),
+                None => Err(ApiError::NotSignedIn),
+            };
+        }
+        let service_token = state.config.admin_token.as_ref();
+        let is_service_token = service_token.is_some_and(|expected| {
+            bool::from(token.as_bytes().ct_eq(expected.expose().as_bytes()))
+        });
+        if is_service_token && area(request.path()) == Area::Admin {
+            return Ok(Some(Caller::service()));
+        }
+        // An admin page that still sends a token it kept signs in by its cookie.
+        if !is_service_token {
+            return Err(ApiError::NotSignedIn);
+        }
+    }
+    let Some(hash) = request
+        .cookie(SESSION_COOKIE)
+        .and_then(|cookie| secret::parse_session_cookie(cookie.value()))
+    else {
+        return Ok(None);
+    };
+    Ok(accounts.cache.session_caller(&hash).await?)
+}
+
+/// A refusal in the shape of its area: a redirect to the login page for a page that
+/// needs a caller, the OpenAI error under `/v1`, the API error elsewhere.
+fn refusal_response(request: &HttpRequest, area: Area, refusal: ApiError) -> HttpResponse {
+    match (area, &refusal) {
+        (Area::Page, ApiError::NotSignedIn) => HttpResponse::Found()
+            .insert_header((header::LOCATION, login_location(request)))
+            .finish(),
+        (Area::OpenAi, _) => OpenAiError::from(refusal).error_response(),
+        _ => refusal.error_response(),
+    }
+}
+
+/// `/login?next=<the path asked for>`, the path percent-encoded.
+fn login_location(request: &HttpRequest) -> String {
+    let uri = request.uri();
+    let wanted = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+    let next: String = url::form_urlencoded::byte_serialize(wanted.as_bytes()).collect();
+    format!("{LOGIN_PAGE}?next={next}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_fall_in_their_areas() {
+        assert_eq!(area("/api/health"), Area::Open);
+        assert_eq!(area("/api/auth/login"), Area::Open);
+        assert_eq!(area("/login"), Area::Open);
+        assert_eq!(area("/static/app.js"), Area::Open);
+        assert_eq!(area("/api/auth/me"), Area::Api);
+        assert_eq!(area("/api/healthz"), Area::Api);
+        assert_eq!(area("/api/admin/users"), Area::Admin);
+        assert_eq!(area("/api/adminx"), Area::Api);
+        assert_eq!(area("/v1/models"), Area::OpenAi);
+        assert_eq!(area("/"), Area::Page);
+        assert_eq!(area("/admin"), Area::Page);
+        assert_eq!(area("/documents/3"), Area::Page);
+    }
+}

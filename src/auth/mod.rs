@@ -1,0 +1,208 @@
+//! Who asks (docs/SPEC §14, docs/PROTOCOL.md "Accounts"): decided once per request by
+//! the enforcement middleware ([`enforce`]) and handed to every handler as a
+//! [`Caller`] value. Ways to be somebody: an API key, the service token (on
+//! `/api/admin/*` only), the `bor_session` cookie, and in `off` mode the built-in admin
+//! `local`.
+//!
+//! - `secret.rs`: session and key secrets, their parsers and hashes
+//! - `password.rs`: argon2id hashes, the dummy verification for unknown users
+//! - `cache.rs`: sessions, keys and users in memory, kept in step through `NOTIFY`
+//! - `limiter.rs`: failed sign-ins per username and per address
+//! - `origin.rs`: the cross-site rule for cookie-authenticated changes
+//! - `enforce.rs`: the middleware that identifies the caller and refuses or redirects
+
+mod cache;
+mod enforce;
+mod limiter;
+mod origin;
+pub mod password;
+pub mod secret;
+
+use std::sync::Arc;
+
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+pub use cache::{CHANNEL, CredentialCache};
+pub use enforce::{SESSION_COOKIE, enforce};
+pub use limiter::FailureLimiter;
+pub use password::Verifier;
+
+use crate::config::AuthMode;
+use crate::db::users::{self, NewUser, Role, UserRow};
+use crate::db::{DbError, DbPool};
+use crate::http::ApiError;
+
+/// How long a session lasts after sign-in (docs/LIMITS.md).
+pub const SESSION_LIFETIME: chrono::TimeDelta = chrono::TimeDelta::days(30);
+/// The user every request acts as in `off` mode.
+pub const LOCAL_USERNAME: &str = "local";
+
+/// How the caller proved who they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The `bor_session` cookie of this session.
+    Session(Uuid),
+    /// `Authorization: Bearer bor_…` with this key.
+    ApiKey(Uuid),
+    /// `Authorization: Bearer <BOR_ADMIN_TOKEN>`: an admin with no user row (the nil
+    /// id), on `/api/admin/*` only.
+    ServiceToken,
+    /// `BOR_AUTH=off`: every request is the built-in admin `local`.
+    Local,
+}
+
+/// Who asks: what every route, turn and tool is handed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Caller {
+    /// The user's row (`Uuid::nil()` for the service token, which has none).
+    pub user_id: Uuid,
+    pub username: String,
+    pub display_name: String,
+    pub role: Role,
+    pub via: Via,
+}
+
+impl Caller {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+
+    /// The caller the service token is.
+    fn service() -> Caller {
+        Caller {
+            user_id: Uuid::nil(),
+            username: "service".to_owned(),
+            display_name: "Service token".to_owned(),
+            role: Role::Admin,
+            via: Via::ServiceToken,
+        }
+    }
+
+    /// The user as the API shows them.
+    pub fn user(&self) -> UserView {
+        UserView {
+            id: self.user_id,
+            username: self.username.clone(),
+            display_name: self.display_name.clone(),
+            role: self.role,
+        }
+    }
+}
+
+/// A user as `/api/auth/*` shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct UserView {
+    pub id: Uuid,
+    pub username: String,
+    pub display_name: String,
+    pub role: Role,
+}
+
+/// A user as the admin API lists them.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct AdminUserView {
+    pub id: Uuid,
+    pub username: String,
+    pub display_name: String,
+    pub role: Role,
+    pub disabled: bool,
+    pub created_at: DateTime<Utc>,
+    /// The names of the groups they belong to.
+    pub groups: Vec<String>,
+}
+
+impl From<&UserRow> for AdminUserView {
+    fn from(row: &UserRow) -> Self {
+        AdminUserView {
+            id: row.id,
+            username: row.username.clone(),
+            display_name: row.display_name.clone(),
+            role: row.role(),
+            disabled: row.disabled,
+            created_at: row.created_at,
+            groups: Vec::new(),
+        }
+    }
+}
+
+/// A handler's caller, as the middleware decided it.
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Caller, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(
+            request
+                .extensions()
+                .get::<Caller>()
+                .cloned()
+                .ok_or(ApiError::NotSignedIn),
+        )
+    }
+}
+
+/// Everything sign-in needs, shared by the handlers.
+pub struct Accounts {
+    pub mode: AuthMode,
+    pub cache: Arc<CredentialCache>,
+    pub limiter: FailureLimiter,
+    pub verifier: Verifier,
+    /// `off` mode's caller.
+    local: Option<Caller>,
+}
+
+impl Accounts {
+    /// Loads the credentials; in `off` mode makes sure the user `local` exists.
+    pub async fn start(mode: AuthMode, pool: DbPool) -> Result<Accounts, DbError> {
+        let local = match mode {
+            AuthMode::Off => Some(ensure_local_user(&pool).await?),
+            AuthMode::Accounts => None,
+        };
+        let cache = Arc::new(CredentialCache::load(pool).await?);
+        let verifier = Verifier::default();
+        verifier.prepare();
+        Ok(Accounts {
+            mode,
+            cache,
+            limiter: FailureLimiter::default(),
+            verifier,
+            local,
+        })
+    }
+}
+
+/// The row of `off` mode's `local` admin, made when missing.
+async fn ensure_local_user(pool: &DbPool) -> Result<Caller, DbError> {
+    let mut conn = pool.get().await?;
+    let existing = users::find_by_username(&mut conn, LOCAL_USERNAME).await?;
+    let row = match existing {
+        Some(row) => row,
+        None => {
+            let new = NewUser {
+                id: Uuid::new_v4(),
+                username: LOCAL_USERNAME,
+                display_name: LOCAL_USERNAME,
+                password_hash: None,
+                role: Role::Admin.as_str(),
+            };
+            match users::insert(&mut conn, &new).await? {
+                Some(row) => row,
+                // Made by another instance starting at the same time.
+                None => users::find_by_username(&mut conn, LOCAL_USERNAME)
+                    .await?
+                    .ok_or_else(|| DbError::Pool("the local user vanished".to_owned()))?,
+            }
+        }
+    };
+    Ok(Caller {
+        user_id: row.id,
+        username: row.username,
+        display_name: row.display_name,
+        role: Role::Admin,
+        via: Via::Local,
+    })
+}

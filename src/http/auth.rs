@@ -1,0 +1,267 @@
+//! Signing in and out (docs/PROTOCOL.md, "Accounts"): `POST /api/auth/login`,
+//! `POST /api/auth/logout`, `GET /api/auth/me`, `POST /api/auth/password`.
+
+use std::time::Instant;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::body::{RequestBody, read_json_body};
+use super::error::{ApiError, ErrorBody};
+use crate::auth::password::{check_new_password, hash_password};
+use crate::auth::{Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via, secret};
+use crate::db::sessions::{self, SessionRow};
+use crate::db::users::{self, UserChanges};
+use crate::state::AppState;
+
+/// The largest sign-in or password body, in bytes.
+pub const MAX_AUTH_BODY_BYTES: usize = 8 * 1024;
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginBody {
+    username: String,
+    password: String,
+}
+
+impl RequestBody for LoginBody {}
+
+/// The user an answer is about.
+#[derive(Serialize, ToSchema)]
+pub struct UserBody {
+    user: UserView,
+}
+
+/// `POST /api/auth/login` `{"username","password"}`: 200 with the user and the
+/// `bor_session` cookie; one 401 `invalid_credentials` for an unknown user and a wrong
+/// password; 429 `too_many_attempts` after 5 failures for the username or the address
+/// within 15 minutes.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = LoginBody,
+    responses(
+        (status = 200, description = "signed in; the `bor_session` cookie is set", body = UserBody),
+        (status = 400, description = "`invalid_json`", body = ErrorBody),
+        (status = 401, description = "`invalid_credentials`: no such user, a wrong password, or a disabled user", body = ErrorBody),
+        (status = 429, description = "`too_many_attempts`, with `Retry-After`", body = ErrorBody),
+    )
+)]
+#[post("/api/auth/login")]
+pub async fn login(
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body: LoginBody = read_json_body(
+        &request,
+        payload,
+        MAX_AUTH_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
+    let accounts = &state.accounts;
+    let address = request.peer_addr().map(|address| address.ip());
+    accounts
+        .limiter
+        .check(&body.username, address, Instant::now())
+        .map_err(|wait| ApiError::TooManyAttempts {
+            retry_after_secs: wait.as_secs(),
+        })?;
+    let mut conn = state.pool.get().await?;
+    let user = users::find_by_username(&mut conn, &body.username)
+        .await?
+        .filter(|user| !user.disabled);
+    let stored = user.as_ref().and_then(|user| user.password_hash.clone());
+    let state_for_check = state.clone();
+    let password = body.password;
+    let matches = web::block(move || {
+        state_for_check
+            .accounts
+            .verifier
+            .verify(&password, stored.as_deref())
+    })
+    .await
+    .map_err(|error| ApiError::Internal(format!("the password check failed: {error}")))?;
+    let Some(user) = user.filter(|_| matches) else {
+        accounts
+            .limiter
+            .record_failure(&body.username, address, Instant::now());
+        return Err(ApiError::InvalidCredentials);
+    };
+    let issued =
+        secret::new_session_secret().map_err(|error| ApiError::Internal(error.to_string()))?;
+    let now = Utc::now();
+    let session = SessionRow {
+        id: Uuid::new_v4(),
+        user_id: user.id,
+        secret_sha256: issued.sha256,
+        created_at: now,
+        expires_at: now + SESSION_LIFETIME,
+    };
+    sessions::insert(&mut conn, &session).await?;
+    accounts.cache.remember_user(&user);
+    accounts.cache.remember_session(&session);
+    let caller = accounts
+        .cache
+        .caller_of(user.id, Via::Session(session.id))
+        .ok_or(ApiError::InvalidCredentials)?;
+    Ok(HttpResponse::Ok()
+        .cookie(session_cookie(&state, issued.token))
+        .json(UserBody {
+            user: caller.user(),
+        }))
+}
+
+/// The `bor_session` cookie carrying `value` (`HttpOnly`, `SameSite=Lax`, `Path=/`,
+/// `Secure` when `BOR_PUBLIC_URL` is https); an empty value with no lifetime removes it.
+fn session_cookie(state: &AppState, value: String) -> Cookie<'static> {
+    let secure = state
+        .config
+        .public_url
+        .as_ref()
+        .is_some_and(|url| url.scheme() == "https");
+    let lifetime = if value.is_empty() {
+        actix_web::cookie::time::Duration::ZERO
+    } else {
+        actix_web::cookie::time::Duration::seconds(SESSION_LIFETIME.num_seconds())
+    };
+    Cookie::build(SESSION_COOKIE, value)
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .path("/")
+        .secure(secure)
+        .max_age(lifetime)
+        .finish()
+}
+
+/// `POST /api/auth/logout`: 204; the session is gone on every instance and the cookie
+/// removed. With a key or in `off` mode there is no session to end.
+#[utoipa::path(
+    tag = "accounts",
+    responses(
+        (status = 204, description = "signed out"),
+        (status = 401, description = "`unauthorized`: not signed in", body = ErrorBody),
+        (status = 403, description = "`forbidden_origin`: from another site", body = ErrorBody),
+    )
+)]
+#[post("/api/auth/logout")]
+pub async fn logout(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    if let Via::Session(id) = caller.via {
+        let mut conn = state.pool.get().await?;
+        sessions::delete(&mut conn, id).await?;
+        state.accounts.cache.forget_session(id);
+    }
+    Ok(HttpResponse::NoContent()
+        .cookie(session_cookie(&state, String::new()))
+        .finish())
+}
+
+/// The caller, and whether they came with a session (which they may end or whose
+/// password they may change; not with a key or in `off` mode).
+#[derive(Serialize, ToSchema)]
+pub struct MeBody {
+    user: UserView,
+    session: bool,
+}
+
+/// `GET /api/auth/me`: who the caller is.
+#[utoipa::path(
+    tag = "accounts",
+    responses(
+        (status = 200, description = "the caller", body = MeBody),
+        (status = 401, description = "`unauthorized`: not signed in", body = ErrorBody),
+    )
+)]
+#[get("/api/auth/me")]
+pub async fn me(caller: Caller) -> HttpResponse {
+    HttpResponse::Ok().json(MeBody {
+        user: caller.user(),
+        session: matches!(caller.via, Via::Session(_)),
+    })
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasswordBody {
+    current: String,
+    new: String,
+}
+
+impl RequestBody for PasswordBody {}
+
+/// `POST /api/auth/password` `{"current","new"}`: 204; every other session of the user
+/// ends (this one stays).
+#[utoipa::path(
+    tag = "accounts",
+    request_body = PasswordBody,
+    responses(
+        (status = 204, description = "changed; the user's other sessions are ended"),
+        (status = 400, description = "`invalid_password`: the new one has not 12 to 1024 characters", body = ErrorBody),
+        (status = 401, description = "`invalid_credentials`: the current password is wrong; `unauthorized`: not signed in", body = ErrorBody),
+        (status = 403, description = "`forbidden_origin`: from another site", body = ErrorBody),
+        (status = 429, description = "`too_many_attempts`, with `Retry-After`", body = ErrorBody),
+    )
+)]
+#[post("/api/auth/password")]
+pub async fn change_password(
+    caller: Caller,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body: PasswordBody = read_json_body(
+        &request,
+        payload,
+        MAX_AUTH_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
+    check_new_password(&body.new).map_err(ApiError::InvalidPassword)?;
+    let address = request.peer_addr().map(|address| address.ip());
+    let limiter = &state.accounts.limiter;
+    limiter
+        .check(&caller.username, address, Instant::now())
+        .map_err(|wait| ApiError::TooManyAttempts {
+            retry_after_secs: wait.as_secs(),
+        })?;
+    let mut conn = state.pool.get().await?;
+    let stored = users::find(&mut conn, caller.user_id)
+        .await?
+        .and_then(|user| user.password_hash);
+    let check_state = state.clone();
+    let new = body.new;
+    let current = body.current;
+    let hashed = web::block(move || {
+        check_state
+            .accounts
+            .verifier
+            .verify(&current, stored.as_deref())
+            .then(|| hash_password(&new))
+    })
+    .await
+    .map_err(|error| ApiError::Internal(format!("the password check failed: {error}")))?;
+    let Some(hashed) = hashed else {
+        limiter.record_failure(&caller.username, address, Instant::now());
+        return Err(ApiError::InvalidCredentials);
+    };
+    let hashed = hashed.map_err(|error| ApiError::Internal(error.to_string()))?;
+    let keep = match caller.via {
+        Via::Session(id) => Some(id),
+        _ => None,
+    };
+    let changes = UserChanges {
+        password_hash: Some(hashed),
+        ..UserChanges::default()
+    };
+    users::update(&mut conn, caller.user_id, &changes).await?;
+    sessions::delete_for_user(&mut conn, caller.user_id, keep).await?;
+    state
+        .accounts
+        .cache
+        .forget_sessions_of(caller.user_id, keep);
+    Ok(HttpResponse::NoContent().finish())
+}
