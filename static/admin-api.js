@@ -98,7 +98,7 @@ export function uploadFile(token, file, { onProgress, onSent }) {
     });
     xhr.open("POST", "/api/admin/documents");
     xhr.setRequestHeader("Accept", "application/json");
-    xhr.setRequestHeader("Authorization", `Bearer ${token}`);
+    if (token) xhr.setRequestHeader("Authorization", `Bearer ${token}`);
     watch(UPLOAD_STALL_MS);
     xhr.send(body);
   });
@@ -115,15 +115,46 @@ export async function deleteDocument(token, id) {
   throw failure(status, body);
 }
 
-async function request(path, { token, method = "GET", timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+/** `GET /api/admin/users`: `[{id, username, display_name, role, disabled, created_at, groups}]`. */
+export async function fetchUsers(token) {
+  const { status, body } = await request("/api/admin/users", { token });
+  if (status === 200 && Array.isArray(body?.users)) return body.users;
+  throw failure(status, body);
+}
+
+/** `POST /api/admin/users`: `{user, password}` (the generated password, shown once). */
+export async function createUser(token, user) {
+  const { status, body } = await request("/api/admin/users", { token, method: "POST", json: user });
+  if (status === 201 && body?.user) return body;
+  throw failure(status, body);
+}
+
+/** `PATCH /api/admin/users/{id}` with `changes`: the user as they are now. */
+export async function updateUser(token, id, changes) {
+  const path = `/api/admin/users/${encodeURIComponent(id)}`;
+  const { status, body } = await request(path, { token, method: "PATCH", json: changes });
+  if (status === 200 && body?.id) return body;
+  throw failure(status, body);
+}
+
+/** `DELETE /api/admin/users/{id}`. */
+export async function deleteUser(token, id) {
+  const path = `/api/admin/users/${encodeURIComponent(id)}`;
+  const { status, body } = await request(path, { token, method: "DELETE" });
+  if (status !== 204) throw failure(status, body);
+}
+
+async function request(path, { token, method = "GET", json, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
+  if (json !== undefined) headers["Content-Type"] = "application/json";
   let response;
   let text;
   try {
     response = await fetch(path, {
       method,
       headers,
+      body: json === undefined ? undefined : JSON.stringify(json),
       cache: "no-store",
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -6,6 +6,7 @@ import { mountAccountMenu } from "./account-menu.js";
 import { ApiError, deleteDocument, fetchDocuments, fetchHealth, uploadFile } from "./admin-api.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
+import { People } from "./admin-people.js";
 import { Uploads } from "./admin-uploads.js";
 import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
@@ -84,11 +85,18 @@ async function start() {
   const offered = tokenFromAddress();
   const saved = readStoredToken();
   if (me?.session && me.user.role === "admin" && !offered) {
-    // An admin's session opens the page: no token to ask for.
+    // An admin's session opens the page: no token to ask for, and the people to manage.
     ui.tokenPanel.hidden = true;
     enter("");
     refreshHealth({ manual: false });
     loadDocuments();
+    const peopleStatus = document.getElementById("people-status");
+    const people = new People({
+      token: () => state.token,
+      say: (text, tone) => setStatus(peopleStatus, text, tone),
+    });
+    document.getElementById("people-panel").hidden = false;
+    people.load();
   } else if (offered) {
     // `make run` prints the page's address with its token after `#token=`: checked
     // and kept like a typed one, and taken out of the address bar and the history.

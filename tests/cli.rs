@@ -211,3 +211,67 @@ async fn check_covers_a_separate_embeddings_server() {
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn user_commands_make_list_reset_and_disable_people() {
+    let db = TestDatabase::migrated().await;
+    let vars = [("BOR_DATABASE_URL", db.url())];
+    let made = bor(&["user", "add", "Ann", "--admin"], &vars);
+    let shown = text(&made);
+    assert_eq!(made.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("made admin Ann"), "{shown}");
+    let password = shown
+        .lines()
+        .find_map(|line| line.strip_prefix("password: "))
+        .expect("the generated password is printed");
+    assert_eq!(password.len(), 24, "{shown}");
+
+    let again = bor(&["user", "add", "ann"], &vars);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    assert!(
+        text(&again).contains("that username is taken"),
+        "{}",
+        text(&again)
+    );
+    let bad = bor(&["user", "add", "no spaces"], &vars);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+
+    assert_eq!(bor(&["user", "add", "bob"], &vars).status.code(), Some(0));
+    let listed = text(&bor(&["user", "list"], &vars));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].starts_with("Ann") && lines[0].contains("admin") && lines[0].contains("active"),
+        "{listed}"
+    );
+    assert!(
+        lines[1].starts_with("bob") && lines[1].contains("member"),
+        "{listed}"
+    );
+
+    let reset = bor(&["user", "passwd", "ann"], &vars);
+    assert_eq!(reset.status.code(), Some(0), "{}", text(&reset));
+    let new_password = text(&reset)
+        .lines()
+        .find_map(|line| line.strip_prefix("password: ").map(str::to_owned))
+        .expect("the new password is printed");
+    assert_ne!(new_password, password);
+
+    assert_eq!(
+        bor(&["user", "disable", "bob"], &vars).status.code(),
+        Some(0)
+    );
+    assert!(
+        text(&bor(&["user", "list"], &vars))
+            .lines()
+            .nth(1)
+            .is_some_and(|line| line.contains("disabled"))
+    );
+    let missing = bor(&["user", "disable", "nobody"], &vars);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        text(&missing).contains("there is no user nobody"),
+        "{}",
+        text(&missing)
+    );
+}

@@ -189,6 +189,16 @@ export async function startBor({ mock, database, env = {} }) {
   });
 }
 
+/** Runs `bor ARGS` (e.g. `user add NAME`) on `database`, with `input` on stdin; its
+ *  output. */
+export function runBor(database, args, input = "") {
+  return execFileSync(join(BIN_DIR, "bor"), args, {
+    input,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, BOR_DATABASE_URL: database.url, BOR_LOG: "warn" },
+  });
+}
+
 /** Headless Chromium from the system (never a downloaded build). Playwright gives each
  *  launch a fresh temporary profile directory (`--user-data-dir`). */
 export async function launchBrowser() {
