@@ -32,6 +32,7 @@ pub use limiter::FailureLimiter;
 pub use password::Verifier;
 
 use crate::config::AuthMode;
+use crate::db::sessions;
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
 use crate::http::ApiError;
@@ -162,6 +163,10 @@ impl Accounts {
             AuthMode::Off => Some(ensure_local_user(&pool).await?),
             AuthMode::Accounts => None,
         };
+        let expired = sessions::delete_expired(&mut *pool.get().await?).await?;
+        if expired > 0 {
+            tracing::info!(expired, "expired sessions removed");
+        }
         let cache = Arc::new(CredentialCache::load(pool).await?);
         let verifier = Verifier::default();
         verifier.prepare();

@@ -271,6 +271,11 @@ async fn every_api_route_but_health_and_sign_in_needs_a_caller_and_pages_send_to
     );
 
     assert_eq!(app.get("/api/health", None).await.status, 200);
+    let monitor = app.get("/api/health", Some("a-monitor-token")).await;
+    assert_eq!(
+        monitor.status, 200,
+        "health answers whatever credential comes along"
+    );
     assert_eq!(app.get("/login", None).await.status, 200);
     assert_eq!(app.get("/static/style.css", None).await.status, 200);
     for (page, next) in [
@@ -618,6 +623,20 @@ async fn a_key_revoked_or_a_user_disabled_on_one_instance_is_refused_on_the_othe
     assert!(
         eventually(async || me(&a, &admin).await.status == 401).await,
         "a sign-out on B ends the session on A"
+    );
+}
+
+#[actix_web::test]
+async fn serving_with_nobody_to_sign_in_says_how_to_make_the_first_admin() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    let hint = "make the first admin with `bor user add NAME --admin`";
+    assert_eq!(log_lines_containing(hint).len(), 1);
+    app.add_user("root", Role::Admin).await;
+    let _second = app.spawn_sharing(&[("BOR_AUTH", "accounts")]).await;
+    assert_eq!(
+        log_lines_containing(hint).len(),
+        1,
+        "not once there is a user"
     );
 }
 
