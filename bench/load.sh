@@ -3,16 +3,17 @@
 # LiteLLM's proxy in front of the same mock, driven by bor-loadgen on this machine.
 # Writes the load section of bench/RESULTS.md (between its markers) from the JSON
 # summaries left in target/bench/load/; the `v1` scenario (the time to first token
-# /v1/chat/completions adds over /api/chat) writes a section of its own.
+# /v1/chat/completions adds over /api/chat) and the `auth` scenario (what accounts and an
+# API key add over BOR_AUTH=off) write sections of their own.
 #
 # BENCH_LOAD_QUICK=1 runs every scenario at a small size (a smoke run, figures rough).
-# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer v1" picks scenarios.
+# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer v1 auth" picks scenarios.
 # BENCH_LOAD_SKIP_LITELLM=1 leaves the peer out (no Python virtual environment needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUICK="${BENCH_LOAD_QUICK:-0}"
-SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer v1}"
+SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer v1 auth}"
 OUT=target/bench/load
 VENV=target/bench/litellm-venv
 LITELLM_VERSION=1.106.12
@@ -20,6 +21,8 @@ LITELLM_VERSION=1.106.12
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 MOCK_ADDR=127.0.0.1:$(free_port)
 BOR_ADDR=127.0.0.1:$(free_port)
+# The instance with accounts of the `auth` scenario.
+ACCOUNTS_ADDR=127.0.0.1:$(free_port)
 LITELLM_PORT=$(free_port)
 BENCH_DB=bor_bench
 LOADGEN=target/release/bor-loadgen
@@ -89,19 +92,42 @@ reset_database() {
         -c "CREATE DATABASE $BENCH_DB" > /dev/null
 }
 
-start_bor() {
-    BOR_BIND="$BOR_ADDR" \
-        BOR_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB" \
+BENCH_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB"
+
+# run_bor ADDR AUTH LOG: a bor serving on ADDR with BOR_AUTH=AUTH; its pid in served_pid.
+run_bor() {
+    BOR_BIND="$1" \
+        BOR_DATABASE_URL="$BENCH_DATABASE_URL" \
         BOR_LLM_BASE_URL="http://$MOCK_ADDR/v1" \
         BOR_MAX_CONCURRENT_TURNS=10000 \
         BOR_MAX_ANSWER_CHARS=1000000 \
         BOR_SHUTDOWN_GRACE=1 \
         BOR_LOG=info \
-        BOR_AUTH=off \
-        target/release/bor serve >> "$OUT/bor.log" 2>&1 &
-    bor_pid=$!
-    pids+=("$bor_pid")
-    wait_port "$BOR_ADDR" "$bor_pid"
+        BOR_AUTH="$2" \
+        target/release/bor serve >> "$OUT/$3" 2>&1 &
+    served_pid=$!
+    pids+=("$served_pid")
+    wait_port "$1" "$served_pid"
+}
+
+start_bor() {
+    run_bor "$BOR_ADDR" off bor.log
+    bor_pid=$served_pid
+}
+
+# A user of the instance with accounts, signed in, and a key made with the session: the
+# key in api_key.
+make_api_key() {
+    local password cookie
+    password=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+    printf '%s\n' "$password" |
+        BOR_DATABASE_URL="$BENCH_DATABASE_URL" BOR_LOG=warn target/release/bor user add bench --password-stdin > /dev/null
+    cookie=$(curl -sf -D - -o /dev/null -H 'Content-Type: application/json' \
+        -d "{\"username\":\"bench\",\"password\":\"$password\"}" "http://$ACCOUNTS_ADDR/api/auth/login" |
+        sed -n 's/^set-cookie: bor_session=\([^;]*\).*/\1/ip')
+    api_key=$(curl -sf -H "Cookie: bor_session=$cookie" -H "Origin: http://$ACCOUNTS_ADDR" \
+        -H 'Content-Type: application/json' -d '{"name":"bench-load"}' "http://$ACCOUNTS_ADDR/api/keys" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 }
 
 stop_bor() {
@@ -119,6 +145,7 @@ loadgen() {
 
 to_bor() { echo --addr "$BOR_ADDR" --path /api/chat --protocol bor --pid "$bor_pid"; }
 to_bor_v1() { echo --addr "$BOR_ADDR" --path /v1/chat/completions --protocol openai --pid "$bor_pid"; }
+to_accounts() { echo --addr "$ACCOUNTS_ADDR" --path /api/chat --protocol bor --pid "$accounts_pid" --bearer "$api_key"; }
 to_mock() { echo --addr "$MOCK_ADDR" --path /v1/chat/completions --protocol openai --pid "$mock_pid"; }
 
 machine_facts() {
@@ -264,26 +291,44 @@ YAML
     loadgen peer-bor-c100 closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 100 --duration-s "$peer_duration"
 fi
 
-if has v1; then
-    # The same turn through /api/chat and through /v1: the runs alternate, which goes
-    # first changing from repeat to repeat, so that the machine's load (other builds
-    # share it) falls on both alike.
+# paired SCENARIO BASE OTHER: the same turn asked two ways (the arrays `BASE` and
+# `OTHER` hold each way's loadgen arguments), at 1 and 100 clients. The runs alternate,
+# which goes first changing from repeat to repeat, so that the machine's load (other
+# builds share it) falls on both alike. Summaries: SCENARIO-BASE-cN-R.json and
+# SCENARIO-OTHER-cN-R.json, the load average before each repeat in SCENARIO-load-cN-R.txt.
+paired() {
+    local scenario=$1 base=$2 other=$3 clients requests repeat first second
     for clients in 1 100; do
         if [ "$clients" = 1 ]; then requests=$(size 2000 300); else requests=$(size 10000 2000); fi
         for repeat in $(seq 1 "$(size 5 2)"); do
-            cut -d' ' -f1-3 /proc/loadavg > "$OUT/v1-load-c$clients-$repeat.txt"
-            chat=(loadgen "v1-chat-c$clients-$repeat" closed $(to_bor) --body "$(bor_body "$QUESTION")")
-            v1=(loadgen "v1-openai-c$clients-$repeat" closed $(to_bor_v1) --body "$(v1_body "$QUESTION")")
-            if [ $((repeat % 2)) = 1 ]; then order=(chat v1); else order=(v1 chat); fi
-            for run in "${order[@]}"; do
-                if [ "$run" = chat ]; then
-                    "${chat[@]}" --clients "$clients" --requests "$requests"
-                else
-                    "${v1[@]}" --clients "$clients" --requests "$requests"
-                fi
+            cut -d' ' -f1-3 /proc/loadavg > "$OUT/$scenario-load-c$clients-$repeat.txt"
+            if [ $((repeat % 2)) = 1 ]; then first=$base second=$other; else first=$other second=$base; fi
+            for way in "$first" "$second"; do
+                local -n arguments="${way^^}"
+                loadgen "$scenario-$way-c$clients-$repeat" closed "${arguments[@]}" \
+                    --clients "$clients" --requests "$requests"
             done
         done
     done
+}
+
+if has v1; then
+    # The same turn through /api/chat and through /v1.
+    CHAT=($(to_bor) --body "$(bor_body "$QUESTION")")
+    OPENAI=($(to_bor_v1) --body "$(v1_body "$QUESTION")")
+    paired v1 chat openai
+fi
+
+if has auth; then
+    # The same turn through bor with BOR_AUTH=off and through bor with accounts, asked
+    # with an API key; both on the one database and mock.
+    run_bor "$ACCOUNTS_ADDR" accounts bor-accounts.log
+    accounts_pid=$served_pid
+    make_api_key
+    loadgen warmup-accounts closed $(to_accounts) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+    OFF=($(to_bor) --body "$(bor_body "$QUESTION")")
+    KEY=($(to_accounts) --body "$(bor_body "$QUESTION")")
+    paired auth off key
 fi
 
 python3 - "$OUT/machine.json" <<'PY'
@@ -299,7 +344,9 @@ for scenario in micro ttft throughput memory sustained peer; do
         break
     fi
 done
-if has v1; then
-    python3 bench/render_v1.py --write "$OUT" bench/RESULTS.md
-    log "wrote the /v1 section of bench/RESULTS.md"
-fi
+for scenario in v1 auth; do
+    if has "$scenario"; then
+        python3 bench/render_pair.py --write "$OUT" bench/RESULTS.md "$scenario"
+        log "wrote the $scenario section of bench/RESULTS.md"
+    fi
+done
