@@ -649,3 +649,21 @@ async fn off_mode_is_the_local_admin_without_signing_in() {
     assert_eq!(reply.json()["user"]["role"], "admin");
     assert_eq!(app.get("/", None).await.status, 200);
 }
+
+#[actix_web::test]
+async fn sessions_and_keys_are_checked_without_the_database() {
+    let app = TestApp::spawn_with_db_proxy(&[("BOR_AUTH", "accounts")]).await;
+    app.add_user("ann", Role::Member).await;
+    let session = app.sign_in("ann").await;
+    let (_, key) = app.make_key(&session, "k").await;
+    app.db_proxy.as_ref().unwrap().cut();
+    // With the database out of reach, a request that needed it would be 503.
+    assert_eq!(me(&app, &bearer(&key)).await.status, 200);
+    assert_eq!(me(&app, &cookie(&session)).await.status, 200);
+    let unknown = me(&app, &bearer(&format!("bor_{}", "c".repeat(64)))).await;
+    assert_eq!(
+        unknown.status, 503,
+        "a key it has not heard of is looked up"
+    );
+    app.db_proxy.as_ref().unwrap().restore();
+}
