@@ -15,7 +15,7 @@ use super::error::{ApiError, ErrorBody};
 use crate::auth::AdminUserView;
 use crate::auth::password::{check_new_password, generate_password, hash_password};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
-use crate::db::{DbError, groups};
+use crate::db::{DbError, groups, sessions};
 use crate::state::AppState;
 
 /// Characters a username or display name has at most.
@@ -250,7 +250,8 @@ fn user_id(id: &str) -> Result<Uuid, ApiError> {
 }
 
 /// `PATCH /api/admin/users/{id}` (`role`, `disabled`, `password`, `display_name`): the
-/// user as they are now. A disabled user's sessions and keys answer 401 at once.
+/// user as they are now. A disabled user's sessions and keys answer 401 at once; a new
+/// password ends the user's sessions.
 #[utoipa::path(
     tag = "accounts",
     security(("admin_token" = [])),
@@ -301,6 +302,7 @@ pub async fn update(
         role: body.role.map(|role| role.as_str().to_owned()),
         disabled: body.disabled,
     };
+    let new_password = changes.password_hash.is_some();
     let demoted = body.role.is_some_and(|role| role != Role::Admin);
     let keeps_admin = !demoted && body.disabled != Some(true);
     let mut conn = state.pool.get().await?;
@@ -308,6 +310,11 @@ pub async fn update(
         .await?
         .ok_or_else(|| ApiError::NotFound("no such user".to_owned()))?;
     state.accounts.cache.remember_user(&row);
+    if new_password {
+        // A new password ends the sessions signed in with the old one.
+        sessions::delete_for_user(&mut conn, id, None).await?;
+        state.accounts.cache.forget_sessions_of(id, None);
+    }
     Ok(HttpResponse::Ok().json(AdminUserView::from(&row)))
 }
 

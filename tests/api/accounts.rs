@@ -490,6 +490,21 @@ async fn admins_make_change_and_delete_users_but_never_the_last_admin() {
     assert_eq!(promoted.status, 200, "{}", promoted.text());
     assert_eq!(promoted.json()["role"], "admin");
     assert_eq!(promoted.json()["display_name"], "Cleo P.");
+    let first_session = app.sign_in_with("cleo", &password).await;
+    let reset = patch_user(
+        &app,
+        &admin,
+        &cleo_id,
+        json!({"password": "a password set by root"}),
+    )
+    .await;
+    assert_eq!(reset.status, 200);
+    assert_eq!(
+        me(&app, &cookie(&first_session)).await.status,
+        401,
+        "a new password ends the sessions"
+    );
+    let password = "a password set by root".to_owned();
     let cleo_session = app.sign_in_with("cleo", &password).await;
     let (_, cleo_key) = app.make_key(&cleo_session, "k").await;
     let cleo = cookie(&cleo_session);
