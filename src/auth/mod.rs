@@ -10,6 +10,10 @@
 //! - `limiter.rs`: failed sign-ins per username and per address
 //! - `origin.rs`: the cross-site rule for cookie-authenticated changes
 //! - `enforce.rs`: the middleware that identifies the caller and refuses or redirects
+//!
+//! Other ways to sign in (OpenID Connect, a trusted proxy header) end in a session row
+//! like the password does, or add a step to `enforce::identify`; what a caller may read
+//! (collections) is a field of [`Caller`], filled where the caller is made.
 
 mod cache;
 mod enforce;
