@@ -13,6 +13,7 @@ mod pool;
 pub mod query_log;
 pub mod schema;
 pub mod stats;
+pub mod words;
 
 pub use error::DbError;
 pub use migrations::{

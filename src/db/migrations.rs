@@ -179,11 +179,15 @@ mod tests {
         assert_eq!(status.applied, Vec::<String>::new());
         assert_eq!(status.pending, all);
 
+        let every_table = [
+            "chunks",
+            "conversation_search",
+            "conversations",
+            "documents",
+            "query_log",
+        ];
         assert_eq!(run_migrations(db.url()).await.unwrap(), all);
-        assert_eq!(
-            tables(&mut conn).await,
-            ["chunks", "conversations", "documents", "query_log"]
-        );
+        assert_eq!(tables(&mut conn).await, every_table);
         let status = migration_status(&mut conn).await.unwrap();
         assert_eq!((status.applied, status.pending), (all.clone(), Vec::new()));
         assert_eq!(
@@ -199,10 +203,7 @@ mod tests {
         assert_eq!((status.applied, status.pending), (Vec::new(), all.clone()));
 
         assert_eq!(run_migrations(db.url()).await.unwrap(), all);
-        assert_eq!(
-            tables(&mut conn).await,
-            ["chunks", "conversations", "documents", "query_log"]
-        );
+        assert_eq!(tables(&mut conn).await, every_table);
     }
 
     #[tokio::test]

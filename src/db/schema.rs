@@ -33,7 +33,18 @@ diesel::table! {
         title -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
-        search -> Tsvector,
+        title_words -> Tsvector,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::Tsvector;
+
+    conversation_search (conversation_id, part) {
+        conversation_id -> Uuid,
+        part -> Int4,
+        words -> Tsvector,
     }
 }
 
@@ -74,6 +85,13 @@ diesel::table! {
 }
 
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
-diesel::allow_tables_to_appear_in_same_query!(chunks, conversations, documents, query_log);
+diesel::allow_tables_to_appear_in_same_query!(
+    chunks,
+    conversation_search,
+    conversations,
+    documents,
+    query_log
+);

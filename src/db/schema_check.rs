@@ -145,13 +145,14 @@ async fn schema_rs_matches_the_migrated_database() {
     }
 
     let declared = declared_tables();
+    let names = |tables: &[Table]| -> Vec<String> {
+        tables.iter().map(|table| table.name.clone()).collect()
+    };
+    assert!(actual.len() >= 5, "{:?}", names(&actual));
     assert_eq!(
-        declared
-            .iter()
-            .map(|table| table.name.as_str())
-            .collect::<Vec<_>>(),
-        ["chunks", "conversations", "documents", "query_log"],
-        "schema.rs should be readable by this test"
+        names(&declared),
+        names(&actual),
+        "schema.rs declares every table"
     );
     assert_eq!(actual, declared);
 }

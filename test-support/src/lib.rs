@@ -387,6 +387,19 @@ pub async fn wait_for_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEntry> {
     rows
 }
 
+/// About `chars` characters of words no other `turn` holds (`w<turn>q<i>`, `i` from 0),
+/// to grow a conversation's search words as fast as a text can.
+pub fn distinct_words(turn: usize, chars: usize) -> String {
+    let mut text = String::new();
+    for i in 0.. {
+        if text.len() >= chars {
+            break;
+        }
+        text.push_str(&format!("w{turn}q{i} "));
+    }
+    text.trim_end().to_owned()
+}
+
 /// A question with a mock directive line.
 pub fn directed(question: &str, directive: Value) -> String {
     format!("{question}\nMOCK {directive}")
