@@ -248,4 +248,20 @@ mod tests {
         assert_eq!(TurnOutcome::Stopped.row_status(), Some(TurnStatus::Stopped));
         assert_eq!(TurnOutcome::Error(ErrorCode::Internal).row_status(), None);
     }
+
+    #[test]
+    fn the_stored_words_are_the_words_of_the_frames() {
+        for path in TurnPath::ALL {
+            assert_eq!(
+                serde_json::to_string(&path).unwrap(),
+                format!("\"{path}\"")
+            );
+        }
+        for status in TurnStatus::ALL {
+            assert_eq!(
+                serde_json::to_string(&status).unwrap(),
+                format!("\"{status}\"")
+            );
+        }
+    }
 }
