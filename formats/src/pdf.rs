@@ -9,16 +9,19 @@
 //! password (as files that only restrict printing or copying do). Before parsing, the
 //! compressed streams are measured ([`guard`]), so a decompression bomb is refused.
 
+mod content;
 mod glyphs;
 mod guard;
 mod layout;
+mod work;
 
 use pdf_extract::{Document, Object};
 
 use crate::text::MarkdownText;
 use crate::{ExtractedDocument, FormatReader, Limits, ReadError};
-use glyphs::Collector;
+use glyphs::{Collector, PagePieces};
 use layout::Block;
+use work::Work;
 
 pub(crate) const CONTENT_TYPE: &str = "application/pdf";
 const KIND: &str = "PDF";
@@ -42,21 +45,26 @@ impl FormatReader for PdfReader {
         if page_count == 0 {
             return Err(ReadError::malformed(KIND, "it has no pages"));
         }
-        let mut collector = Collector::new(limits.max_text_bytes);
-        let laid_out = pdf_extract::output_doc(&document, &mut collector);
-        if collector.overflowed {
-            return Err(ReadError::TooLarge(format!(
-                "its text is longer than {}",
-                crate::limits::human_bytes(limits.max_text_bytes as u64)
-            )));
-        }
-        if let Err(error) = laid_out
-            && collector.pages.is_empty()
-        {
-            return Err(ReadError::malformed(KIND, error));
+        let mut collector = Collector::new(limits);
+        let mut work = Work::new(limits);
+        for (number, page) in document.get_pages() {
+            let replaced = work.prepare_page(&mut document, page)?;
+            let laid_out = pdf_extract::output_doc_page(&document, &mut collector, number);
+            replaced.restore(&mut document);
+            // A page cut short by an error is kept as far as it went.
+            let _ = collector.finish_page();
+            if let Some(reason) = collector.overflow.take() {
+                return Err(reason);
+            }
+            if let Err(error) = laid_out {
+                if collector.pages.is_empty() {
+                    return Err(ReadError::malformed(KIND, error));
+                }
+                break;
+            }
         }
         let title = info_title(&document);
-        write_pages(collector, limits, title)
+        write_pages(collector.pages, limits, title)
     }
 }
 
@@ -114,12 +122,12 @@ fn load_error(error: &pdf_extract::Error) -> ReadError {
 }
 
 fn write_pages(
-    collector: Collector,
+    pages: Vec<PagePieces>,
     limits: &Limits,
     title: Option<String>,
 ) -> Result<ExtractedDocument, ReadError> {
-    let widths: Vec<f64> = collector.pages.iter().map(|page| page.width).collect();
-    let mut pages: Vec<Vec<layout::Piece>> = collector.pages.iter().map(layout::pieces).collect();
+    let widths: Vec<f64> = pages.iter().map(|page| page.width).collect();
+    let mut pages: Vec<Vec<layout::Piece>> = pages.into_iter().map(|page| page.pieces).collect();
     for piece in pages.iter_mut().flatten() {
         piece.text = resolve_ligatures(&piece.text);
     }
