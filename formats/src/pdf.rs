@@ -4,7 +4,8 @@
 //! module takes the characters with their positions ([`glyphs`]) and rebuilds lines,
 //! columns, headings and paragraphs ([`layout`]), drops running headers and footers,
 //! resolves ligatures (ﬁ → fi) and rejoins words hyphenated at a line end. The title
-//! is the document's Title, else its first heading. A PDF without text (scanned pages)
+//! is the document's Title, else the largest heading of its first page with text,
+//! else its first heading. A PDF without text (scanned pages)
 //! is refused as having no text layer; an encrypted one unless it opens with the empty
 //! password (as files that only restrict printing or copying do). Before parsing, the
 //! compressed streams are measured ([`guard`]), so a decompression bomb is refused.
@@ -153,6 +154,7 @@ fn write_pages(
             layout::join_across_pages(previous, next);
         }
     }
+    let title = title.or_else(|| first_page_title(&page_blocks));
     let mut text = MarkdownText::new(limits.max_text_bytes);
     for blocks in page_blocks {
         text.start_page();
@@ -166,6 +168,18 @@ fn write_pages(
         text.end_lines();
     }
     text.finish(title, CONTENT_TYPE)
+}
+
+/// The largest text of the first page with text, when it is set larger than the body:
+/// the title of a PDF whose metadata names none (the line under it is not).
+fn first_page_title(page_blocks: &[Vec<Block>]) -> Option<String> {
+    let blocks = page_blocks.iter().find(|blocks| !blocks.is_empty())?;
+    let headings = blocks.iter().filter_map(|block| match block {
+        Block::Heading(level, text) => Some((*level, text)),
+        _ => None,
+    });
+    let (_, largest) = headings.min_by_key(|(level, _)| *level)?;
+    Some(largest.clone())
 }
 
 /// Typographic ligatures as the letters they join.
