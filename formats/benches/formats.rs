@@ -248,8 +248,12 @@ fn hostile_rows() -> String {
             support::text_operators_pdf(1, 20_000, 250),
         ),
         (
-            "1,000 pages of 4,000 text operators",
-            support::text_operators_pdf(1_000, 4_000, 1),
+            "1,500 pages of 4,000 text operators",
+            support::text_operators_pdf(1_500, 4_000, 1),
+        ),
+        (
+            "one TJ of 1,000,000 operands",
+            support::one_operator_pdf(1_000_000),
         ),
         (
             "forms 8 deep, each drawing the next 10 times",

@@ -10,12 +10,12 @@ pub enum ReadError {
     /// A PDF with more text operators to interpret than
     /// [`Limits::max_operators`](crate::Limits::max_operators), forms counted each time
     /// they are drawn.
-    #[error("too large: its pages hold more than {0} text operators to interpret")]
+    #[error("too large: its pages hold more than {0} text operators and operands to interpret")]
     TooManyOperators(usize),
     /// A PDF page whose text operators, with those of the forms it draws, are more than
     /// [`Limits::max_operators_at_once`](crate::Limits::max_operators_at_once).
     #[error(
-        "too large: one of its pages holds more than {0} text operators (with the forms it draws)"
+        "too large: one of its pages holds more than {0} text operators and operands (with the forms it draws)"
     )]
     PageTooBusy(usize),
     /// A PDF that draws more characters than

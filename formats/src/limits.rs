@@ -19,12 +19,14 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most pages of a PDF (5,000).
     pub max_pages: usize,
-    /// Most text operators (`Tj`, `Tf`, `Td`, `cm`, `Do`…) a PDF read interprets, a form
-    /// counted each time it is drawn (2,000,000); drawing and colour operators are
-    /// dropped before and cost nothing.
+    /// Most text operators (`Tj`, `Tf`, `Td`, `cm`, `Do`…) and operands a PDF read
+    /// interprets, a form counted each time it is drawn (10,000,000): an operator counts
+    /// once, and once more for each object among its operands (a number, a string, an
+    /// array…). Drawing and colour operators are dropped before and cost nothing.
     pub max_operators: usize,
-    /// Most text operators decoded at one time: a page's, with those of the forms it is
-    /// drawing (100,000). The PDF parser holds some 550 bytes per decoded operator.
+    /// Most text operators and operands, counted so, decoded at one time: a page's,
+    /// with those of the forms it is drawing (100,000). The PDF parser holds up to
+    /// some 550 bytes for each.
     pub max_operators_at_once: usize,
     /// Most characters the pages of a PDF draw (4,000,000).
     pub max_glyphs: usize,
@@ -43,7 +45,7 @@ impl Default for Limits {
             max_text_bytes: 32 << 20,
             max_depth: 256,
             max_pages: 5_000,
-            max_operators: 2_000_000,
+            max_operators: 10_000_000,
             max_operators_at_once: 100_000,
             max_glyphs: 4_000_000,
             max_layout_bytes: 64 << 20,

@@ -47,7 +47,7 @@ fn millions_of_text_operators_in_a_small_pdf_are_refused_within_bounded_memory()
     let (error, peak) = refused_with_peak(pdf, &Limits::default());
     assert_eq!(
         error.to_string(),
-        "too large: one of its pages holds more than 100000 text operators (with the forms it draws)"
+        "too large: one of its pages holds more than 100000 text operators and operands (with the forms it draws)"
     );
     assert!(peak < MAX_READ_BYTES, "the read held {} MiB", peak >> 20);
 }
@@ -58,7 +58,17 @@ fn forms_drawn_millions_of_times_are_refused_within_bounded_memory() {
         refused_with_peak(support::nested_forms_pdf(8, 10, false), &Limits::default());
     assert_eq!(
         error.to_string(),
-        "too large: its pages hold more than 2000000 text operators to interpret"
+        "too large: its pages hold more than 10000000 text operators and operands to interpret"
+    );
+    assert!(peak < MAX_READ_BYTES, "the read held {} MiB", peak >> 20);
+}
+
+#[test]
+fn one_operator_of_a_million_operands_is_refused_within_bounded_memory() {
+    let (error, peak) = refused_with_peak(support::one_operator_pdf(1_000_000), &Limits::default());
+    assert_eq!(
+        error.to_string(),
+        "too large: one of its pages holds more than 100000 text operators and operands (with the forms it draws)"
     );
     assert!(peak < MAX_READ_BYTES, "the read held {} MiB", peak >> 20);
 }
@@ -102,7 +112,10 @@ fn three_hostile_pdfs_read_at_once_stay_within_three_bounds() {
     });
     for error in errors {
         let error = error.expect_err("the hostile PDF is refused").to_string();
-        assert!(error.contains("more than 100000 text operators"), "{error}");
+        assert!(
+            error.contains("more than 100000 text operators and operands"),
+            "{error}"
+        );
     }
     assert!(
         peak < 3 * MAX_READ_BYTES,

@@ -6,7 +6,8 @@
 //! throws away. This scan walks the stream's tokens (strings, names, numbers, arrays,
 //! dictionaries, inline images) without allocating for them and keeps only the
 //! operations that place text, verbatim: so a page of vector drawing costs nothing and
-//! the operators that remain can be counted before anything is decoded. lopdf parses
+//! the operators that remain, with their operands, can be counted before anything is
+//! decoded. lopdf parses
 //! content streams only into that whole-stream form, hence this scanner of its own.
 
 /// The operators pdf-extract acts on for text: text objects and state, the text
@@ -21,7 +22,9 @@ const TEXT_OPERATORS: &[&[u8]] = &[
 pub(super) struct TextOperations {
     /// The operations kept, each with its operands, one a line.
     pub content: Vec<u8>,
-    /// How many operations were kept.
+    /// The operations kept, each counted once for its operator and once for each
+    /// object among its operands (a number, a string, a name, an array…): what
+    /// decoding them costs.
     pub operators: usize,
     /// The names of the forms drawn (`/Name Do`), in order, repeats included.
     pub drawn: Vec<Vec<u8>>,
@@ -94,6 +97,7 @@ pub(super) fn text_operations(content: &[u8], max_operators: usize) -> TextOpera
     let mut at = 0;
     // Where the operands of the operator to come began, and the last name among them.
     let mut operands: Option<usize> = None;
+    let mut operand_objects = 0;
     let mut name: Option<(usize, usize)> = None;
     while at < content.len() && kept.operators <= max_operators {
         let byte = content[at];
@@ -137,7 +141,7 @@ pub(super) fn text_operations(content: &[u8], max_operators: usize) -> TextOpera
                         kept.content
                             .extend_from_slice(&content[operands.unwrap_or(at)..end]);
                         kept.content.push(b'\n');
-                        kept.operators += 1;
+                        kept.operators += 1 + operand_objects;
                         if token == b"Do"
                             && let Some((start, name_end)) = name
                         {
@@ -145,6 +149,7 @@ pub(super) fn text_operations(content: &[u8], max_operators: usize) -> TextOpera
                         }
                     }
                     operands = None;
+                    operand_objects = 0;
                     name = None;
                     at = end;
                     continue;
@@ -153,6 +158,9 @@ pub(super) fn text_operations(content: &[u8], max_operators: usize) -> TextOpera
             }
         };
         operands.get_or_insert(at);
+        if !matches!(byte, b']' | b'>' | b')' | b'}') {
+            operand_objects += 1;
+        }
         at = end.max(at + 1);
     }
     kept
@@ -173,7 +181,10 @@ mod tests {
             "q\n1 0 0 1 5 5 cm\nBT\n/F1 12 Tf\n72 700 Td\n(a \\) (b) c) Tj\n\
              [(x) -20 (y)] TJ\n<41> Tj\nET\nQ\n/Im1 Do\n"
         );
-        assert_eq!(kept.operators, 11);
+        // The operators, and the objects among their operands: 6 for `cm`, 2 for `Tf`,
+        // 2 for `Td`, 1 for each `Tj`, 4 for `TJ` (the array, two strings, a number) and
+        // 1 for `Do`.
+        assert_eq!(kept.operators, 11 + 6 + 2 + 2 + 1 + 4 + 1 + 1);
         assert_eq!(kept.drawn, vec![b"Im1".to_vec()]);
     }
 
@@ -194,6 +205,6 @@ mod tests {
     #[test]
     fn the_scan_stops_past_its_bound() {
         let content = b"(a) Tj ".repeat(1000);
-        assert_eq!(text_operations(&content, 10).operators, 11);
+        assert_eq!(text_operations(&content, 10).operators, 12);
     }
 }

@@ -39,6 +39,14 @@ pub fn text_operators_pdf(pages: usize, operators: usize, glyphs: usize) -> Vec<
     content_pdf(pages, &content)
 }
 
+/// A PDF of one page whose one `TJ` has `operands` numbers.
+pub fn one_operator_pdf(operands: usize) -> Vec<u8> {
+    let mut content = b"BT /F1 10 Tf 20 380 Td [".to_vec();
+    content.extend(b"0 ".repeat(operands));
+    content.extend(b"(a)] TJ ET\n");
+    content_pdf(1, &content)
+}
+
 /// A PDF of `pages` pages that all draw `content` (compressed), with Helvetica as /F1.
 pub fn content_pdf(pages: usize, content: &[u8]) -> Vec<u8> {
     pdf_of(pages, compressed(content), |_, _| {})
