@@ -286,6 +286,25 @@ impl Config {
             .unwrap_or(&self.llm_base_url)
     }
 
+    /// What an operator reads when the embeddings server serves no embeddings: which
+    /// variable sends them where (the URL without credentials), and how to change it.
+    pub fn embeddings_fix(&self) -> String {
+        match &self.llm_embed_base_url {
+            Some(url) => format!(
+                "embeddings go to BOR_LLM_EMBED_BASE_URL={}; point it at a server that serves \
+                 embeddings (llama.cpp's server with an embedding model and --embeddings, \
+                 vLLM with an embedding model, TEI)",
+                redact_url_credentials(url)
+            ),
+            None => format!(
+                "BOR_LLM_EMBED_BASE_URL is unset, so embeddings go to BOR_LLM_BASE_URL={}, the \
+                 chat server; set BOR_LLM_EMBED_BASE_URL to the embeddings server (`make run` \
+                 serves one on http://127.0.0.1:18088/v1, which `scripts/bor` sets)",
+                redact_url_credentials(&self.llm_base_url)
+            ),
+        }
+    }
+
     /// The database URL with its password replaced, for logs and status pages.
     pub fn database_url_redacted(&self) -> String {
         redact_url_password(&self.database_url)

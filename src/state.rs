@@ -73,6 +73,7 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
         read_timeout: config.llm_read_timeout,
         temperature: config.llm_temperature,
         max_tokens: Some(config.llm_max_tokens),
+        embeddings_fix: config.embeddings_fix(),
     }
 }
 
