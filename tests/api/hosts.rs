@@ -163,3 +163,28 @@ async fn a_bor_bound_beyond_loopback_with_its_public_url_says_nothing() {
     .await;
     assert!(log_lines_containing("set BOR_PUBLIC_URL to the address people use").is_empty());
 }
+
+/// The status line of the answer to `request`, written as is.
+async fn raw_status(app: &TestApp, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = app.address.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    answer.lines().next().unwrap_or_default().to_owned()
+}
+
+#[actix_web::test]
+async fn a_request_without_host_is_answered_and_an_absolute_target_is_checked() {
+    let app = TestApp::spawn().await;
+    let without_host = raw_status(&app, "GET /api/health HTTP/1.0\r\n\r\n").await;
+    assert!(without_host.contains(" 200 "), "{without_host}");
+    let absolute = raw_status(
+        &app,
+        "GET http://attacker.example/api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(absolute.contains(" 421 "), "{absolute}");
+}
