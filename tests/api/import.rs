@@ -291,6 +291,15 @@ async fn bor_import_against_a_chat_server_without_embeddings_says_which_variable
         "a refusal is not retried: {shown}"
     );
     assert_eq!(chat_only.embedding_requests().len(), 1, "{shown}");
+    let stopped = shown
+        .lines()
+        .find(|line| line.starts_with("bor import: stopped: "))
+        .unwrap_or_default();
+    assert_eq!(
+        stopped.matches("does not serve embeddings").count(),
+        1,
+        "said once: {shown}"
+    );
 }
 
 #[actix_web::test]
