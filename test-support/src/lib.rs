@@ -225,11 +225,33 @@ impl TestApp {
 
     /// `GET path`, with the admin token when given: status, headers and body.
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
-        let mut request = Self::client().get(format!("{}{path}", self.address));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
+        let authorization = token.map(|token| format!("Bearer {token}"));
+        let headers: Vec<(&str, &str)> = authorization
+            .iter()
+            .map(|value| ("Authorization", value.as_str()))
+            .collect();
+        self.send("get", path, &headers).await
+    }
+
+    /// `method path` (`get`, `post`, …) with extra headers; POST and PATCH carry the
+    /// JSON body `{}`. Status, headers and body.
+    pub async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let method = awc::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+            .expect("an HTTP method");
+        let with_body = matches!(method, awc::http::Method::POST | awc::http::Method::PATCH);
+        let mut request = Self::client().request(method, format!("{}{path}", self.address));
+        for &header in headers {
+            request = request.insert_header(header);
         }
-        let mut response = request.send().await.expect("the request is sent");
+        let sent = if with_body {
+            request
+                .insert_header(("Content-Type", "application/json"))
+                .send_body("{}")
+                .await
+        } else {
+            request.send().await
+        };
+        let mut response = sent.expect("the request is sent");
         let body = response
             .body()
             .limit(16 * 1024 * 1024)
