@@ -1,8 +1,9 @@
 //! The full-text half of retrieval, in memory: tantivy over a RAM directory, ranking
 //! chunks by BM25 against the words of the question (see `docs/RETRIEVAL.md`).
 //!
-//! Text is cut into words, lowercased, English stop words dropped and the rest stemmed
-//! (Snowball's English stemmer), as PostgreSQL's `english` configuration does. The
+//! Text is cut into words, lowercased, English stop words dropped (PostgreSQL's list,
+//! `stop_words.rs`) and the rest stemmed (Snowball's English stemmer), as PostgreSQL's
+//! `english` configuration does. The
 //! ranking takes every chunk that holds any word of the question; a chunk *matches*
 //! (the full-text half of the grounded rule) when it holds every one of them.
 //!
@@ -22,6 +23,8 @@ use tantivy::tokenizer::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use super::stop_words;
+
 /// The name the analyzer is registered under.
 const ANALYZER: &str = "bor_english";
 /// Words longer than this (in bytes) are left out, as PostgreSQL leaves out very long
@@ -37,8 +40,8 @@ const TEXT: &str = "text";
 /// What the full-text search found for a question.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TextMatches {
-    /// Chunk ids, best BM25 score first (ties: lower chunk id first).
-    pub ranked: Vec<i64>,
+    /// Chunk ids with their BM25 scores, best first (ties: lower chunk id first).
+    pub ranked: Vec<(i64, f32)>,
     /// Some chunk holds every word of the question.
     pub matched: bool,
 }
@@ -140,7 +143,10 @@ impl FullTextIndex {
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let matched = !ranked.is_empty() && searcher.search(&clauses(Occur::Must), &Count)? > 0;
         Ok(TextMatches {
-            ranked: ranked.into_iter().map(|(_, chunk_id)| chunk_id).collect(),
+            ranked: ranked
+                .into_iter()
+                .map(|(score, chunk_id)| (chunk_id, score))
+                .collect(),
             matched,
         })
     }
@@ -182,21 +188,23 @@ impl FullTextIndex {
 }
 
 fn analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(LONGEST_WORD))
-        .filter(LowerCaser);
-    match StopWordFilter::new(Language::English) {
-        Some(stop_words) => builder
-            .filter(stop_words)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
-    }
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(
+            stop_words::ENGLISH.iter().map(|word| (*word).to_owned()),
+        ))
+        .filter(Stemmer::new(Language::English))
+        .build()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids(found: &TextMatches) -> Vec<i64> {
+        found.ranked.iter().map(|(id, _)| *id).collect()
+    }
 
     fn index_of(chunks: &[(i64, i64, &str)]) -> FullTextIndex {
         let index = FullTextIndex::new().unwrap();
@@ -211,12 +219,41 @@ mod tests {
     fn words_are_stemmed_and_stop_words_ignored() {
         let index = index_of(&[(1, 1, "The cats were sleeping."), (2, 1, "Dogs bark.")]);
         let found = index.search("cat sleeps", 10).unwrap();
-        assert_eq!(found.ranked, vec![1]);
+        assert_eq!(ids(&found), vec![1]);
         assert!(found.matched);
         assert_eq!(
             index.search("what is the", 10).unwrap(),
             TextMatches::default(),
             "stop words only"
+        );
+    }
+
+    #[test]
+    fn questions_full_of_stop_words_match_on_their_other_words() {
+        let index = index_of(&[
+            (
+                1,
+                1,
+                "Oolong is a partly oxidised tea, between green and black.",
+            ),
+            (2, 2, "Green tea is not oxidised at all."),
+        ]);
+        for question in [
+            "Which oolong, and why?",
+            "What is oolong and how should I do it?",
+            "Why have you had oolong before they were here?",
+        ] {
+            let found = index.search(question, 10).unwrap();
+            assert_eq!(ids(&found), vec![1], "{question}");
+            assert!(
+                found.matched,
+                "{question}: only \"oolong\" is a word to match"
+            );
+        }
+        let partial = index.search("Which oolong is grown where?", 10).unwrap();
+        assert!(
+            !partial.matched,
+            "\"grown\" is no stop word and no chunk holds it"
         );
     }
 
@@ -228,11 +265,11 @@ mod tests {
             (3, 2, "Linux Linux Linux: bor runs on Linux."),
         ]);
         let found = index.search("install on linux", 10).unwrap();
-        assert_eq!(found.ranked[0], 1, "the chunk with both words first");
+        assert_eq!(ids(&found)[0], 1, "the chunk with both words first");
         assert_eq!(found.ranked.len(), 2);
         assert!(found.matched);
         let partial = index.search("install windows", 10).unwrap();
-        assert_eq!(partial.ranked, vec![1]);
+        assert_eq!(ids(&partial), vec![1]);
         assert!(!partial.matched, "no chunk holds every word");
     }
 
@@ -242,7 +279,7 @@ mod tests {
         index.remove_document(1);
         index.add(3, 1, "alpha delta").unwrap();
         index.commit().unwrap();
-        let mut found = index.search("alpha", 10).unwrap().ranked;
+        let mut found = ids(&index.search("alpha", 10).unwrap());
         found.sort();
         assert_eq!(found, vec![2, 3]);
         assert!(index.memory_bytes() > 0);
