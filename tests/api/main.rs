@@ -23,6 +23,7 @@ mod passages;
 mod refusals;
 mod request_ids;
 mod retrieval;
+mod search;
 mod service;
 mod shutdown;
 mod uploads;

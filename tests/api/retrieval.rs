@@ -3,7 +3,7 @@
 
 use crate::support::*;
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot: f64 = a
         .iter()
         .zip(b)
