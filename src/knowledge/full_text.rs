@@ -8,9 +8,11 @@
 //! (the full-text half of the grounded rule) when it holds every one of them.
 //!
 //! Each chunk is one tantivy document: its id (a fast field, to name the hits), its
-//! document's id (indexed, so a document's chunks are deleted together) and its text
-//! (indexed with term frequencies, not stored: the text lives in the chunk store).
+//! document's id (indexed, so a document's chunks are deleted together) and its words
+//! (indexed with term frequencies, not stored: the text lives in the chunk store): its
+//! document's title and the headings above it, then its text ([`searchable_text`]).
 
+use std::borrow::Cow;
 use std::sync::Mutex;
 
 use tantivy::collector::{Count, TopDocs};
@@ -23,6 +25,7 @@ use tantivy::tokenizer::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use super::chunking::HEADING_SEPARATOR;
 use super::stop_words;
 
 /// The name the analyzer is registered under.
@@ -44,6 +47,30 @@ pub struct TextMatches {
     pub ranked: Vec<(i64, f32)>,
     /// Some chunk holds every word of the question.
     pub matched: bool,
+}
+
+/// The words a chunk is found by: its document's title and each heading above it, then
+/// its text. A title or heading is left out where the text already opens with it (the
+/// chunk starts at that heading) or an earlier one said the same, so each counts once:
+/// every chunk of a document is found by the words of its title, and a chunk deep in a
+/// long section by its section's name, not only the chunk that holds the heading line.
+pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a, str> {
+    let opening = text.trim_start().trim_start_matches('#').trim_start();
+    let mut said: Vec<&str> = Vec::new();
+    for name in std::iter::once(title).chain(heading.split(HEADING_SEPARATOR)) {
+        let name = name.trim();
+        let repeated = said
+            .iter()
+            .any(|earlier| earlier.eq_ignore_ascii_case(name));
+        if !name.is_empty() && !repeated && !opening.starts_with(name) {
+            said.push(name);
+        }
+    }
+    if said.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    said.push(text);
+    Cow::Owned(said.join("\n"))
 }
 
 pub struct FullTextIndex {
@@ -271,6 +298,35 @@ mod tests {
         let partial = index.search("install windows", 10).unwrap();
         assert_eq!(ids(&partial), vec![1]);
         assert!(!partial.matched, "no chunk holds every word");
+    }
+
+    #[test]
+    fn every_chunk_is_found_by_its_title_and_headings_once() {
+        assert_eq!(
+            searchable_text("Teas", "Teas › Oolong", "Grown in Fujian."),
+            "Teas\nOolong\nGrown in Fujian."
+        );
+        assert_eq!(
+            searchable_text("Teas", "Teas › Oolong", "## Oolong\n\nGrown in Fujian."),
+            "Teas\n## Oolong\n\nGrown in Fujian.",
+            "the chunk opens with its heading"
+        );
+        assert_eq!(
+            searchable_text("Teas", "Teas", "# Teas\n\nAll kinds."),
+            "# Teas\n\nAll kinds."
+        );
+        assert_eq!(searchable_text("", "", "Plain."), "Plain.");
+
+        let index = index_of(&[(1, 1, "Grown in Fujian."), (2, 2, "Oolong, says the menu.")]);
+        let unfound = index.search("oolong fujian", 10).unwrap();
+        assert!(!unfound.matched);
+        let index = FullTextIndex::new().unwrap();
+        let words = searchable_text("Teas", "Teas › Oolong", "Grown in Fujian.");
+        index.add(1, 1, &words).unwrap();
+        index.commit().unwrap();
+        let found = index.search("Where is oolong grown?", 10).unwrap();
+        assert_eq!(ids(&found), vec![1]);
+        assert!(found.matched, "the heading's word and the text's together");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use bor_actors::knowledge::Retrieval;
 use futures_util::TryStreamExt;
 
-use super::full_text::FullTextIndex;
+use super::full_text::{FullTextIndex, searchable_text};
 use super::index::{ChunkVector, IndexStats, MIN_CANDIDATES, VectorIndex};
 use super::retrieval::{self, Rankings};
 use super::store::{ChunkStore, StoredChunk};
@@ -165,7 +165,7 @@ impl LiveIndex {
                         memory
                             .chunks
                             .insert(row.id, &row.title, StoredChunk::of_row(&row));
-                        indexed.push((row.id, document_id, row.text));
+                        indexed.push((row.id, document_id, searchable(&row)));
                     }
                 }
             }
@@ -275,6 +275,11 @@ fn warn_refused(document_id: i64, refused: super::index::Refused, expected: Opti
     }
 }
 
+/// The words the full-text index finds the chunk of `row` by.
+fn searchable(row: &IndexedChunk) -> String {
+    searchable_text(&row.title, &row.heading, &row.text).into_owned()
+}
+
 /// Streams every chunk into a new copy of the knowledge base.
 async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbError> {
     let mut conn = pool.get().await?;
@@ -293,7 +298,7 @@ async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbE
         if memory.vectors.push(vector_of(&mut row)) {
             memory
                 .text
-                .add(row.id, row.document_id, &row.text)
+                .add(row.id, row.document_id, &searchable(&row))
                 .map_err(full_text_error)?;
             memory
                 .chunks
