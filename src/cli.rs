@@ -39,13 +39,15 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
     },
-    /// Measure retrieval on a test collection in the BEIR layout: DIR holds
-    /// corpus.jsonl ({"_id","title","text"} a line), queries.jsonl ({"_id","text"}) and
-    /// qrels/test.tsv (a header, then `query-id corpus-id score`), or qrels/train.tsv
-    /// when there is no test split. The corpus is imported into the knowledge base (once:
-    /// unchanged documents are left as they are); every judged query is ranked as a turn
-    /// ranks it, and nDCG@10, Recall@10, Recall@5 and MRR@10 are printed for full text
-    /// alone, vectors alone and fused, with the retrieval and embedding latencies.
+    /// Measure retrieval on a test collection in the BEIR layout (nDCG@10, recall, MRR).
+    ///
+    /// DIR holds corpus.jsonl ({"_id","title","text"} a line), queries.jsonl
+    /// ({"_id","text"}) and qrels/test.tsv (a header, then `query-id corpus-id score`),
+    /// or qrels/train.tsv when there is no test split (--qrels names another file). The
+    /// corpus is imported into the knowledge base (once: unchanged documents are left as
+    /// they are, and stay there); every judged query is ranked as a turn ranks it, and
+    /// nDCG@10, Recall@10, Recall@5 and MRR@10 are printed for full text alone, vectors
+    /// alone and fused, with the ranking and embedding latencies at p50 and p99.
     Eval {
         /// The collection's folder.
         dir: std::path::PathBuf,

@@ -293,6 +293,12 @@ async fn eval_measures_each_ranking_on_a_beir_folder_and_imports_once() {
     assert!(shown.contains("nDCG@10"), "{shown}");
     assert!(shown.contains("full text    0.8801"), "{shown}");
 
+    let help = text(&bor(&["eval", "--help"], &[]));
+    assert!(
+        help.contains("qrels/train.tsv") && help.contains("--qrels"),
+        "{help}"
+    );
+
     std::fs::remove_file(dir.join("qrels/test.tsv")).expect("removed");
     let without = bor(&["eval", folder], &vars);
     assert_eq!(without.status.code(), Some(2), "{}", text(&without));
