@@ -157,3 +157,103 @@ fn read_qrels(path: &Path) -> Result<HashMap<String, Judgements>, CollectionErro
     }
     Ok(qrels)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch collection of these files, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn with(name: &str, files: &[(&str, &str)]) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("bor-beir-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(dir.join("qrels")).unwrap();
+            for (path, text) in files {
+                std::fs::write(dir.join(path), text).unwrap();
+            }
+            Scratch(dir)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    const CORPUS: &str = "{\"_id\": \"d1\", \"title\": \"T\", \"text\": \"x\"}\n\n{\"_id\": \"d2\", \"text\": \"y\"}\n";
+    const QUERIES: &str = "{\"_id\": \"q1\", \"text\": \"a\", \"metadata\": {}}\n{\"_id\": \"q2\", \"text\": \"b\"}\n";
+
+    #[test]
+    fn the_judged_queries_are_read_with_the_train_split_when_there_is_no_test_split() {
+        let scratch = Scratch::with(
+            "train",
+            &[
+                ("corpus.jsonl", CORPUS),
+                ("queries.jsonl", QUERIES),
+                (
+                    "qrels/train.tsv",
+                    "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 d2 2\nq9\td1\t1\n",
+                ),
+            ],
+        );
+        let collection = read(&scratch.0, None).unwrap();
+        assert!(collection.qrels_path.ends_with("qrels/train.tsv"));
+        assert_eq!(collection.corpus.len(), 2);
+        assert_eq!(collection.corpus[1].title, "", "a title is optional");
+        let ids: Vec<&str> = collection.queries.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, vec!["q1"], "q2 has no judgements");
+        assert_eq!(collection.unknown_queries, 1, "q9 is not in queries.jsonl");
+        assert_eq!(
+            collection.qrels["q1"]["d2"], 2,
+            "spaces separate fields too"
+        );
+
+        std::fs::write(
+            scratch.0.join("qrels/test.tsv"),
+            "query-id\tcorpus-id\tscore\nq2\td2\t1\n",
+        )
+        .unwrap();
+        let collection = read(&scratch.0, None).unwrap();
+        assert!(
+            collection.qrels_path.ends_with("qrels/test.tsv"),
+            "the test split first"
+        );
+        let named = scratch.0.join("qrels/train.tsv");
+        assert_eq!(read(&scratch.0, Some(&named)).unwrap().qrels_path, named);
+    }
+
+    #[test]
+    fn a_broken_line_is_named_with_its_file_and_number() {
+        let scratch = Scratch::with(
+            "broken",
+            &[
+                (
+                    "corpus.jsonl",
+                    "{\"_id\": \"d1\", \"text\": \"x\"}\n{\"_id\": 7}\n",
+                ),
+                ("queries.jsonl", QUERIES),
+                (
+                    "qrels/test.tsv",
+                    "query-id\tcorpus-id\tscore\nq1\td1\tmany\n",
+                ),
+            ],
+        );
+        let error = read(&scratch.0, None).unwrap_err().to_string();
+        assert!(
+            error.contains("test.tsv, line 2: expected `query-id corpus-id score`"),
+            "{error}"
+        );
+        std::fs::write(
+            scratch.0.join("qrels/test.tsv"),
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+        )
+        .unwrap();
+        let error = read(&scratch.0, None).unwrap_err().to_string();
+        assert!(error.contains("corpus.jsonl, line 2: "), "{error}");
+        std::fs::remove_file(scratch.0.join("qrels/test.tsv")).unwrap();
+        let error = read(&scratch.0, None).unwrap_err().to_string();
+        assert!(error.contains("--qrels"), "{error}");
+    }
+}
