@@ -126,14 +126,10 @@ pub struct ChatInput {
     pub continues: bool,
 }
 
-/// Checks what the body's type cannot: the message is not empty and not too long
-/// (Unicode scalar values after trimming), the history holds at most [`HISTORY_LIMIT`]
-/// entries, and a conversation is not named together with a history.
-pub fn parse_chat_input(
-    body: ChatRequestBody,
-    max_message_chars: usize,
-) -> Result<ChatInput, ApiError> {
-    let question = body.message.trim();
+/// A question trimmed: refused when empty or longer than `max_message_chars` Unicode
+/// scalar values (a chat message and a search query alike).
+pub fn checked_question(message: &str, max_message_chars: usize) -> Result<&str, ApiError> {
+    let question = message.trim();
     if question.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
@@ -142,6 +138,17 @@ pub fn parse_chat_input(
             max: max_message_chars,
         });
     }
+    Ok(question)
+}
+
+/// Checks what the body's type cannot: the message is not empty and not too long
+/// (see [`checked_question`]), the history holds at most [`HISTORY_LIMIT`]
+/// entries, and a conversation is not named together with a history.
+pub fn parse_chat_input(
+    body: ChatRequestBody,
+    max_message_chars: usize,
+) -> Result<ChatInput, ApiError> {
+    let question = checked_question(&body.message, max_message_chars)?;
     if body.conversation_id.is_some() && body.history.is_some() {
         return Err(ApiError::InvalidHistory(
             "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),

@@ -15,6 +15,7 @@ pub mod openai;
 mod openapi;
 mod protocol;
 mod request_id;
+mod search;
 mod static_files;
 mod turn;
 mod upload;
@@ -42,6 +43,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(health::health)
         .service(admin_health::admin_health)
         .service(chat::chat)
+        .service(search::search)
         .service(conversations::list)
         .service(conversations::export)
         .service(conversations::one)

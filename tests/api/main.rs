@@ -25,6 +25,7 @@ mod queries;
 mod refusals;
 mod request_ids;
 mod retrieval;
+mod search;
 mod service;
 mod shutdown;
 mod uploads;

@@ -14,6 +14,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
     ("post", "/api/chat", "/api/chat"),
+    ("post", "/api/search", "/api/search"),
     ("get", "/api/conversations", "/api/conversations"),
     (
         "get",
