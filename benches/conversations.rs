@@ -98,11 +98,14 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
     .execute(&mut conn)
     .await
     .expect("turns are written");
-    // The search documents, as the writes of the turns would have made them.
+    // The search words, as the writes of the turns would have made them: these
+    // conversations are short enough for one part each.
     sql_query(
-        "UPDATE conversations AS c SET search = to_tsvector('simple', c.title || ' ' ||
+        "INSERT INTO conversation_search (conversation_id, part, words)
+         SELECT c.id, 0, strip(to_tsvector('simple',
              (SELECT string_agg(q.question || ' ' || q.answer, ' ')
-              FROM query_log AS q WHERE q.conversation_id = c.id))",
+              FROM query_log AS q WHERE q.conversation_id = c.id)))
+         FROM conversations AS c",
     )
     .execute(&mut conn)
     .await

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Makes the real-tool fixtures of the format readers (formats/tests/fixtures/) from the
-# sources in formats/tests/fixtures/src/: PDFs by pdfTeX and LibreOffice, .docx files by
+# sources in formats/tests/fixtures/src/: PDFs by pdfTeX, LibreOffice and groff, .docx files by
 # LibreOffice and python-docx, HTML pages by Sphinx, MkDocs and rustdoc.
 #
 #   scripts/format-fixtures.sh           make them (installs the tools when missing)
 #
 # Debian packages: texlive-latex-base, texlive-latex-recommended, texlive-latex-extra,
-# libreoffice-writer-nogui, qpdf; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
+# libreoffice-writer-nogui, qpdf, groff; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
 # python-docx. The outputs are committed; rerun this after changing a source.
 set -euo pipefail
 
@@ -20,6 +20,7 @@ need_apt=()
 command -v pdflatex >/dev/null || need_apt+=(texlive-latex-base texlive-latex-recommended texlive-latex-extra)
 command -v soffice >/dev/null || need_apt+=(libreoffice-writer-nogui)
 command -v qpdf >/dev/null || need_apt+=(qpdf)
+command -v gropdf >/dev/null || need_apt+=(groff)
 if ((${#need_apt[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -39,6 +40,9 @@ for name in tex-two-column tex-report tex-no-text; do
     done)
     cp "$tex/$name.pdf" "$out/$name.pdf"
 done
+
+# groff (ms macros, gropdf): a specification with no Title in its metadata.
+groff -ms -Tpdf "$src/groff-spec.ms" >"$out/groff-spec.pdf"
 
 # LibreOffice: the same flat ODF document as .docx and as PDF.
 office="$work/office"

@@ -1,4 +1,4 @@
-//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import`,
+//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import`, `eval`,
 //! `reembed` and `user`.
 
 use std::process::ExitCode;
@@ -39,6 +39,25 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
     },
+    /// Measure retrieval on a test collection in the BEIR layout (nDCG@10, recall, MRR).
+    ///
+    /// DIR holds corpus.jsonl ({"_id","title","text"} a line), queries.jsonl
+    /// ({"_id","text"}) and qrels/test.tsv (a header, then `query-id corpus-id score`),
+    /// or qrels/train.tsv when there is no test split (--qrels names another file). The
+    /// corpus is imported into the knowledge base (once: unchanged documents are left as
+    /// they are, and stay there); every judged query is ranked as a turn ranks it, and
+    /// nDCG@10, Recall@10, Recall@5 and MRR@10 are printed for full text alone, vectors
+    /// alone and fused, with the ranking and embedding latencies at p50 and p99.
+    Eval {
+        /// The collection's folder.
+        dir: std::path::PathBuf,
+        /// The judgements to use instead of qrels/test.tsv or qrels/train.tsv.
+        #[arg(long, value_name = "FILE")]
+        qrels: Option<std::path::PathBuf>,
+        /// Print the figures as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Embed anew, from their stored text, the documents embedded with another
     /// embedding model (vectors of another dimension) than the one configured now.
     Reembed,
@@ -67,6 +86,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
         Command::Import { paths } => crate::import::run(&config, &paths).await,
+        Command::Eval { dir, qrels, json } => {
+            crate::eval::run(&config, &dir, qrels.as_deref(), json).await
+        }
         Command::Reembed => crate::reembed::run(&config).await,
         Command::User { command } => crate::user_command::run(&config, command).await,
     }

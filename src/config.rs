@@ -22,8 +22,8 @@ use utoipa::ToSchema;
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
-    Validator, auth_mode, boolean, http_url, integer, log_filter, log_format, number, postgres_url,
-    public_url, seconds, secret, socket_addr, text,
+    Validator, auth_mode, boolean, host_names, http_url, integer, log_filter, log_format, number,
+    postgres_url, public_url, seconds, secret, socket_addr, text,
 };
 pub use validate::{redact_url_credentials, redact_url_password};
 
@@ -100,6 +100,15 @@ macro_rules! variables {
 variables! {
     /// Address and port the HTTP server listens on.
     bind: SocketAddr = ([127, 0, 0, 1], 8000).into(), socket_addr => String = display;
+    /// The address people use to reach bor: its host is one that requests may name
+    /// (docs/PROTOCOL.md, "Hosts"), its origin judges cross-site requests, and `https`
+    /// makes the session cookie `Secure`; unset: `http://` and the request's `Host`.
+    public_url: Option<url::Url> = None, |raw| public_url(raw).map(Some)
+        => Option<String> = |url: &Option<url::Url>| url.as_ref().map(url::Url::to_string);
+    /// More host names requests may name, lower case: `name`, `*.name` (every name
+    /// under it) or `*` (any host).
+    allowed_hosts: Vec<String> = Vec::new(), host_names
+        => Option<String> = |hosts: &Vec<String>| (!hosts.is_empty()).then(|| hosts.join(","));
     /// The PostgreSQL database (shown with its password hidden).
     database_url: String = "postgres://postgres@127.0.0.1:5432/bor".to_owned(), postgres_url
         => String = |url: &String| redact_url_password(url);
@@ -163,11 +172,6 @@ variables! {
     /// Who may use bor: `accounts` (people sign in) or `off` (one person on this
     /// machine; refused on an address other than loopback).
     auth: AuthMode = AuthMode::Accounts, auth_mode => AuthMode = copied;
-    /// The address people use to reach bor (its origin judges cross-site requests;
-    /// `https` makes the session cookie `Secure`); unset: `http://` and the request's
-    /// `Host`.
-    public_url: Option<url::Url> = None, |raw| public_url(raw).map(Some)
-        => Option<String> = |url: &Option<url::Url>| url.as_ref().map(url::Url::to_string);
 }
 
 impl ConfigView {
@@ -294,6 +298,25 @@ impl Config {
         self.llm_embed_base_url
             .as_deref()
             .unwrap_or(&self.llm_base_url)
+    }
+
+    /// What an operator reads when the embeddings server serves no embeddings: which
+    /// variable sends them where (the URL without credentials), and how to change it.
+    pub fn embeddings_fix(&self) -> String {
+        match &self.llm_embed_base_url {
+            Some(url) => format!(
+                "embeddings go to BOR_LLM_EMBED_BASE_URL={}; point it at a server that serves \
+                 embeddings (llama.cpp's server with an embedding model and --embeddings, \
+                 vLLM with an embedding model, TEI)",
+                redact_url_credentials(url)
+            ),
+            None => format!(
+                "BOR_LLM_EMBED_BASE_URL is unset, so embeddings go to BOR_LLM_BASE_URL={}, the \
+                 chat server; set BOR_LLM_EMBED_BASE_URL to the embeddings server (`make run` \
+                 serves one on http://127.0.0.1:18088/v1, which `scripts/bor` sets)",
+                redact_url_credentials(&self.llm_base_url)
+            ),
+        }
     }
 
     /// The database URL with its password replaced, for logs and status pages.

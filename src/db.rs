@@ -17,6 +17,7 @@ pub mod schema;
 pub mod sessions;
 pub mod stats;
 pub mod users;
+pub mod words;
 
 pub use error::DbError;
 pub use migrations::{

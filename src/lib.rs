@@ -3,7 +3,9 @@
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod conversations;
 pub mod db;
+pub mod eval;
 pub mod health;
 pub mod http;
 pub mod import;

@@ -1,12 +1,17 @@
-//! The LogActor's store: `query_log` rows in PostgreSQL.
+//! The LogActor's store: `query_log` rows in PostgreSQL, written with the
+//! conversations they start or continue in one transaction, so that there is no
+//! conversation without a turn and no turn without its conversation.
 
+use bor_actors::error_chain;
 use bor_actors::log::{QueryLogStore, WriteError};
-use bor_actors::record::{self, TurnOutcome, TurnRecord};
+use bor_actors::record::{self, TurnRecord};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use futures_util::future::BoxFuture;
 
-use crate::db::query_log::{NewQueryLogEntry, TurnPath, TurnStatus, insert_query_logs};
+use crate::conversations;
+use crate::db::query_log::{self, NewQueryLogEntry};
+use crate::db::words::Word;
 use crate::db::{DbError, DbPool, storable_text};
-use bor_actors::error_chain;
 
 pub struct PgQueryLogStore {
     pool: DbPool,
@@ -24,12 +29,27 @@ impl QueryLogStore for PgQueryLogStore {
         Box::pin(async move {
             let entries: Vec<NewQueryLogEntry> = records.iter().filter_map(entry).collect();
             let mut conn = pool.get().await.map_err(write_error)?;
-            insert_query_logs(&mut conn, &entries)
+            write_turns(&mut conn, &entries)
                 .await
                 .map(|_| ())
                 .map_err(write_error)
         })
     }
+}
+
+/// Writes the rows of several turns and the conversations they start or continue, in
+/// one transaction; rows whose `turn_id` is already stored are skipped. Returns how
+/// many rows were new.
+pub async fn write_turns(
+    conn: &mut AsyncPgConnection,
+    entries: &[NewQueryLogEntry],
+) -> Result<usize, DbError> {
+    let touched = conversations::touched_by(entries);
+    conn.transaction::<_, DbError, _>(async |conn| {
+        crate::db::conversations::upsert(conn, &touched).await?;
+        query_log::insert(conn, entries).await
+    })
+    .await
 }
 
 fn write_error(error: DbError) -> WriteError {
@@ -43,16 +63,7 @@ fn write_error(error: DbError) -> WriteError {
 
 /// The row of a turn that gets one (`done` or `stopped`).
 fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
-    let status = match record.outcome {
-        TurnOutcome::Done => TurnStatus::Done,
-        TurnOutcome::Stopped => TurnStatus::Stopped,
-        TurnOutcome::Error(_) => return None,
-    };
-    let path = match record.path {
-        record::TurnPath::Grounded => TurnPath::Grounded,
-        record::TurnPath::Deflected => TurnPath::Deflected,
-        record::TurnPath::Undecided => TurnPath::Undecided,
-    };
+    let status = record.outcome.row_status()?;
     let count = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let millis = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     Some(NewQueryLogEntry {
@@ -60,8 +71,8 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         created_at: record.created_at,
         question: storable_text(&record.question).into_owned(),
         answer: storable_text(&record.answer).into_owned(),
-        path,
-        status,
+        path: Word(record.path),
+        status: Word(status),
         chat_model: storable_text(&record.chat_model).into_owned(),
         rounds: count(record.rounds),
         tool_calls: count(record.tool_calls),
@@ -91,4 +102,44 @@ fn sources_as_sent(sources: &[record::Source]) -> serde_json::Value {
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{TestDatabase, query_log_rows};
+    use uuid::Uuid;
+
+    /// Ten answers of about 99,000 characters, each of words no other answer holds, in
+    /// one conversation: more words than one `tsvector` can hold (1 MB).
+    #[tokio::test]
+    async fn every_turn_of_a_conversation_is_kept_whatever_the_size_of_its_words() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let conversation = Uuid::new_v4();
+        for turn in 0..10 {
+            let mut answer = String::new();
+            for i in 0.. {
+                if answer.len() >= 99_000 {
+                    break;
+                }
+                answer.push_str(&format!("a{turn}b{i} "));
+            }
+            let row = NewQueryLogEntry {
+                answer,
+                conversation_id: Some(conversation),
+                ..crate::testing::query_log_entry()
+            };
+            assert_eq!(write_turns(&mut conn, &[row]).await.unwrap(), 1);
+        }
+        assert_eq!(query_log_rows(&db.pool()).await.len(), 10);
+        for words in [["a0b1", "a9b9000"], ["a5b77", "handbook"]] {
+            let words = words.map(str::to_owned);
+            let found = crate::db::conversations::list(&mut conn, &words, 10, None)
+                .await
+                .unwrap();
+            assert_eq!(found.len(), 1, "{words:?}");
+            assert_eq!((found[0].id, found[0].turns), (conversation, 10));
+        }
+    }
 }

@@ -137,6 +137,12 @@ impl Application {
             accounts,
         ));
 
+        if !config.bind.ip().is_loopback() && state.allowed_hosts.names_nothing() {
+            tracing::warn!(
+                bind = %config.bind,
+                "requests that reach bor by a name other than localhost are refused (421): set BOR_PUBLIC_URL to the address people use, or BOR_ALLOWED_HOSTS to the names they use"
+            );
+        }
         let address = config.bind.to_string();
         let bind_error = |source| StartupError::Bind {
             address: address.clone(),
@@ -152,6 +158,7 @@ impl Application {
                 .app_data(app_state.clone())
                 .app_data(description.clone())
                 .wrap(middleware::from_fn(auth::enforce))
+                .wrap(middleware::from_fn(http::allowed_host))
                 .wrap(middleware::from_fn(http::security_headers))
                 .wrap(middleware::from_fn(http::head_as_get))
                 .wrap(middleware::from_fn(http::request_id))

@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 use crate::auth::Accounts;
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::http::AllowedHosts;
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;
@@ -32,6 +33,8 @@ pub struct AppState {
     pub accounts: Arc<Accounts>,
     /// Uptime, and the stop sequence: refusing turns, then stopping those left.
     pub lifecycle: Lifecycle,
+    /// The host names requests may name (`BOR_PUBLIC_URL`, `BOR_ALLOWED_HOSTS`).
+    pub allowed_hosts: AllowedHosts,
 }
 
 impl AppState {
@@ -49,6 +52,7 @@ impl AppState {
             turn: Arc::new(turn_settings(&config)),
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
             lifecycle: Lifecycle::new(),
+            allowed_hosts: AllowedHosts::from_config(&config),
             config,
             pool,
             log,
@@ -74,6 +78,7 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
         read_timeout: config.llm_read_timeout,
         temperature: config.llm_temperature,
         max_tokens: Some(config.llm_max_tokens),
+        embeddings_fix: config.embeddings_fix(),
     }
 }
 

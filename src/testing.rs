@@ -27,7 +27,7 @@ use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use crate::db::query_log::QueryLogEntry;
+use crate::db::query_log::{NewQueryLogEntry, QueryLogEntry};
 use crate::db::{DbPool, run_migrations};
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -255,6 +255,30 @@ pub async fn insert_one_chunk_document(
         .await
         .expect("the chunk is stored");
     (document_id, chunk_id)
+}
+
+/// A `query_log` row of a grounded turn with every field set, of no conversation.
+pub fn query_log_entry() -> NewQueryLogEntry {
+    use crate::db::words::Word;
+    use bor_actors::record::{TurnPath, TurnStatus};
+    NewQueryLogEntry {
+        turn_id: Uuid::new_v4(),
+        created_at: chrono::Utc::now(),
+        question: "What is in the handbook?".to_owned(),
+        answer: "Chapters on onboarding.".to_owned(),
+        path: Word(TurnPath::Grounded),
+        status: Word(TurnStatus::Done),
+        chat_model: "smollm2".to_owned(),
+        rounds: 2,
+        tool_calls: 1,
+        retries: 3,
+        scaffold_stripped: 17,
+        recovered: true,
+        sources: serde_json::json!([{"document_id": 1, "title": "Handbook", "chunk_id": 4, "score": 0.82}]),
+        first_token_ms: Some(840),
+        elapsed_ms: 1200,
+        conversation_id: None,
+    }
 }
 
 /// The `query_log` rows, oldest first.

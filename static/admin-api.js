@@ -144,6 +144,19 @@ export async function deleteUser(token, id) {
   if (status !== 204) throw failure(status, body);
 }
 
+/**
+ * `POST /api/search`: `{grounded, results: [{chunk_id, document_id, title, heading, page,
+ * snippet, score, signals: {vector, full_text, fused}}], timings_ms: {embedding, retrieval}}`.
+ */
+export async function searchKnowledge(query, topK) {
+  const { status, body } = await request("/api/search", {
+    method: "POST",
+    json: { query, top_k: topK },
+  });
+  if (status === 200 && Array.isArray(body?.results)) return body;
+  throw failure(status, body);
+}
+
 async function request(path, { token, method = "GET", json, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;

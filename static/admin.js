@@ -1,12 +1,20 @@
 // The admin page: the admin token (kept in sessionStorage), the service's health with a
-// gentle auto-refresh, and the documents: upload (several files, picked or dropped),
-// list, delete.
+// gentle auto-refresh, the documents: upload (several files, picked or dropped), list,
+// delete; and the "Try retrieval" box (admin-search.js).
 
 import { mountAccountMenu } from "./account-menu.js";
-import { ApiError, deleteDocument, fetchDocuments, fetchHealth, uploadFile } from "./admin-api.js";
+import {
+  ApiError,
+  deleteDocument,
+  fetchDocuments,
+  fetchHealth,
+  searchKnowledge,
+  uploadFile,
+} from "./admin-api.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
+import { RetrievalTrial } from "./admin-search.js";
 import { Uploads } from "./admin-uploads.js";
 import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
@@ -58,6 +66,7 @@ const state = {
 const health = new HealthView();
 const documentList = new DocumentList({ remove: removeDocument });
 const uploads = new Uploads({ onFiles: addFiles });
+new RetrievalTrial({ search: searchKnowledge });
 
 async function start() {
   ui.tokenForm.addEventListener("submit", (event) => {

@@ -274,4 +274,96 @@ async fn user_commands_make_list_reset_and_disable_people() {
         "{}",
         text(&missing)
     );
+/// A tiny collection in the BEIR layout: three abstracts, two judged queries (one with
+/// two grades) and one query without judgements.
+fn beir_folder(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("bor-eval-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("qrels")).expect("a scratch folder");
+    let corpus = [
+        r#"{"_id": "d1", "title": "Oolong tea", "text": "Oolong is a partly oxidised tea."}"#,
+        r#"{"_id": "d2", "title": "Granite", "text": "Granite is an igneous rock rich in quartz.", "metadata": {}}"#,
+        r#"{"_id": "d3", "title": "Comets", "text": "Comets are icy bodies that orbit the sun."}"#,
+    ];
+    let queries = [
+        r#"{"_id": "q1", "text": "oxidised oolong"}"#,
+        r#"{"_id": "q2", "text": "quartz granite"}"#,
+        r#"{"_id": "q3", "text": "comets"}"#,
+    ];
+    std::fs::write(dir.join("corpus.jsonl"), corpus.join("\n")).expect("written");
+    std::fs::write(dir.join("queries.jsonl"), queries.join("\n")).expect("written");
+    std::fs::write(
+        dir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td3\t1\n",
+    )
+    .expect("written");
+    dir
+}
+
+#[tokio::test]
+async fn eval_measures_each_ranking_on_a_beir_folder_and_imports_once() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().expect("the mock LLM");
+    let dir = beir_folder("measures");
+    let vars = [
+        ("BOR_DATABASE_URL", db.url()),
+        ("BOR_LLM_BASE_URL", &mock.base_url()),
+    ];
+    let folder = dir.to_str().expect("a UTF-8 path");
+    let output = bor(&["eval", folder, "--json"], &vars);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(report["queries"], 2, "q3 has no judgements: {report}");
+    assert_eq!(report["corpus"]["imported"], 3, "{report}");
+    assert!(
+        report["qrels"]
+            .as_str()
+            .expect("a path")
+            .ends_with("test.tsv")
+    );
+
+    // Full text ranks d1 alone for q1 (all measures 1) and d2 alone for q2: DCG 2 of an
+    // ideal 2 + 1/log2(3), half the relevant found, the first relevant at rank 1.
+    let q2_ndcg = 2.0 / (2.0 + 1.0 / 3f64.log2());
+    let full_text = &report["full_text"];
+    for (measure, expected) in [
+        ("ndcg_at_10", (1.0 + q2_ndcg) / 2.0),
+        ("recall_at_10", 0.75),
+        ("recall_at_5", 0.75),
+        ("mrr_at_10", 1.0),
+    ] {
+        let actual = full_text[measure].as_f64().expect("a number");
+        assert!(
+            (actual - expected).abs() < 1e-9,
+            "{measure}: {actual} vs {expected}"
+        );
+    }
+    // The vectors rank every chunk of so small a corpus: all relevant are found.
+    assert_eq!(report["vectors"]["recall_at_10"], 1.0, "{report}");
+    assert_eq!(report["fused"]["recall_at_10"], 1.0, "{report}");
+    assert_eq!(report["fused"]["mrr_at_10"], 1.0, "{report}");
+    assert!(report["retrieval_ms"]["p99"].as_f64().expect("a number") >= 0.0);
+
+    // Again, as a table: nothing is imported twice.
+    let again = bor(&["eval", folder], &vars);
+    let shown = text(&again);
+    assert_eq!(again.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("0 imported (0 chunks), 3 unchanged"),
+        "{shown}"
+    );
+    assert!(shown.contains("nDCG@10"), "{shown}");
+    assert!(shown.contains("full text    0.8801"), "{shown}");
+
+    let help = text(&bor(&["eval", "--help"], &[]));
+    assert!(
+        help.contains("qrels/train.tsv") && help.contains("--qrels"),
+        "{help}"
+    );
+
+    std::fs::remove_file(dir.join("qrels/test.tsv")).expect("removed");
+    let without = bor(&["eval", folder], &vars);
+    assert_eq!(without.status.code(), Some(2), "{}", text(&without));
+    assert!(text(&without).contains("--qrels"), "{}", text(&without));
+    std::fs::remove_dir_all(&dir).expect("cleaned up");
 }

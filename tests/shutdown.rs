@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bor::db::query_log::TurnStatus;
 use bor::testing::{TestDatabase, query_log_rows};
+use bor_actors::record::TurnStatus;
 use bor_mock_llm::MockLlm;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// Which way a turn went at retrieval (docs/PROTOCOL.md, "Grounded and deflected").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnPath {
     Grounded,
@@ -19,6 +19,10 @@ pub enum TurnPath {
 }
 
 impl TurnPath {
+    /// Every path, for readers of the stored words.
+    pub const ALL: [Self; 3] = [Self::Grounded, Self::Deflected, Self::Undecided];
+
+    /// The word of the frames, the rows and the log line.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Grounded => "grounded",
@@ -90,12 +94,40 @@ pub enum TurnOutcome {
 
 impl TurnOutcome {
     /// The `query_log.status` of a turn that gets a row; errors get none.
-    pub fn row_status(self) -> Option<&'static str> {
+    pub fn row_status(self) -> Option<TurnStatus> {
         match self {
-            Self::Done => Some("done"),
-            Self::Stopped => Some("stopped"),
+            Self::Done => Some(TurnStatus::Done),
+            Self::Stopped => Some(TurnStatus::Stopped),
             Self::Error(_) => None,
         }
+    }
+}
+
+/// How a turn that left a row ended: its `query_log.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnStatus {
+    Done,
+    /// The client went away; the partial answer is kept.
+    Stopped,
+}
+
+impl TurnStatus {
+    /// Every status, for readers of the stored words.
+    pub const ALL: [Self; 2] = [Self::Done, Self::Stopped];
+
+    /// The word of the rows and the log line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Stopped => "stopped",
+        }
+    }
+}
+
+impl fmt::Display for TurnStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -212,8 +244,24 @@ mod tests {
 
     #[test]
     fn only_done_and_stopped_turns_get_rows() {
-        assert_eq!(TurnOutcome::Done.row_status(), Some("done"));
-        assert_eq!(TurnOutcome::Stopped.row_status(), Some("stopped"));
+        assert_eq!(TurnOutcome::Done.row_status(), Some(TurnStatus::Done));
+        assert_eq!(TurnOutcome::Stopped.row_status(), Some(TurnStatus::Stopped));
         assert_eq!(TurnOutcome::Error(ErrorCode::Internal).row_status(), None);
+    }
+
+    #[test]
+    fn the_stored_words_are_the_words_of_the_frames() {
+        for path in TurnPath::ALL {
+            assert_eq!(
+                serde_json::to_string(&path).unwrap(),
+                format!("\"{path}\"")
+            );
+        }
+        for status in TurnStatus::ALL {
+            assert_eq!(
+                serde_json::to_string(&status).unwrap(),
+                format!("\"{status}\"")
+            );
+        }
     }
 }

@@ -191,7 +191,7 @@ pub async fn run() -> Vec<Relevance> {
         .expect("ranked");
         postgres.push((ranked.into_iter().map(|r| r.id).collect(), right.clone()));
         let found = text_index.search(question, 50).expect("searched");
-        bm25.push((found.ranked, right));
+        bm25.push((found.ranked.iter().map(|(id, _)| *id).collect(), right));
     }
     vec![
         score("PostgreSQL ts_rank_cd, every word", &postgres),

@@ -1,6 +1,7 @@
 //! Read throughput of each format reader (`make bench-formats`): pages per second for
-//! PDF, MB/s of input for the others, in release mode on one thread. The figures
-//! replace the formats section of `bench/RESULTS.md`.
+//! PDF, MB/s of input for the others, in release mode on one thread, and the most
+//! memory one read holds (counted by the global allocator). The figures replace the
+//! formats section of `bench/RESULTS.md`.
 //!
 //! Inputs: the real-tool fixtures of `tests/fixtures` as they are, and larger documents
 //! made from them (a web page and a Word document whose bodies are repeated, Markdown
@@ -16,6 +17,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bor_formats::{Kind, Limits, read_as};
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use support::peak::{PeakAlloc, peak_of};
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
 
 const START: &str = "<!-- formats-bench:start -->";
 const END: &str = "<!-- formats-bench:end -->";
@@ -34,6 +43,8 @@ struct Measured {
     median: Duration,
     pages: usize,
     text_bytes: usize,
+    /// The most bytes the first read held.
+    peak_bytes: usize,
 }
 
 fn manifest() -> PathBuf {
@@ -135,6 +146,11 @@ fn inputs() -> Vec<Input> {
             fixture("libreoffice.pdf"),
         ),
         input(
+            "groff-spec.pdf (groff, 4 pages)",
+            Kind::Pdf,
+            fixture("groff-spec.pdf"),
+        ),
+        input(
             "sphinx.html (Sphinx page)",
             Kind::Html,
             fixture("sphinx.html"),
@@ -171,8 +187,8 @@ fn inputs() -> Vec<Input> {
 
 fn measure(input: Input) -> Measured {
     let limits = Limits::default();
-    let first = read_as(input.kind, &input.bytes, &limits)
-        .unwrap_or_else(|error| panic!("{}: {error}", input.name));
+    let (first, peak_bytes) = peak_of(&ALLOCATOR, || read_as(input.kind, &input.bytes, &limits));
+    let first = first.unwrap_or_else(|error| panic!("{}: {error}", input.name));
     let mut times = Vec::new();
     let started = Instant::now();
     while started.elapsed() < MEASURE_FOR || times.len() < 5 {
@@ -187,6 +203,7 @@ fn measure(input: Input) -> Measured {
         median: times[times.len() / 2],
         pages: first.page_starts.len(),
         text_bytes: first.text.len(),
+        peak_bytes,
         input,
     }
 }
@@ -202,15 +219,70 @@ fn row(measured: &Measured) -> String {
         )
     };
     format!(
-        "| {} | {:.1} KiB | {} | {:.2} ms | **{rate}** | {:.1} KiB | {:.1} MB/s | {} |",
+        "| {} | {:.1} KiB | {} | {:.2} ms | **{rate}** | {:.1} KiB | {:.1} MB/s | {} | {} |",
         measured.input.name,
         measured.input.bytes.len() as f64 / 1024.0,
         measured.input.kind.label(),
         seconds * 1e3,
         measured.text_bytes as f64 / 1024.0,
         measured.text_bytes as f64 / seconds / 1e6,
+        mebibytes(measured.peak_bytes),
         measured.reads,
     )
+}
+
+fn mebibytes(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
+/// PDFs built to make the reader work, each refused: the reason and the most memory
+/// the read held.
+fn hostile_rows() -> String {
+    let inputs = [
+        (
+            "4,000,000 text operators on one page",
+            support::text_operators_pdf(1, 4_000_000, 1),
+        ),
+        (
+            "20,000 operators of 250 characters on one page",
+            support::text_operators_pdf(1, 20_000, 250),
+        ),
+        (
+            "1,500 pages of 4,000 text operators",
+            support::text_operators_pdf(1_500, 4_000, 1),
+        ),
+        (
+            "one TJ of 1,000,000 operands",
+            support::one_operator_pdf(1_000_000),
+        ),
+        (
+            "forms 8 deep, each drawing the next 10 times",
+            support::nested_forms_pdf(8, 10, false),
+        ),
+        (
+            "a form that draws itself",
+            support::nested_forms_pdf(1, 1, true),
+        ),
+    ];
+    let mut rows = String::new();
+    for (name, bytes) in inputs {
+        let size = bytes.len();
+        let started = Instant::now();
+        let (result, peak) = peak_of(&ALLOCATOR, || {
+            read_as(Kind::Pdf, &bytes, &Limits::default())
+        });
+        let outcome = match result {
+            Ok(document) => format!("read ({} KiB of text)", document.text.len() / 1024),
+            Err(error) => error.to_string(),
+        };
+        rows.push_str(&format!(
+            "| {name} | {:.1} KiB | {outcome} | {:.0} ms | {} |\n",
+            size as f64 / 1024.0,
+            started.elapsed().as_secs_f64() * 1e3,
+            mebibytes(peak),
+        ));
+    }
+    rows
 }
 
 fn context() -> String {
@@ -251,8 +323,10 @@ fn section(measured: &[Measured]) -> String {
          the others (of the file as given: a Word document's XML unpacks to several times \
          its size, so its text rate is the fairer figure). The parse is the larger part of \
          an HTML read (html5ever alone reads the long page at about twice the rate).\n\n\
-         | input | size | reader | median read | rate | text out | text out per second | reads |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         The peak memory is the most the first read of the input held beyond what was held \
+         before it (all allocations, counted by the bench's global allocator).\n\n\
+         | input | size | reader | median read | rate | text out | text out per second | peak memory | reads |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
         context(),
         MEASURE_FOR.as_secs()
     );
@@ -260,6 +334,12 @@ fn section(measured: &[Measured]) -> String {
         text.push_str(&row(measured));
         text.push('\n');
     }
+    text.push_str(
+        "\nPDFs built to make the reader work (`formats/tests/support`), read once with the \
+         default limits: what the reader answers, and the most memory the read held.\n\n\
+         | input | size | answer | time | peak memory |\n|---|---|---|---|---|\n",
+    );
+    text.push_str(&hostile_rows());
     text.push_str(END);
     text.push('\n');
     text

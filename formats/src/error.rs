@@ -7,6 +7,25 @@ pub enum ReadError {
     /// The file, or what it unpacks to, is over a [`Limits`](crate::Limits) bound.
     #[error("too large: {0}")]
     TooLarge(String),
+    /// A PDF with more text operators to interpret than
+    /// [`Limits::max_operators`](crate::Limits::max_operators), forms counted each time
+    /// they are drawn.
+    #[error("too large: its pages hold more than {0} text operators and operands to interpret")]
+    TooManyOperators(usize),
+    /// A PDF page whose text operators, with those of the forms it draws, are more than
+    /// [`Limits::max_operators_at_once`](crate::Limits::max_operators_at_once).
+    #[error(
+        "too large: one of its pages holds more than {0} text operators and operands (with the forms it draws)"
+    )]
+    PageTooBusy(usize),
+    /// A PDF that draws more characters than
+    /// [`Limits::max_glyphs`](crate::Limits::max_glyphs).
+    #[error("too large: its pages draw more than {0} characters")]
+    TooManyGlyphs(usize),
+    /// A PDF whose characters, laid out, would take more memory than
+    /// [`Limits::max_layout_bytes`](crate::Limits::max_layout_bytes).
+    #[error("too large: laying out its text would take more than {0}")]
+    LayoutTooLarge(String),
     /// Nesting deeper than [`Limits::max_depth`](crate::Limits::max_depth).
     #[error("nested too deeply: more than {0} levels of elements")]
     TooDeep(usize),

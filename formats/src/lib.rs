@@ -30,8 +30,9 @@ pub use worker::{MAX_OVERDUE, overdue_reads};
 /// A document read from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractedDocument {
-    /// The document's own title (PDF Title, HTML `<title>`, Word title, else its first
-    /// heading); `None` when it has none, and the caller names it after the file.
+    /// The document's own title (PDF Title or else the largest heading of its first
+    /// page, HTML `<title>`, Word title, else its first heading); `None` when it has
+    /// none, and the caller names it after the file.
     pub title: Option<String>,
     /// The kind, as a media type: `text/markdown`, `text/plain`, `application/pdf`,
     /// `text/html` or

@@ -19,6 +19,20 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most pages of a PDF (5,000).
     pub max_pages: usize,
+    /// Most text operators (`Tj`, `Tf`, `Td`, `cm`, `Do`…) and operands a PDF read
+    /// interprets, a form counted each time it is drawn (10,000,000): an operator counts
+    /// once, and once more for each object among its operands (a number, a string, an
+    /// array…). Drawing and colour operators are dropped before and cost nothing.
+    pub max_operators: usize,
+    /// Most text operators and operands, counted so, decoded at one time: a page's,
+    /// with those of the forms it is drawing (100,000). The PDF parser holds up to
+    /// some 550 bytes for each.
+    pub max_operators_at_once: usize,
+    /// Most characters the pages of a PDF draw (4,000,000).
+    pub max_glyphs: usize,
+    /// Most memory the layout of a PDF holds: the positioned characters of the page
+    /// being read and the runs of text of every page (64 MiB).
+    pub max_layout_bytes: usize,
     /// Longest time a read may take (20 s); then it is given up.
     pub deadline: Duration,
 }
@@ -31,6 +45,10 @@ impl Default for Limits {
             max_text_bytes: 32 << 20,
             max_depth: 256,
             max_pages: 5_000,
+            max_operators: 10_000_000,
+            max_operators_at_once: 100_000,
+            max_glyphs: 4_000_000,
+            max_layout_bytes: 64 << 20,
             deadline: Duration::from_secs(20),
         }
     }
@@ -56,12 +74,24 @@ impl Limits {
         Ok(())
     }
 
+    pub(crate) fn layout_too_large(&self) -> ReadError {
+        ReadError::LayoutTooLarge(human_bytes(self.max_layout_bytes as u64))
+    }
+
     pub(crate) fn unpacked_too_large(&self) -> ReadError {
         ReadError::TooLarge(format!(
             "it unpacks to more than {}",
             human_bytes(self.max_unpacked_bytes)
         ))
     }
+}
+
+/// The refusal of text longer than `max_text_bytes`.
+pub(crate) fn text_too_large(max_text_bytes: usize) -> ReadError {
+    ReadError::TooLarge(format!(
+        "its text is longer than {}",
+        human_bytes(max_text_bytes as u64)
+    ))
 }
 
 /// `1536` → "1.5 KiB".

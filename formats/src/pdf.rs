@@ -4,21 +4,25 @@
 //! module takes the characters with their positions ([`glyphs`]) and rebuilds lines,
 //! columns, headings and paragraphs ([`layout`]), drops running headers and footers,
 //! resolves ligatures (ﬁ → fi) and rejoins words hyphenated at a line end. The title
-//! is the document's Title, else its first heading. A PDF without text (scanned pages)
+//! is the document's Title, else the largest heading of its first page with text,
+//! else its first heading. A PDF without text (scanned pages)
 //! is refused as having no text layer; an encrypted one unless it opens with the empty
 //! password (as files that only restrict printing or copying do). Before parsing, the
 //! compressed streams are measured ([`guard`]), so a decompression bomb is refused.
 
+mod content;
 mod glyphs;
 mod guard;
 mod layout;
+mod work;
 
 use pdf_extract::{Document, Object};
 
 use crate::text::MarkdownText;
 use crate::{ExtractedDocument, FormatReader, Limits, ReadError};
-use glyphs::Collector;
+use glyphs::{Collector, PagePieces};
 use layout::Block;
+use work::Work;
 
 pub(crate) const CONTENT_TYPE: &str = "application/pdf";
 const KIND: &str = "PDF";
@@ -42,21 +46,26 @@ impl FormatReader for PdfReader {
         if page_count == 0 {
             return Err(ReadError::malformed(KIND, "it has no pages"));
         }
-        let mut collector = Collector::new(limits.max_text_bytes);
-        let laid_out = pdf_extract::output_doc(&document, &mut collector);
-        if collector.overflowed {
-            return Err(ReadError::TooLarge(format!(
-                "its text is longer than {}",
-                crate::limits::human_bytes(limits.max_text_bytes as u64)
-            )));
-        }
-        if let Err(error) = laid_out
-            && collector.pages.is_empty()
-        {
-            return Err(ReadError::malformed(KIND, error));
+        let mut collector = Collector::new(limits);
+        let mut work = Work::new(limits);
+        for (number, page) in document.get_pages() {
+            let replaced = work.prepare_page(&mut document, page)?;
+            let laid_out = pdf_extract::output_doc_page(&document, &mut collector, number);
+            replaced.restore(&mut document);
+            // A page cut short by an error is kept as far as it went.
+            let _ = collector.finish_page();
+            if let Some(reason) = collector.overflow.take() {
+                return Err(reason);
+            }
+            if let Err(error) = laid_out {
+                if collector.pages.is_empty() {
+                    return Err(ReadError::malformed(KIND, error));
+                }
+                break;
+            }
         }
         let title = info_title(&document);
-        write_pages(collector, limits, title)
+        write_pages(collector.pages, limits, title)
     }
 }
 
@@ -114,12 +123,12 @@ fn load_error(error: &pdf_extract::Error) -> ReadError {
 }
 
 fn write_pages(
-    collector: Collector,
+    pages: Vec<PagePieces>,
     limits: &Limits,
     title: Option<String>,
 ) -> Result<ExtractedDocument, ReadError> {
-    let widths: Vec<f64> = collector.pages.iter().map(|page| page.width).collect();
-    let mut pages: Vec<Vec<layout::Piece>> = collector.pages.iter().map(layout::pieces).collect();
+    let widths: Vec<f64> = pages.iter().map(|page| page.width).collect();
+    let mut pages: Vec<Vec<layout::Piece>> = pages.into_iter().map(|page| page.pieces).collect();
     for piece in pages.iter_mut().flatten() {
         piece.text = resolve_ligatures(&piece.text);
     }
@@ -145,6 +154,7 @@ fn write_pages(
             layout::join_across_pages(previous, next);
         }
     }
+    let title = title.or_else(|| first_page_title(&page_blocks));
     let mut text = MarkdownText::new(limits.max_text_bytes);
     for blocks in page_blocks {
         text.start_page();
@@ -158,6 +168,18 @@ fn write_pages(
         text.end_lines();
     }
     text.finish(title, CONTENT_TYPE)
+}
+
+/// The largest text of the first page with text, when it is set larger than the body:
+/// the title of a PDF whose metadata names none (the line under it is not).
+fn first_page_title(page_blocks: &[Vec<Block>]) -> Option<String> {
+    let blocks = page_blocks.iter().find(|blocks| !blocks.is_empty())?;
+    let headings = blocks.iter().filter_map(|block| match block {
+        Block::Heading(level, text) => Some((*level, text)),
+        _ => None,
+    });
+    let (_, largest) = headings.min_by_key(|(level, _)| *level)?;
+    Some(largest.clone())
 }
 
 /// Typographic ligatures as the letters they join.

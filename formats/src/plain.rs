@@ -41,10 +41,7 @@ pub(crate) fn decode_text<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a st
         return Err(ReadError::Empty);
     }
     if text.len() > limits.max_text_bytes {
-        return Err(ReadError::TooLarge(format!(
-            "its text is longer than {}",
-            crate::limits::human_bytes(limits.max_text_bytes as u64)
-        )));
+        return Err(crate::limits::text_too_large(limits.max_text_bytes));
     }
     Ok(text)
 }

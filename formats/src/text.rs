@@ -121,10 +121,7 @@ impl MarkdownText {
             _ => "\n",
         };
         if self.text.len() + separator.len() + piece.len() + 1 > self.max_bytes {
-            return Err(ReadError::TooLarge(format!(
-                "its text is longer than {}",
-                crate::limits::human_bytes(self.max_bytes as u64)
-            )));
+            return Err(crate::limits::text_too_large(self.max_bytes));
         }
         self.text.push_str(separator);
         let start = self.text.len();

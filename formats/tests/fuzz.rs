@@ -10,6 +10,8 @@
 
 use std::io::{Cursor, Write};
 
+pub mod support;
+
 use bor_formats::{ExtractedDocument, Limits, read_document};
 use proptest::prelude::*;
 
@@ -47,6 +49,21 @@ fn read_and_check(bytes: Vec<u8>, name: &str) {
         ..Limits::default()
     };
     match read_document(bytes, name, &limits) {
+        Ok(document) => check(&document),
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+}
+
+/// Reads a PDF built to make the reader work, under bounds small enough for many cases.
+fn read_hostile_and_check(bytes: Vec<u8>) {
+    let limits = Limits {
+        max_operators: 50_000,
+        max_operators_at_once: 10_000,
+        max_glyphs: 200_000,
+        max_layout_bytes: 8 << 20,
+        ..Limits::default()
+    };
+    match read_document(bytes, "hostile.pdf", &limits) {
         Ok(document) => check(&document),
         Err(error) => assert!(!error.to_string().is_empty()),
     }
@@ -195,6 +212,68 @@ proptest! {
     fn damaged_pdfs(which in 0..3usize, mutations in prop::collection::vec(mutation(), 1..4)) {
         let name = ["tex-two-column.pdf", "tex-report.pdf", "libreoffice.pdf"][which];
         read_and_check(mutate(fixture(name), &mutations), name);
+    }
+}
+
+/// Tokens of a PDF content stream, for random ones.
+const CONTENT_TOKENS: &[&str] = &[
+    "BT ",
+    "ET ",
+    "(a) ",
+    "(b\\) c) ",
+    "Tj ",
+    "[",
+    "] ",
+    "TJ ",
+    "/F1 ",
+    "10 ",
+    "-20 ",
+    "Tf ",
+    "Td ",
+    "T* ",
+    "' ",
+    "\" ",
+    "/X0 ",
+    "Do ",
+    "q ",
+    "Q ",
+    "1 0 0 1 5 5 cm ",
+    "BI ",
+    "ID ",
+    "EI ",
+    "<41> ",
+    "<<",
+    ">> ",
+    "% comment\n",
+    "\n",
+    "(",
+    ")",
+    "m ",
+    "l ",
+    "S ",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pdfs_of_many_text_operators(
+        pages in 1..30usize,
+        operators in 1..20_000usize,
+        glyphs in 1..300usize,
+        mutations in prop::collection::vec(mutation(), 0..3),
+    ) {
+        read_hostile_and_check(mutate(support::text_operators_pdf(pages, operators, glyphs), &mutations));
+    }
+
+    #[test]
+    fn pdfs_of_nested_forms(depth in 1..12usize, fan_out in 1..6usize, looping in any::<bool>()) {
+        read_hostile_and_check(support::nested_forms_pdf(depth, fan_out, looping));
+    }
+
+    #[test]
+    fn pdfs_of_random_content(content in soup(CONTENT_TOKENS), pages in 1..4usize) {
+        read_hostile_and_check(support::content_pdf(pages, content.as_bytes()));
     }
 }
 

@@ -8,6 +8,8 @@
 
 use std::io::{Cursor, Write};
 
+pub mod support;
+
 use bor_formats::{Limits, ReadError, read_document};
 use pdf_extract::{Dictionary, Document, Object, Stream};
 
@@ -49,14 +51,7 @@ fn pdf(content: &[u8], tree: impl FnOnce(&mut Document, (u32, u16), (u32, u16)))
     );
     let page = document.add_object(page);
     tree(&mut document, pages, page);
-    let mut catalog = Dictionary::new();
-    catalog.set("Type", Object::Name(b"Catalog".to_vec()));
-    catalog.set("Pages", Object::Reference(pages));
-    let catalog = document.add_object(catalog);
-    document.trailer.set("Root", Object::Reference(catalog));
-    let mut bytes = Vec::new();
-    document.save_to(&mut bytes).expect("saves");
-    bytes
+    support::saved(document, pages)
 }
 
 fn pages_node(kids: Vec<Object>, count: i64) -> Dictionary {
@@ -264,6 +259,36 @@ fn deeply_nested_pdf_objects_are_refused_without_overflowing_the_stack() {
         matches!(error, ReadError::Malformed { kind: "PDF", .. }),
         "{error}"
     );
+}
+
+#[test]
+fn a_pdf_form_that_draws_itself_is_refused_without_overflowing_the_stack() {
+    let error = refused(
+        support::nested_forms_pdf(1, 1, true),
+        "loop.pdf",
+        &Limits::default(),
+    );
+    assert_eq!(
+        error.to_string(),
+        "not a readable PDF: a form on its pages draws itself, so the page would be drawn without end"
+    );
+}
+
+#[test]
+fn pdf_forms_nested_past_the_depth_bound_are_refused() {
+    let error = refused(
+        support::nested_forms_pdf(300, 1, false),
+        "deep-forms.pdf",
+        &Limits::default(),
+    );
+    assert_eq!(error, ReadError::TooDeep(256));
+    let nested = read_document(
+        support::nested_forms_pdf(20, 1, false),
+        "forms.pdf",
+        &Limits::default(),
+    )
+    .expect("forms nested 20 deep are read");
+    assert!(nested.text.contains("word"), "{}", nested.text);
 }
 
 #[test]

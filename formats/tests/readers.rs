@@ -1,5 +1,5 @@
 //! The readers on files made by real tools (scripts/format-fixtures.sh makes them):
-//! pdfTeX, LibreOffice, qpdf, python-docx, Sphinx, MkDocs and rustdoc.
+//! pdfTeX, LibreOffice, groff, qpdf, python-docx, Sphinx, MkDocs and rustdoc.
 
 use bor_formats::{ExtractedDocument, Limits, ReadError, read_document};
 
@@ -108,6 +108,49 @@ fn a_libreoffice_pdf_keeps_headings_lists_table_rows_and_drops_its_header_and_fo
     assert!(!guide.text.contains("Reading Room Guide — internal"));
     let second = position(&guide, "This paragraph starts the second page.");
     assert_eq!(guide.page_at(second), Some(2));
+}
+
+/// The fixture `name` without the Title of its document information.
+fn without_title(name: &str) -> Vec<u8> {
+    let mut document = pdf_extract::Document::load_mem(&fixture(name))
+        .unwrap_or_else(|error| panic!("{name}: {error}"));
+    document.trailer.remove(b"Info");
+    let mut bytes = Vec::new();
+    document
+        .save_to(&mut bytes)
+        .unwrap_or_else(|error| panic!("{name}: {error}"));
+    bytes
+}
+
+#[test]
+fn a_pdf_without_a_title_is_titled_by_the_largest_text_of_its_first_page() {
+    let spec = read("groff-spec.pdf");
+    assert_eq!(spec.title.as_deref(), Some("Shared MIME-info Database"));
+    assert!(
+        spec.text.starts_with(
+            "# Shared MIME-info Database\n\n## X Desktop Group (http://www.freedesktop.org) Thomas Leonard\n"
+        ),
+        "{}",
+        spec.text
+    );
+    assert_eq!(
+        spec.text.matches("Shared MIME-info Database").count(),
+        1,
+        "the running header of the later pages is dropped"
+    );
+    for (name, title) in [
+        (
+            "tex-two-column.pdf",
+            "Efficient Flow Control in Offline Archives",
+        ),
+        // These two name their title in the metadata only: their pages start with a section.
+        ("tex-report.pdf", "1 Scope"),
+        ("libreoffice.pdf", "Opening hours"),
+    ] {
+        let document = read_document(without_title(name), name, &Limits::default())
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert_eq!(document.title.as_deref(), Some(title), "{name}");
+    }
 }
 
 #[test]

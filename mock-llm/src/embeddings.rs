@@ -44,7 +44,14 @@ pub(crate) fn embed(text: &str, dim: usize) -> Vec<f32> {
     vector
 }
 
+/// What llama-cpp-python answers (HTTP 500) to an embeddings request for a model
+/// loaded without embeddings.
+const NO_EMBEDDINGS: &str = "Llama model must be created with embedding=True to call this method";
+
 pub(crate) fn respond(config: &Config, body: &Value, attempt: u32) -> Response {
+    if !config.embeddings {
+        return Reply::error(500, NO_EMBEDDINGS).into();
+    }
     let inputs: Vec<&str> = match body.get("input") {
         Some(Value::String(text)) => vec![text.as_str()],
         Some(Value::Array(items)) if items.iter().all(Value::is_string) => {

@@ -169,6 +169,14 @@ impl MockLlmBuilder {
         self
     }
 
+    /// A chat server that serves no embeddings: `POST /v1/embeddings` answers as
+    /// llama-cpp-python does for a model loaded without them, HTTP 500 "Llama model
+    /// must be created with embedding=True to call this method", to every attempt.
+    pub fn without_embeddings(mut self) -> Self {
+        self.config.embeddings = false;
+        self
+    }
+
     pub fn start(self) -> std::io::Result<MockLlm> {
         if self.config.embedding_dim == 0 {
             return Err(std::io::Error::new(
@@ -219,6 +227,7 @@ impl MockLlm {
                 embed_model: "smollm2".to_owned(),
                 embedding_dim: 64,
                 token_delay: Duration::ZERO,
+                embeddings: true,
             },
         }
     }

@@ -26,6 +26,9 @@ pub(crate) struct Config {
     pub embedding_dim: usize,
     /// Pause between chunks of a stream, unless a directive sets its own.
     pub token_delay: Duration,
+    /// `false`: a chat server that serves no embeddings (see
+    /// [`crate::MockLlmBuilder::without_embeddings`]).
+    pub embeddings: bool,
 }
 
 /// State shared by the server tasks and the `MockLlm` handle.

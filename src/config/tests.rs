@@ -338,6 +338,20 @@ fn embeddings_go_to_their_own_server_when_one_is_named() {
 }
 
 #[test]
+fn the_embeddings_fix_names_the_variable_that_sends_them_and_no_credentials() {
+    let unset = config(&[("BOR_LLM_BASE_URL", "http://user:pw@127.0.0.1:18089/v1")]).unwrap();
+    let fix = unset.embeddings_fix();
+    assert!(fix.starts_with("BOR_LLM_EMBED_BASE_URL is unset, so embeddings go to BOR_LLM_BASE_URL=http://***@127.0.0.1:18089/v1"), "{fix}");
+    assert!(!fix.contains("pw"), "{fix}");
+    let set = config(&[("BOR_LLM_EMBED_BASE_URL", "http://127.0.0.1:18090/v1")]).unwrap();
+    let fix = set.embeddings_fix();
+    assert!(
+        fix.starts_with("embeddings go to BOR_LLM_EMBED_BASE_URL=http://127.0.0.1:18090/v1;"),
+        "{fix}"
+    );
+}
+
+#[test]
 fn database_url_must_be_a_postgres_url() {
     let url = "postgresql://bor:pw@db.internal:5433/bor";
     assert_eq!(accepted("BOR_DATABASE_URL", url).database_url, url);

@@ -145,6 +145,29 @@ pub(super) fn http_url(raw: &str) -> Result<String, String> {
     }
 }
 
+/// Comma-separated host names: `bor.example.org`, `*.example.org` (every name under
+/// it), or `*` (any host); lower case, without ports.
+pub(super) fn host_names(raw: &str) -> Result<Vec<String>, String> {
+    let is_name = |name: &str| {
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_'))
+    };
+    raw.split(',')
+        .map(|entry| entry.trim().to_ascii_lowercase())
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            let usable = entry == "*" || is_name(entry.strip_prefix("*.").unwrap_or(&entry));
+            usable.then_some(entry)
+        })
+        .collect::<Option<Vec<String>>>()
+        .ok_or_else(|| {
+            "comma-separated host names without ports, such as bor.example.org,*.internal (or * for any)"
+                .to_owned()
+        })
+}
+
 pub(super) fn postgres_url(raw: &str) -> Result<String, String> {
     let usable = url::Url::parse(raw)
         .is_ok_and(|url| matches!(url.scheme(), "postgres" | "postgresql") && url.has_host());

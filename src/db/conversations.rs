@@ -1,25 +1,22 @@
-//! `conversations`: titled sequences of turns (docs/PROTOCOL.md, "Conversations"). A
-//! conversation row is written with the first `query_log` row of its turns, in the same
-//! transaction, so there is no conversation without a turn.
+//! `conversations` and their search words (docs/PROTOCOL.md, "Conversations"): the
+//! queries. A conversation row is written with the first `query_log` row of its turns,
+//! in the same transaction (`query_log_store`), so there is no conversation without a
+//! turn; what a conversation is beyond its rows is in `crate::conversations`.
 
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_query;
-use diesel::sql_types::{Bool, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Integer, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::DbError;
-use super::query_log::{NewQueryLogEntry, TurnPath, TurnStatus};
 use super::schema::{conversations, query_log};
-
-/// The longest title taken from a question, in characters (`…` included).
-pub const TITLE_CHARS: usize = 80;
-/// Turns a turn's history holds at most.
-pub const HISTORY_TURNS: i64 = 20;
+use super::words::Word;
+use bor_actors::record::{TurnPath, TurnStatus};
 
 /// A conversation a batch of rows starts or continues.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,9 +50,11 @@ pub struct ConversationTurn {
     pub answer: String,
     /// `done` or `stopped`.
     #[schema(value_type = String, example = "done")]
+    #[diesel(deserialize_as = Word<TurnStatus>)]
     pub status: TurnStatus,
     /// `grounded`, `deflected` or `undecided`, as the turn's `done` frame said.
     #[schema(value_type = String, example = "grounded")]
+    #[diesel(deserialize_as = Word<TurnPath>)]
     pub path: TurnPath,
     /// As the turn's `done` frame listed them.
     #[schema(value_type = Object)]
@@ -63,88 +62,109 @@ pub struct ConversationTurn {
     pub created_at: DateTime<Utc>,
 }
 
-/// The conversations the rows start or continue: per conversation, the title and start
-/// of its earliest row in the batch and the time of its latest.
-pub fn touched_by(entries: &[NewQueryLogEntry]) -> Vec<NewConversation> {
-    let mut touched: Vec<NewConversation> = Vec::new();
-    for entry in entries {
-        let Some(id) = entry.conversation_id else {
-            continue;
-        };
-        let words = format!("{} {}", entry.question, entry.answer);
-        let known = touched
-            .iter_mut()
-            .find(|conversation| conversation.id == id);
-        match known {
-            Some(conversation) => {
-                if entry.created_at < conversation.created_at {
-                    conversation.created_at = entry.created_at;
-                    conversation.title = title_of(&entry.question);
-                }
-                conversation.updated_at = conversation.updated_at.max(entry.created_at);
-                conversation.text.push(' ');
-                conversation.text.push_str(&words);
-            }
-            None => touched.push(NewConversation {
-                id,
-                title: title_of(&entry.question),
-                created_at: entry.created_at,
-                updated_at: entry.created_at,
-                text: words,
-            }),
-        }
-    }
-    touched
-}
-
-/// A conversation's title from its first question: whitespace collapsed, cut at
-/// [`TITLE_CHARS`] characters with `…`.
-pub fn title_of(question: &str) -> String {
-    bor_actors::record::shortened(question, TITLE_CHARS)
-}
-
-/// The text search configuration of the search documents: words lowercased, no
-/// stemming and no stop words, so a search finds the words a person typed.
+/// The text search configuration of the search words: words lowercased, no stemming
+/// and no stop words, so a search finds the words a person typed.
 const SEARCH_CONFIGURATION: &str = "simple";
 
-/// Writes new conversations and, for existing ones, moves `updated_at` forward and adds
-/// the new turns' words to the search document (a title once written, or renamed,
-/// stays).
+/// The most characters of turn text read into one search vector: at most 200 KB of
+/// lexemes, far below PostgreSQL's 1 MB limit on one `tsvector`.
+const SEARCH_PIECE_CHARS: usize = 50_000;
+
+/// A search part takes a piece's words while both together stay under this many bytes;
+/// else the piece starts the next part. Below the 1 MB limit of one `tsvector`, so that
+/// no turn's row can ever be refused for the size of its conversation's words.
+const SEARCH_PART_BYTES: i32 = 512 * 1024;
+
+/// Writes new conversations and, for existing ones, moves `updated_at` forward (a title
+/// once written, or renamed, stays); the new turns' words join the conversation's search
+/// parts.
 pub async fn upsert(
     conn: &mut AsyncPgConnection,
     conversations: &[NewConversation],
 ) -> Result<(), DbError> {
     for conversation in conversations {
-        sql_query(format!(
-            "INSERT INTO conversations (id, title, created_at, updated_at, search)
-             VALUES ($1, $2, $3, $4, to_tsvector('{SEARCH_CONFIGURATION}', $2 || ' ' || $5))
+        sql_query(
+            "INSERT INTO conversations (id, title, created_at, updated_at)
+             VALUES ($1, $2, $3, $4)
              ON CONFLICT (id) DO UPDATE SET
-                 updated_at = GREATEST(conversations.updated_at, excluded.updated_at),
-                 search = conversations.search || to_tsvector('{SEARCH_CONFIGURATION}', $5)"
-        ))
+                 updated_at = GREATEST(conversations.updated_at, excluded.updated_at)",
+        )
         .bind::<SqlUuid, _>(conversation.id)
         .bind::<Text, _>(&conversation.title)
         .bind::<Timestamptz, _>(conversation.created_at)
         .bind::<Timestamptz, _>(conversation.updated_at)
-        .bind::<Text, _>(&conversation.text)
         .execute(conn)
         .await?;
+        for piece in search_pieces(&conversation.text, SEARCH_PIECE_CHARS) {
+            add_search_words(conn, conversation.id, piece).await?;
+        }
     }
     Ok(())
 }
 
+/// Adds the words of `piece` to the conversation's last search part, or starts a new part
+/// when the last one would grow past [`SEARCH_PART_BYTES`]. The conversation's row is
+/// locked by the upsert before it, so writers of one conversation take turns.
+async fn add_search_words(
+    conn: &mut AsyncPgConnection,
+    conversation: Uuid,
+    piece: &str,
+) -> Result<(), DbError> {
+    // `pg_column_size` of a computed value is its full size in memory (a stored one may
+    // be compressed), hence `strip` (a copy) around the stored part.
+    sql_query(format!(
+        "WITH piece AS (SELECT strip(to_tsvector('{SEARCH_CONFIGURATION}', $2)) AS words),
+         last AS (SELECT part, words FROM conversation_search
+                  WHERE conversation_id = $1 ORDER BY part DESC LIMIT 1),
+         appended AS (
+             UPDATE conversation_search AS s SET words = s.words || piece.words
+             FROM piece, last
+             WHERE s.conversation_id = $1 AND s.part = last.part AND length(piece.words) > 0
+               AND pg_column_size(strip(last.words)) + pg_column_size(piece.words) < $3
+             RETURNING s.part)
+         INSERT INTO conversation_search (conversation_id, part, words)
+         SELECT $1, coalesce((SELECT part FROM last), -1) + 1, piece.words FROM piece
+         WHERE length(piece.words) > 0 AND NOT EXISTS (SELECT 1 FROM appended)"
+    ))
+    .bind::<SqlUuid, _>(conversation)
+    .bind::<Text, _>(piece)
+    .bind::<Integer, _>(SEARCH_PART_BYTES)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// `text` in pieces of at most `max_chars` characters, each cut after the last
+/// whitespace that fits (a word longer than a piece is cut where the piece ends).
+fn search_pieces(text: &str, max_chars: usize) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let Some((limit, _)) = rest.char_indices().nth(max_chars) else {
+            pieces.push(rest);
+            break;
+        };
+        let cut = rest[..limit]
+            .rfind(char::is_whitespace)
+            .map(|at| at + rest[at..].chars().next().map_or(1, char::len_utf8))
+            .unwrap_or(limit);
+        pieces.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    pieces
+}
+
 /// The search of `words`: every word, each as the start of a word of the conversation
-/// (so a search box finds while its last word is being typed). Only letters and digits
-/// count; `None` when none is left.
-fn search_query(words: &[String]) -> Option<String> {
+/// (so a search box finds while its last word is being typed), one prefix query each.
+/// Only letters and digits count; empty when none is left.
+fn search_terms(words: &[String]) -> Vec<String> {
     // Split as the documents are: at every character that is not a letter or a digit.
-    let terms: Vec<String> = words
+    words
         .iter()
         .flat_map(|word| word.split(|c: char| !c.is_alphanumeric()))
         .filter(|term| !term.is_empty())
         .map(|term| format!("{}:*", term.to_lowercase()))
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" & "))
+        .collect()
 }
 
 /// Where a page of the list starts: after the conversation updated at `updated_at` with
@@ -188,17 +208,27 @@ pub async fn list(
         }
     }
     if !words.is_empty() {
-        let Some(search) = search_query(words) else {
+        let terms = search_terms(words);
+        if terms.is_empty() {
             // Words without a letter or digit match nothing.
             return Ok(Vec::new());
-        };
-        query = query.filter(
-            sql::<Bool>(&format!(
-                "conversations.search @@ to_tsquery('{SEARCH_CONFIGURATION}', "
-            ))
-            .bind::<Text, _>(search)
-            .sql(")"),
-        );
+        }
+        // Each word in the title or in some part of the turns' words: the words of one
+        // search may be spread over several parts.
+        for term in terms {
+            query = query.filter(
+                sql::<Bool>(&format!(
+                    "(conversations.title_words @@ to_tsquery('{SEARCH_CONFIGURATION}', "
+                ))
+                .bind::<Text, _>(term.clone())
+                .sql(&format!(
+                    ") OR conversations.id IN (SELECT s.conversation_id FROM conversation_search \
+                     AS s WHERE s.words @@ to_tsquery('{SEARCH_CONFIGURATION}', "
+                ))
+                .bind::<Text, _>(term)
+                .sql(")))"),
+            );
+        }
     }
     Ok(query.load(conn).await?)
 }
@@ -256,18 +286,18 @@ pub async fn turns(
         .await?)
 }
 
-/// The last [`HISTORY_TURNS`] turns with an answer, oldest first: the history a new
-/// turn of the conversation sends the model.
+/// The last `limit` turns with an answer, oldest first.
 pub async fn history(
     conn: &mut AsyncPgConnection,
     id: Uuid,
+    limit: usize,
 ) -> Result<Vec<ConversationTurn>, DbError> {
     let mut newest: Vec<ConversationTurn> = query_log::table
         .filter(query_log::conversation_id.eq(id))
         .filter(query_log::answer.ne(""))
         .select(ConversationTurn::as_select())
         .order((query_log::created_at.desc(), query_log::id.desc()))
-        .limit(HISTORY_TURNS)
+        .limit(i64::try_from(limit).unwrap_or(i64::MAX))
         .load(conn)
         .await?;
     newest.reverse();
@@ -280,17 +310,11 @@ pub async fn rename(
     id: Uuid,
     title: &str,
 ) -> Result<Option<ConversationSummary>, DbError> {
-    // The search document is made again: the old title's words go.
-    let renamed = sql_query(format!(
-        "UPDATE conversations SET title = $2, search = to_tsvector('{SEARCH_CONFIGURATION}',
-             $2 || ' ' || coalesce((SELECT string_agg(q.question || ' ' || q.answer, ' ')
-                                    FROM query_log AS q WHERE q.conversation_id = $1), ''))
-         WHERE id = $1"
-    ))
-    .bind::<SqlUuid, _>(id)
-    .bind::<Text, _>(title)
-    .execute(conn)
-    .await?;
+    // The title's words follow it (a generated column); the turns' words stay.
+    let renamed = diesel::update(conversations::table.find(id))
+        .set(conversations::title.eq(title))
+        .execute(conn)
+        .await?;
     if renamed == 0 {
         return Ok(None);
     }
@@ -313,18 +337,25 @@ mod tests {
     fn a_search_is_every_word_as_a_word_start() {
         let words =
             |text: &str| -> Vec<String> { text.split_whitespace().map(str::to_owned).collect() };
+        assert_eq!(search_terms(&words("Kettle boil")), ["kettle:*", "boil:*"]);
+        assert_eq!(search_terms(&words("100% it's")), ["100:*", "it:*", "s:*"]);
+        assert_eq!(search_terms(&words("Ünïcode")), ["ünïcode:*"]);
+        assert!(search_terms(&words("& | ! :*")).is_empty());
+    }
+
+    #[test]
+    fn turn_text_is_read_in_pieces_cut_between_words() {
+        assert!(search_pieces("", 5).is_empty());
+        assert_eq!(search_pieces("short", 5), ["short"]);
+        assert_eq!(search_pieces("one two three", 8), ["one two ", "three"]);
         assert_eq!(
-            search_query(&words("Kettle boil")).as_deref(),
-            Some("kettle:* & boil:*")
+            search_pieces("abcdefghij", 4),
+            ["abcd", "efgh", "ij"],
+            "a word longer than a piece is cut"
         );
-        assert_eq!(
-            search_query(&words("100% it's")).as_deref(),
-            Some("100:* & it:* & s:*")
-        );
-        assert_eq!(
-            search_query(&words("Ünïcode")).as_deref(),
-            Some("ünïcode:*")
-        );
-        assert_eq!(search_query(&words("& | ! :*")), None);
+        let text = "ü ".repeat(10);
+        let pieces = search_pieces(&text, 3);
+        assert!(pieces.iter().all(|piece| piece.chars().count() <= 3));
+        assert_eq!(pieces.concat(), text, "nothing lost or repeated");
     }
 }

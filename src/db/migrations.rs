@@ -171,9 +171,10 @@ mod tests {
 
     #[tokio::test]
     async fn migrations_apply_revert_and_apply_again_on_an_empty_database() {
-        const ALL_TABLES: [&str; 9] = [
+        const ALL_TABLES: [&str; 10] = [
             "api_keys",
             "chunks",
+            "conversation_search",
             "conversations",
             "documents",
             "group_members",

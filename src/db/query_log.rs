@@ -1,88 +1,15 @@
 //! `query_log`: one row per chat turn that ended `done` or `stopped`.
 
-use std::io::Write;
-
+use bor_actors::record::{TurnPath, TurnStatus};
 use chrono::{DateTime, Utc};
-use diesel::deserialize::{self, FromSql, FromSqlRow};
-use diesel::expression::AsExpression;
-use diesel::pg::{Pg, PgValue};
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::serialize::{self, IsNull, Output, ToSql};
-use diesel::sql_types::Text;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::DbError;
 use super::schema::query_log;
-
-/// Declares an enum stored as one of a fixed set of words in a text column.
-macro_rules! text_enum {
-    (
-        $(#[$meta:meta])*
-        $name:ident { $($(#[$variant_meta:meta])* $variant:ident => $word:literal),+ $(,)? }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, AsExpression, FromSqlRow)]
-        #[diesel(sql_type = Text)]
-        pub enum $name {
-            $($(#[$variant_meta])* $variant),+
-        }
-
-        impl $name {
-            /// The word stored in the database and shown in logs.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $word),+
-                }
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl ToSql<Text, Pg> for $name {
-            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
-                out.write_all(self.as_str().as_bytes())?;
-                Ok(IsNull::No)
-            }
-        }
-
-        impl FromSql<Text, Pg> for $name {
-            fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
-                match value.as_bytes() {
-                    $(bytes if bytes == $word.as_bytes() => Ok($name::$variant),)+
-                    other => Err(format!(
-                        concat!("unexpected ", stringify!($name), " {:?}"),
-                        String::from_utf8_lossy(other)
-                    )
-                    .into()),
-                }
-            }
-        }
-    };
-}
-
-text_enum! {
-    /// How a turn was answered.
-    TurnPath {
-        Grounded => "grounded",
-        Deflected => "deflected",
-        /// The turn failed before retrieval decided.
-        Undecided => "undecided",
-    }
-}
-
-text_enum! {
-    /// How a logged turn ended.
-    TurnStatus {
-        Done => "done",
-        /// The client went away; the partial answer is kept.
-        Stopped => "stopped",
-    }
-}
+use super::words::Word;
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = query_log, check_for_backend(Pg))]
@@ -92,7 +19,9 @@ pub struct QueryLogEntry {
     pub created_at: DateTime<Utc>,
     pub question: String,
     pub answer: String,
+    #[diesel(deserialize_as = Word<TurnPath>)]
     pub path: TurnPath,
+    #[diesel(deserialize_as = Word<TurnStatus>)]
     pub status: TurnStatus,
     pub chat_model: String,
     pub rounds: i32,
@@ -117,8 +46,8 @@ pub struct NewQueryLogEntry {
     /// As sent, trimmed.
     pub question: String,
     pub answer: String,
-    pub path: TurnPath,
-    pub status: TurnStatus,
+    pub path: Word<TurnPath>,
+    pub status: Word<TurnStatus>,
     pub chat_model: String,
     pub rounds: i32,
     pub tool_calls: i32,
@@ -136,24 +65,19 @@ pub struct NewQueryLogEntry {
     pub conversation_id: Option<Uuid>,
 }
 
-/// Writes the rows of several turns, with the conversations they start or continue,
-/// in one transaction; rows whose `turn_id` is already stored are skipped. Returns how
-/// many were new.
-pub async fn insert_query_logs(
+/// Writes the rows of several turns; rows whose `turn_id` is already stored are
+/// skipped. Returns how many were new. (The conversations they start or continue are
+/// written with them, in one transaction, by the LogActor's store.)
+pub async fn insert(
     conn: &mut AsyncPgConnection,
     entries: &[NewQueryLogEntry],
 ) -> Result<usize, DbError> {
-    let conversations = super::conversations::touched_by(entries);
-    conn.transaction::<_, DbError, _>(async |conn| {
-        super::conversations::upsert(conn, &conversations).await?;
-        Ok(diesel::insert_into(query_log::table)
-            .values(entries)
-            .on_conflict(query_log::turn_id)
-            .do_nothing()
-            .execute(conn)
-            .await?)
-    })
-    .await
+    Ok(diesel::insert_into(query_log::table)
+        .values(entries)
+        .on_conflict(query_log::turn_id)
+        .do_nothing()
+        .execute(conn)
+        .await?)
 }
 
 #[cfg(test)]
@@ -165,21 +89,7 @@ mod tests {
     fn entry(turn_id: Uuid) -> NewQueryLogEntry {
         NewQueryLogEntry {
             turn_id,
-            created_at: Utc::now(),
-            question: "What is in the handbook?".to_owned(),
-            answer: "Chapters on onboarding.".to_owned(),
-            path: TurnPath::Grounded,
-            status: TurnStatus::Done,
-            chat_model: "smollm2".to_owned(),
-            rounds: 2,
-            tool_calls: 1,
-            retries: 3,
-            scaffold_stripped: 17,
-            recovered: true,
-            sources: json!([{"document_id": 1, "title": "Handbook", "chunk_id": 4, "score": 0.82}]),
-            first_token_ms: Some(840),
-            elapsed_ms: 1200,
-            conversation_id: None,
+            ..crate::testing::query_log_entry()
         }
     }
 
@@ -199,20 +109,20 @@ mod tests {
         let written = entry(Uuid::new_v4());
         let stopped = NewQueryLogEntry {
             turn_id: Uuid::new_v4(),
-            path: TurnPath::Deflected,
-            status: TurnStatus::Stopped,
+            path: Word(TurnPath::Deflected),
+            status: Word(TurnStatus::Stopped),
             sources: json!([]),
             first_token_ms: None,
             ..entry(Uuid::nil())
         };
         assert_eq!(
-            insert_query_logs(&mut conn, std::slice::from_ref(&written))
+            insert(&mut conn, std::slice::from_ref(&written))
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
-            insert_query_logs(&mut conn, std::slice::from_ref(&stopped))
+            insert(&mut conn, std::slice::from_ref(&stopped))
                 .await
                 .unwrap(),
             1
@@ -224,7 +134,7 @@ mod tests {
             assert_eq!(row.turn_id, new.turn_id);
             assert_eq!(row.question, new.question);
             assert_eq!(row.answer, new.answer);
-            assert_eq!((row.path, row.status), (new.path, new.status));
+            assert_eq!((row.path, row.status), (new.path.0, new.status.0));
             assert_eq!(row.chat_model, new.chat_model);
             assert_eq!(
                 (
@@ -261,19 +171,19 @@ mod tests {
             ..entry(turn_id)
         };
         assert_eq!(
-            insert_query_logs(&mut conn, std::slice::from_ref(&first))
+            insert(&mut conn, std::slice::from_ref(&first))
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
-            insert_query_logs(&mut conn, std::slice::from_ref(&retried))
+            insert(&mut conn, std::slice::from_ref(&retried))
                 .await
                 .unwrap(),
             0
         );
         assert_eq!(
-            insert_query_logs(&mut conn, &[first.clone(), retried.clone()])
+            insert(&mut conn, &[first.clone(), retried.clone()])
                 .await
                 .unwrap(),
             0
@@ -305,16 +215,16 @@ mod tests {
         ];
         for (path, status, _, _) in cases {
             let row = NewQueryLogEntry {
-                path,
-                status,
+                path: Word(path),
+                status: Word(status),
                 ..entry(Uuid::new_v4())
             };
-            insert_query_logs(&mut conn, &[row]).await.unwrap();
+            insert(&mut conn, &[row]).await.unwrap();
         }
         let stored: Vec<(String, String)> = query_log::table
             .select((
-                diesel::dsl::sql::<Text>("path"),
-                diesel::dsl::sql::<Text>("status"),
+                diesel::dsl::sql::<diesel::sql_types::Text>("path"),
+                diesel::dsl::sql::<diesel::sql_types::Text>("status"),
             ))
             .order(query_log::id)
             .load(&mut conn)

@@ -45,7 +45,18 @@ diesel::table! {
         title -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
-        search -> Tsvector,
+        title_words -> Tsvector,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::Tsvector;
+
+    conversation_search (conversation_id, part) {
+        conversation_id -> Uuid,
+        part -> Int4,
+        words -> Tsvector,
     }
 }
 
@@ -125,6 +136,7 @@ diesel::table! {
 
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(group_members -> groups (group_id));
 diesel::joinable!(group_members -> users (user_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
@@ -134,6 +146,7 @@ diesel::joinable!(sessions -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     chunks,
+    conversation_search,
     conversations,
     documents,
     group_members,

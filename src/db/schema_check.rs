@@ -145,23 +145,14 @@ async fn schema_rs_matches_the_migrated_database() {
     }
 
     let declared = declared_tables();
+    let names = |tables: &[Table]| -> Vec<String> {
+        tables.iter().map(|table| table.name.clone()).collect()
+    };
+    assert!(actual.len() >= 5, "{:?}", names(&actual));
     assert_eq!(
-        declared
-            .iter()
-            .map(|table| table.name.as_str())
-            .collect::<Vec<_>>(),
-        [
-            "api_keys",
-            "chunks",
-            "conversations",
-            "documents",
-            "group_members",
-            "groups",
-            "query_log",
-            "sessions",
-            "users"
-        ],
-        "schema.rs should be readable by this test"
+        names(&declared),
+        names(&actual),
+        "schema.rs declares every table"
     );
     assert_eq!(actual, declared);
 }

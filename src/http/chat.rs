@@ -12,15 +12,12 @@ use utoipa::ToSchema;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
-use crate::db::conversations;
+use crate::conversations::{self, HISTORY_LIMIT};
 use crate::state::AppState;
-use bor_actors::log::QueuedTurns;
 use uuid::Uuid;
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
-/// Most history entries a turn may carry.
-pub const MAX_HISTORY: usize = 20;
 
 /// The body of `POST /api/chat`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -110,7 +107,7 @@ pub async fn chat(
     let conversation_id = input.conversation_id.unwrap_or_else(Uuid::new_v4);
     input.conversation_id = Some(conversation_id);
     if continues {
-        input.history = stored_history(&state, conversation_id).await?;
+        input.history = conversations::history(&state.pool, &state.log, conversation_id).await?;
     }
     let turn = start_turn(&state, input)?;
     let events = turn.into_frames().map(|frame| frame.to_event());
@@ -129,54 +126,10 @@ pub struct ChatInput {
     pub continues: bool,
 }
 
-/// The stored turns of the conversation as history: its rows in the database and those
-/// the LogActor still holds (a turn that just ended), the last [`MAX_HISTORY`] / 2
-/// turns with an answer, oldest first, as user and assistant messages.
-async fn stored_history(state: &AppState, id: Uuid) -> Result<Vec<ChatMessage>, ApiError> {
-    let queued = state.log.send(QueuedTurns {
-        conversation_id: id,
-    });
-    let stored = async {
-        let mut conn = state.pool.get().await?;
-        conversations::history(&mut conn, id).await
-    };
-    let (queued, stored) = futures_util::join!(queued, stored);
-    let stored = stored.map_err(|error| ApiError::Unavailable(error.to_string()))?;
-    let mut turns: Vec<(chrono::DateTime<chrono::Utc>, Uuid, String, String)> = stored
-        .into_iter()
-        .map(|turn| (turn.created_at, turn.turn_id, turn.question, turn.answer))
-        .collect();
-    for record in queued.unwrap_or_default() {
-        let has_row = record.outcome.row_status().is_some();
-        if has_row && !record.answer.is_empty() && turns.iter().all(|t| t.1 != record.turn_id) {
-            turns.push((
-                record.created_at,
-                record.turn_id,
-                record.question,
-                record.answer,
-            ));
-        }
-    }
-    turns.sort_by_key(|turn| turn.0);
-    let keep = usize::try_from(conversations::HISTORY_TURNS).unwrap_or(usize::MAX);
-    let skip = turns.len().saturating_sub(keep);
-    Ok(turns
-        .into_iter()
-        .skip(skip)
-        .flat_map(|(_, _, question, answer)| {
-            [ChatMessage::user(question), ChatMessage::assistant(answer)]
-        })
-        .collect())
-}
-
-/// Checks what the body's type cannot: the message is not empty and not too long
-/// (Unicode scalar values after trimming), the history holds at most [`MAX_HISTORY`]
-/// entries, and a conversation is not named together with a history.
-pub fn parse_chat_input(
-    body: ChatRequestBody,
-    max_message_chars: usize,
-) -> Result<ChatInput, ApiError> {
-    let question = body.message.trim();
+/// A question trimmed: refused when empty or longer than `max_message_chars` Unicode
+/// scalar values (a chat message and a search query alike).
+pub fn checked_question(message: &str, max_message_chars: usize) -> Result<&str, ApiError> {
+    let question = message.trim();
     if question.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
@@ -185,15 +138,26 @@ pub fn parse_chat_input(
             max: max_message_chars,
         });
     }
+    Ok(question)
+}
+
+/// Checks what the body's type cannot: the message is not empty and not too long
+/// (see [`checked_question`]), the history holds at most [`HISTORY_LIMIT`]
+/// entries, and a conversation is not named together with a history.
+pub fn parse_chat_input(
+    body: ChatRequestBody,
+    max_message_chars: usize,
+) -> Result<ChatInput, ApiError> {
+    let question = checked_question(&body.message, max_message_chars)?;
     if body.conversation_id.is_some() && body.history.is_some() {
         return Err(ApiError::InvalidHistory(
             "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),
         ));
     }
     let entries = body.history.unwrap_or_default();
-    if entries.len() > MAX_HISTORY {
+    if entries.len() > HISTORY_LIMIT {
         return Err(ApiError::InvalidHistory(format!(
-            "`history` holds {} entries; at most {MAX_HISTORY} are allowed",
+            "`history` holds {} entries; at most {HISTORY_LIMIT} are allowed",
             entries.len()
         )));
     }

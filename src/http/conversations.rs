@@ -1,24 +1,19 @@
 //! The conversations API (docs/PROTOCOL.md, "Conversations"): list and search, one
-//! conversation with its turns, rename, delete, export. There are no user accounts:
-//! whoever reaches bor reaches every conversation (README, next to `BOR_BIND`).
+//! conversation with its turns, rename, delete, export; what they read and write is in
+//! `crate::conversations` and `db::conversations`.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, web};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::conversations::{self, Conversation, Listing};
 use crate::db::DbPool;
-use crate::db::conversations::{self, ConversationSummary, ConversationTurn};
+use crate::db::conversations::{self as stored, ConversationSummary};
 use crate::state::AppState;
-
-/// Conversations a page lists unless asked otherwise, and at most.
-const DEFAULT_PAGE: i64 = 50;
-const MAX_PAGE: i64 = 200;
 /// The longest title a conversation may be given, in characters.
 const MAX_TITLE_CHARS: usize = 200;
 /// The largest rename body.
@@ -39,16 +34,6 @@ pub struct ListQuery {
     before_id: Option<String>,
 }
 
-/// One conversation with its turns, oldest first.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Conversation {
-    pub id: Uuid,
-    pub title: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub turns: Vec<ConversationTurn>,
-}
-
 /// `GET /api/conversations`: newest first, searched and paged.
 #[utoipa::path(
     tag = "conversations",
@@ -64,45 +49,15 @@ pub async fn list(
     query: web::Query<ListQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = match query.limit.as_deref() {
-        None => DEFAULT_PAGE,
-        Some(raw) => raw
-            .trim()
-            .parse::<i64>()
-            .ok()
-            .filter(|limit| (1..=MAX_PAGE).contains(limit))
-            .ok_or_else(|| {
-                ApiError::InvalidJson(format!("`limit` must be an integer from 1 to {MAX_PAGE}"))
-            })?,
-    };
-    let before = match (query.before.as_deref(), query.before_id.as_deref()) {
-        (None, None) => None,
-        (None, Some(_)) => {
-            return Err(ApiError::InvalidJson(
-                "`before_id` goes with `before`".to_owned(),
-            ));
-        }
-        (Some(raw), id) => Some(conversations::PageStart {
-            updated_at: DateTime::parse_from_rfc3339(raw.trim())
-                .map_err(|_| ApiError::InvalidJson("`before` must be an RFC 3339 time".to_owned()))?
-                .with_timezone(&Utc),
-            id: id
-                .map(|id| Uuid::parse_str(id.trim()))
-                .transpose()
-                .map_err(|_| ApiError::InvalidJson("`before_id` must be a UUID".to_owned()))?,
-        }),
-    };
-    let words: Vec<String> = query
-        .q
-        .as_deref()
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    let listing = Listing::parse(
+        query.q.as_deref(),
+        query.limit.as_deref(),
+        query.before.as_deref(),
+        query.before_id.as_deref(),
+    )
+    .map_err(ApiError::InvalidJson)?;
     let mut conn = connection(&state.pool).await?;
-    let listed = conversations::list(&mut conn, &words, limit, before)
-        .await
-        .map_err(ApiError::from)?;
+    let listed = stored::list(&mut conn, &listing.words, listing.limit, listing.start).await?;
     Ok(HttpResponse::Ok().json(listed))
 }
 
@@ -170,9 +125,8 @@ pub async fn rename(
     .await?;
     let title = checked_title(&body.title)?;
     let mut conn = connection(&state.pool).await?;
-    let renamed = conversations::rename(&mut conn, conversation_id, &title)
-        .await
-        .map_err(ApiError::from)?
+    let renamed = stored::rename(&mut conn, conversation_id, &title)
+        .await?
         .ok_or_else(|| not_found(&id))?;
     Ok(HttpResponse::Ok().json(renamed))
 }
@@ -194,10 +148,7 @@ pub async fn remove(
 ) -> Result<HttpResponse, ApiError> {
     let conversation_id = parse_id(&id)?;
     let mut conn = connection(&state.pool).await?;
-    if conversations::delete(&mut conn, conversation_id)
-        .await
-        .map_err(ApiError::from)?
-    {
+    if stored::delete(&mut conn, conversation_id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(not_found(&id))
@@ -240,7 +191,7 @@ pub async fn export(
             .map_err(|error| ApiError::Internal(format!("export: {error}")))?;
         ("application/json", "json", body)
     } else {
-        let body = markdown(&conversation).into_bytes();
+        let body = conversations::markdown(&conversation).into_bytes();
         ("text/markdown; charset=utf-8", "md", body)
     };
     Ok(HttpResponse::Ok()
@@ -255,73 +206,10 @@ pub async fn export(
         .body(body))
 }
 
-/// The conversation as Markdown: its title as a heading, each question and answer, each
-/// answer's sources.
-pub fn markdown(conversation: &Conversation) -> String {
-    let mut text = format!("# {}\n", one_line(&conversation.title));
-    for turn in &conversation.turns {
-        text.push_str(&format!("\n## {}\n\n", one_line(&turn.question)));
-        // A question of several lines is quoted whole under its one-line heading.
-        if turn.question.contains('\n') {
-            text.push_str(&format!("> {}\n\n", turn.question.replace('\n', "\n> ")));
-        }
-        text.push_str(turn.answer.trim());
-        text.push('\n');
-        let sources: Vec<String> = turn
-            .sources
-            .as_array()
-            .map(|sources| sources.iter().map(source_line).collect())
-            .unwrap_or_default();
-        if !sources.is_empty() {
-            text.push_str("\nSources:\n\n");
-            for line in sources {
-                text.push_str(&line);
-                text.push('\n');
-            }
-        }
-    }
-    text
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn source_line(source: &Value) -> String {
-    let n = source.get("n").and_then(Value::as_u64);
-    let title = source.get("title").and_then(Value::as_str).unwrap_or("");
-    let heading = source.get("heading").and_then(Value::as_str).unwrap_or("");
-    let page = source.get("page").and_then(Value::as_u64);
-    let mut line = match n {
-        Some(n) => format!("- [{n}] {}", one_line(title)),
-        None => format!("- {}", one_line(title)),
-    };
-    if !heading.is_empty() {
-        line.push_str(&format!(" — {}", one_line(heading)));
-    }
-    if let Some(page) = page {
-        line.push_str(&format!(", page {page}"));
-    }
-    line
-}
-
 async fn load(state: &AppState, id: &str) -> Result<Conversation, ApiError> {
-    let conversation_id = parse_id(id)?;
-    let mut conn = connection(&state.pool).await?;
-    let summary = conversations::find(&mut conn, conversation_id)
-        .await
-        .map_err(ApiError::from)?
-        .ok_or_else(|| not_found(id))?;
-    let turns = conversations::turns(&mut conn, conversation_id)
-        .await
-        .map_err(ApiError::from)?;
-    Ok(Conversation {
-        id: summary.id,
-        title: summary.title,
-        created_at: summary.created_at,
-        updated_at: summary.updated_at,
-        turns,
-    })
+    conversations::load(&state.pool, parse_id(id)?)
+        .await?
+        .ok_or_else(|| not_found(id))
 }
 
 fn parse_id(id: &str) -> Result<Uuid, ApiError> {

@@ -270,7 +270,7 @@ fn ingest_error(error: IngestError) -> ApiError {
         IngestError::Embedding(LlmError::Rejected(cause)) => {
             ApiError::Internal(format!("the embedding request was rejected: {cause}"))
         }
-        other => ApiError::Unavailable(other.to_string()),
+        other => ApiError::Unavailable(bor_actors::error_chain(&other)),
     }
 }
 

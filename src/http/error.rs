@@ -62,6 +62,9 @@ pub enum ApiError {
     AdminDisabled,
     #[error("{0}")]
     NotFound(String),
+    /// The request names a host bor is not reached by (docs/PROTOCOL.md, "Hosts").
+    #[error("{0}")]
+    MisdirectedHost(String),
     #[error("the service is at capacity; try again shortly")]
     Busy,
     #[error("a dependency is unavailable: {0}")]
@@ -116,6 +119,7 @@ impl ApiError {
             Self::LastAdmin => ("last_admin", StatusCode::CONFLICT),
             Self::AdminDisabled => ("admin_disabled", StatusCode::FORBIDDEN),
             Self::NotFound(_) => ("not_found", StatusCode::NOT_FOUND),
+            Self::MisdirectedHost(_) => ("misdirected_host", StatusCode::MISDIRECTED_REQUEST),
             Self::Busy => ("busy", StatusCode::SERVICE_UNAVAILABLE),
             Self::Unavailable(_) | Self::ShuttingDown => {
                 ("unavailable", StatusCode::SERVICE_UNAVAILABLE)
@@ -201,9 +205,12 @@ impl ApiError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
     use actix_web::body::to_bytes;
+    use bor_actors::record::ErrorCode;
 
     async fn body(error: ApiError) -> (StatusCode, serde_json::Value) {
         let response = error.error_response();
@@ -212,9 +219,9 @@ mod tests {
         (status, serde_json::from_slice(&bytes).unwrap())
     }
 
-    #[actix_web::test]
-    async fn every_error_has_its_status_and_code() {
-        let cases = [
+    /// One error of each kind, with its status and code.
+    pub(crate) fn one_of_each() -> Vec<(ApiError, u16, &'static str)> {
+        let cases = vec![
             (ApiError::InvalidJson("x".into()), 400, "invalid_json"),
             (ApiError::InvalidHistory("x".into()), 400, "invalid_history"),
             (ApiError::EmptyMessage, 400, "empty_message"),
@@ -264,17 +271,118 @@ mod tests {
             (ApiError::LastAdmin, 409, "last_admin"),
             (ApiError::AdminDisabled, 403, "admin_disabled"),
             (ApiError::NotFound("x".into()), 404, "not_found"),
+            (
+                ApiError::MisdirectedHost("x".into()),
+                421,
+                "misdirected_host",
+            ),
             (ApiError::Busy, 503, "busy"),
             (ApiError::Unavailable("db".into()), 503, "unavailable"),
             (ApiError::ShuttingDown, 503, "unavailable"),
             (ApiError::Internal("x".into()), 500, "internal"),
         ];
-        let documented = include_str!("../../docs/PROTOCOL.md");
-        for (error, status, code) in cases {
-            assert!(
-                documented.contains(&format!("| `{code}` | {status} |")),
-                "docs/PROTOCOL.md lists `{code}` with {status}"
-            );
+        // Each variant's place in the list above: a variant added to `ApiError` fails
+        // to compile here until it is listed.
+        let listed: BTreeSet<usize> = cases
+            .iter()
+            .map(|(error, ..)| match error {
+                ApiError::InvalidJson(_) => 0,
+                ApiError::InvalidHistory(_) => 1,
+                ApiError::EmptyMessage => 2,
+                ApiError::InvalidConversation(_) => 3,
+                ApiError::InvalidTitle(_) => 4,
+                ApiError::InvalidFormat(_) => 5,
+                ApiError::MessageTooLong { .. } => 6,
+                ApiError::UnsupportedMediaType => 7,
+                ApiError::BodyTooLarge { .. } => 8,
+                ApiError::BodyTimeout { .. } => 9,
+                ApiError::Unauthorized => 10,
+                ApiError::AdminDisabled => 11,
+                ApiError::NotFound(_) => 12,
+                ApiError::MisdirectedHost(_) => 13,
+                ApiError::Busy => 14,
+                ApiError::Unavailable(_) => 15,
+                ApiError::ShuttingDown => 16,
+                ApiError::Internal(_) => 17,
+            })
+            .collect();
+        assert_eq!(listed, (0..=17).collect(), "every variant is listed once");
+        cases
+    }
+
+    /// Every failure code of a turn's `error` frame (the enum's schema lists them all).
+    pub(crate) fn turn_error_codes() -> Vec<ErrorCode> {
+        let codes = vec![
+            ErrorCode::LlmUnavailable,
+            ErrorCode::LlmInterrupted,
+            ErrorCode::LlmRejected,
+            ErrorCode::MalformedReply,
+            ErrorCode::Internal,
+        ];
+        let schema = serde_json::to_value(<ErrorCode as utoipa::PartialSchema>::schema()).unwrap();
+        let names: Vec<&str> = codes.iter().map(|code| code.as_str()).collect();
+        assert_eq!(
+            schema["enum"],
+            serde_json::json!(names),
+            "every code is listed"
+        );
+        codes
+    }
+
+    /// The rows of the first table after the heading `heading` in `doc`, without its
+    /// head: each row's cells, trimmed.
+    fn table_after(doc: &str, heading: &str) -> Vec<Vec<String>> {
+        let start = doc
+            .lines()
+            .position(|line| {
+                line.trim_start_matches('#').trim() == heading && line.starts_with('#')
+            })
+            .unwrap_or_else(|| panic!("no heading {heading:?}"));
+        doc.lines()
+            .skip(start + 1)
+            .skip_while(|line| !line.starts_with('|'))
+            .take_while(|line| line.starts_with('|'))
+            .skip(2)
+            .map(|line| {
+                line.trim_matches('|')
+                    .split(" | ")
+                    .map(|cell| cell.trim().to_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The codes a cell names: its words in backticks.
+    fn codes_in(cell: &str) -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|word| word.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The codes the table after `heading` names in its column `code_column`, each with
+    /// the cell of its row in column `with_column` (a status, a copy).
+    pub(crate) fn documented_codes(
+        doc: &str,
+        heading: &str,
+        code_column: usize,
+        with_column: usize,
+    ) -> BTreeSet<(String, String)> {
+        table_after(doc, heading)
+            .iter()
+            .flat_map(|row| {
+                codes_in(&row[code_column])
+                    .into_iter()
+                    .map(|code| (code, row[with_column].clone()))
+            })
+            .collect()
+    }
+
+    #[actix_web::test]
+    async fn every_error_has_its_status_and_code() {
+        for (error, status, code) in one_of_each() {
             let (got_status, json) = body(error).await;
             assert_eq!(got_status.as_u16(), status);
             assert_eq!(json["error"]["code"], code);
@@ -284,6 +392,26 @@ mod tests {
                     .is_some_and(|m| !m.is_empty())
             );
         }
+    }
+
+    /// docs/PROTOCOL.md's tables of codes list exactly the codes bor sends, each with
+    /// its status (refusals) or its copy (turn errors).
+    #[test]
+    fn the_protocol_lists_every_code_bor_sends_and_no_other() {
+        let protocol = include_str!("../../docs/PROTOCOL.md");
+        let documented = documented_codes(protocol, "Error codes", 0, 1);
+        let sent: BTreeSet<(String, String)> = one_of_each()
+            .into_iter()
+            .map(|(_, status, code)| (code.to_owned(), status.to_string()))
+            .collect();
+        assert_eq!(documented, sent, "docs/PROTOCOL.md, \"Error codes\"");
+
+        let documented = documented_codes(protocol, "Turn error codes", 0, 1);
+        let sent: BTreeSet<(String, String)> = turn_error_codes()
+            .into_iter()
+            .map(|code| (code.as_str().to_owned(), code.detail().to_owned()))
+            .collect();
+        assert_eq!(documented, sent, "docs/PROTOCOL.md, \"Turn error codes\"");
     }
 
     #[actix_web::test]

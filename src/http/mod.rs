@@ -11,28 +11,34 @@ pub mod documents;
 pub mod error;
 mod health;
 mod keys;
+mod host;
 mod metrics;
 pub mod openai;
 mod openapi;
 pub(crate) mod protocol;
 mod request_id;
+mod search;
 mod static_files;
 mod turn;
 mod upload;
 pub mod users;
 
+use actix_web::error::{InternalError, PathError, QueryPayloadError};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use admin::Admin;
 pub use error::ApiError;
+pub use host::{AllowedHosts, allowed_host};
 pub use openapi::{ApiDescription, api_description};
 pub use protocol::{head_as_get, security_headers};
 pub use request_id::{REQUEST_ID, request_id};
 
-/// Every route of the service.
+/// Every route of the service, and the refusals of the extractors they use.
 pub fn routes(config: &mut ServiceConfig) {
     config
+        .app_data(web::QueryConfig::default().error_handler(unreadable_query))
+        .app_data(web::PathConfig::default().error_handler(unreadable_path))
         .service(static_files::index)
         .service(static_files::admin)
         .service(static_files::document)
@@ -52,6 +58,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(users::update)
         .service(users::remove)
         .service(chat::chat)
+        .service(search::search)
         .service(conversations::list)
         .service(conversations::export)
         .service(conversations::one)
@@ -70,12 +77,36 @@ pub fn routes(config: &mut ServiceConfig) {
         .default_service(web::to(not_found));
 }
 
-/// Unknown paths: 404 `not_found`, in the OpenAI shape under `/v1/`.
+/// Unknown paths: 404 `not_found`.
 async fn not_found(request: HttpRequest) -> HttpResponse {
-    let error = ApiError::NotFound("no such route".to_owned());
-    if request.path().starts_with("/v1/") {
+    refusal(
+        request.path(),
+        ApiError::NotFound("no such route".to_owned()),
+    )
+}
+
+/// A refusal in the error shape of the route at `path`: OpenAI's under `/v1/`, bor's
+/// elsewhere.
+pub(crate) fn refusal(path: &str, error: ApiError) -> HttpResponse {
+    if path.starts_with("/v1/") {
         openai::OpenAiError::from(error).error_response()
     } else {
         error.error_response()
     }
+}
+
+/// A query string that does not read as its route's parameters (a parameter given
+/// twice, say): 400 `invalid_json`, in the JSON error shape instead of actix-web's
+/// text.
+fn unreadable_query(error: QueryPayloadError, request: &HttpRequest) -> actix_web::Error {
+    let cause =
+        std::error::Error::source(&error).map_or_else(|| error.to_string(), |c| c.to_string());
+    let refused = ApiError::InvalidJson(format!("the query string cannot be read: {cause}"));
+    InternalError::from_response(error, refusal(request.path(), refused)).into()
+}
+
+/// A path segment that does not read as its parameter names nothing: 404 `not_found`.
+fn unreadable_path(error: PathError, request: &HttpRequest) -> actix_web::Error {
+    let refused = ApiError::NotFound("no such route".to_owned());
+    InternalError::from_response(error, refusal(request.path(), refused)).into()
 }

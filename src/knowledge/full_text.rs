@@ -1,15 +1,18 @@
 //! The full-text half of retrieval, in memory: tantivy over a RAM directory, ranking
 //! chunks by BM25 against the words of the question (see `docs/RETRIEVAL.md`).
 //!
-//! Text is cut into words, lowercased, English stop words dropped and the rest stemmed
-//! (Snowball's English stemmer), as PostgreSQL's `english` configuration does. The
+//! Text is cut into words, lowercased, English stop words dropped (PostgreSQL's list,
+//! `stop_words.rs`) and the rest stemmed (Snowball's English stemmer), as PostgreSQL's
+//! `english` configuration does. The
 //! ranking takes every chunk that holds any word of the question; a chunk *matches*
 //! (the full-text half of the grounded rule) when it holds every one of them.
 //!
 //! Each chunk is one tantivy document: its id (a fast field, to name the hits), its
-//! document's id (indexed, so a document's chunks are deleted together) and its text
-//! (indexed with term frequencies, not stored: the text lives in the chunk store).
+//! document's id (indexed, so a document's chunks are deleted together) and its words
+//! (indexed with term frequencies, not stored: the text lives in the chunk store): its
+//! document's title and the headings above it, then its text ([`searchable_text`]).
 
+use std::borrow::Cow;
 use std::sync::Mutex;
 
 use tantivy::collector::{Count, TopDocs};
@@ -21,6 +24,9 @@ use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use super::chunking::HEADING_SEPARATOR;
+use super::stop_words;
 
 /// The name the analyzer is registered under.
 const ANALYZER: &str = "bor_english";
@@ -37,10 +43,34 @@ const TEXT: &str = "text";
 /// What the full-text search found for a question.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TextMatches {
-    /// Chunk ids, best BM25 score first (ties: lower chunk id first).
-    pub ranked: Vec<i64>,
+    /// Chunk ids with their BM25 scores, best first (ties: lower chunk id first).
+    pub ranked: Vec<(i64, f32)>,
     /// Some chunk holds every word of the question.
     pub matched: bool,
+}
+
+/// The words a chunk is found by: its document's title and each heading above it, then
+/// its text. A title or heading is left out where the text already opens with it (the
+/// chunk starts at that heading) or an earlier one said the same, so each counts once:
+/// every chunk of a document is found by the words of its title, and a chunk deep in a
+/// long section by its section's name, not only the chunk that holds the heading line.
+pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a, str> {
+    let opening = text.trim_start().trim_start_matches('#').trim_start();
+    let mut said: Vec<&str> = Vec::new();
+    for name in std::iter::once(title).chain(heading.split(HEADING_SEPARATOR)) {
+        let name = name.trim();
+        let repeated = said
+            .iter()
+            .any(|earlier| earlier.eq_ignore_ascii_case(name));
+        if !name.is_empty() && !repeated && !opening.starts_with(name) {
+            said.push(name);
+        }
+    }
+    if said.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    said.push(text);
+    Cow::Owned(said.join("\n"))
 }
 
 pub struct FullTextIndex {
@@ -140,7 +170,10 @@ impl FullTextIndex {
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let matched = !ranked.is_empty() && searcher.search(&clauses(Occur::Must), &Count)? > 0;
         Ok(TextMatches {
-            ranked: ranked.into_iter().map(|(_, chunk_id)| chunk_id).collect(),
+            ranked: ranked
+                .into_iter()
+                .map(|(score, chunk_id)| (chunk_id, score))
+                .collect(),
             matched,
         })
     }
@@ -182,21 +215,23 @@ impl FullTextIndex {
 }
 
 fn analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(LONGEST_WORD))
-        .filter(LowerCaser);
-    match StopWordFilter::new(Language::English) {
-        Some(stop_words) => builder
-            .filter(stop_words)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
-    }
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(
+            stop_words::ENGLISH.iter().map(|word| (*word).to_owned()),
+        ))
+        .filter(Stemmer::new(Language::English))
+        .build()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids(found: &TextMatches) -> Vec<i64> {
+        found.ranked.iter().map(|(id, _)| *id).collect()
+    }
 
     fn index_of(chunks: &[(i64, i64, &str)]) -> FullTextIndex {
         let index = FullTextIndex::new().unwrap();
@@ -211,12 +246,41 @@ mod tests {
     fn words_are_stemmed_and_stop_words_ignored() {
         let index = index_of(&[(1, 1, "The cats were sleeping."), (2, 1, "Dogs bark.")]);
         let found = index.search("cat sleeps", 10).unwrap();
-        assert_eq!(found.ranked, vec![1]);
+        assert_eq!(ids(&found), vec![1]);
         assert!(found.matched);
         assert_eq!(
             index.search("what is the", 10).unwrap(),
             TextMatches::default(),
             "stop words only"
+        );
+    }
+
+    #[test]
+    fn questions_full_of_stop_words_match_on_their_other_words() {
+        let index = index_of(&[
+            (
+                1,
+                1,
+                "Oolong is a partly oxidised tea, between green and black.",
+            ),
+            (2, 2, "Green tea is not oxidised at all."),
+        ]);
+        for question in [
+            "Which oolong, and why?",
+            "What is oolong and how should I do it?",
+            "Why have you had oolong before they were here?",
+        ] {
+            let found = index.search(question, 10).unwrap();
+            assert_eq!(ids(&found), vec![1], "{question}");
+            assert!(
+                found.matched,
+                "{question}: only \"oolong\" is a word to match"
+            );
+        }
+        let partial = index.search("Which oolong is grown where?", 10).unwrap();
+        assert!(
+            !partial.matched,
+            "\"grown\" is no stop word and no chunk holds it"
         );
     }
 
@@ -228,12 +292,41 @@ mod tests {
             (3, 2, "Linux Linux Linux: bor runs on Linux."),
         ]);
         let found = index.search("install on linux", 10).unwrap();
-        assert_eq!(found.ranked[0], 1, "the chunk with both words first");
+        assert_eq!(ids(&found)[0], 1, "the chunk with both words first");
         assert_eq!(found.ranked.len(), 2);
         assert!(found.matched);
         let partial = index.search("install windows", 10).unwrap();
-        assert_eq!(partial.ranked, vec![1]);
+        assert_eq!(ids(&partial), vec![1]);
         assert!(!partial.matched, "no chunk holds every word");
+    }
+
+    #[test]
+    fn every_chunk_is_found_by_its_title_and_headings_once() {
+        assert_eq!(
+            searchable_text("Teas", "Teas › Oolong", "Grown in Fujian."),
+            "Teas\nOolong\nGrown in Fujian."
+        );
+        assert_eq!(
+            searchable_text("Teas", "Teas › Oolong", "## Oolong\n\nGrown in Fujian."),
+            "Teas\n## Oolong\n\nGrown in Fujian.",
+            "the chunk opens with its heading"
+        );
+        assert_eq!(
+            searchable_text("Teas", "Teas", "# Teas\n\nAll kinds."),
+            "# Teas\n\nAll kinds."
+        );
+        assert_eq!(searchable_text("", "", "Plain."), "Plain.");
+
+        let index = index_of(&[(1, 1, "Grown in Fujian."), (2, 2, "Oolong, says the menu.")]);
+        let unfound = index.search("oolong fujian", 10).unwrap();
+        assert!(!unfound.matched);
+        let index = FullTextIndex::new().unwrap();
+        let words = searchable_text("Teas", "Teas › Oolong", "Grown in Fujian.");
+        index.add(1, 1, &words).unwrap();
+        index.commit().unwrap();
+        let found = index.search("Where is oolong grown?", 10).unwrap();
+        assert_eq!(ids(&found), vec![1]);
+        assert!(found.matched, "the heading's word and the text's together");
     }
 
     #[test]
@@ -242,7 +335,7 @@ mod tests {
         index.remove_document(1);
         index.add(3, 1, "alpha delta").unwrap();
         index.commit().unwrap();
-        let mut found = index.search("alpha", 10).unwrap().ranked;
+        let mut found = ids(&index.search("alpha", 10).unwrap());
         found.sort();
         assert_eq!(found, vec![2, 3]);
         assert!(index.memory_bytes() > 0);

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 /// The usual constant of reciprocal rank fusion: damps the weight of the top ranks.
 pub const RRF_K: f64 = 60.0;
 
-/// Chunk ids in fused order, best first; ties keep the cosine order.
-pub fn fuse(by_cosine: &[i64], by_text: &[i64], limit: usize) -> Vec<i64> {
+/// Chunk ids in fused order with their fused scores, best first; ties keep the cosine
+/// order.
+pub fn fuse(by_cosine: &[i64], by_text: &[i64], limit: usize) -> Vec<(i64, f64)> {
     let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
     for (list_index, list) in [by_cosine, by_text].into_iter().enumerate() {
         for (rank, id) in list.iter().enumerate() {
@@ -27,27 +28,35 @@ pub fn fuse(by_cosine: &[i64], by_text: &[i64], limit: usize) -> Vec<i64> {
         .map(|(id, (score, cosine_rank))| (id, score, cosine_rank))
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
-    fused.into_iter().take(limit).map(|(id, ..)| id).collect()
+    fused
+        .into_iter()
+        .take(limit)
+        .map(|(id, score, _)| (id, score))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ids(fused: &[(i64, f64)]) -> Vec<i64> {
+        fused.iter().map(|(id, _)| *id).collect()
+    }
+
     #[test]
     fn a_chunk_ranked_by_both_signals_wins() {
         let fused = fuse(&[1, 2, 3], &[3, 4], 10);
-        assert_eq!(fused[0], 3, "{fused:?}");
-        assert_eq!(fused.len(), 4);
+        assert_eq!(fused[0], (3, 1.0 / 63.0 + 1.0 / 61.0), "{fused:?}");
+        assert_eq!(ids(&fused), vec![3, 1, 2, 4], "ties keep the cosine order");
     }
 
     #[test]
     fn cosine_order_is_kept_without_text_matches() {
-        assert_eq!(fuse(&[5, 4, 3, 2], &[], 3), vec![5, 4, 3]);
+        assert_eq!(ids(&fuse(&[5, 4, 3, 2], &[], 3)), vec![5, 4, 3]);
     }
 
     #[test]
     fn text_only_matches_are_included() {
-        assert_eq!(fuse(&[], &[9, 8], 5), vec![9, 8]);
+        assert_eq!(ids(&fuse(&[], &[9, 8], 5)), vec![9, 8]);
     }
 }

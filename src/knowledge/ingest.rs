@@ -161,7 +161,8 @@ impl IngestOutcome {
 pub enum IngestError {
     #[error("the document is empty")]
     Empty,
-    #[error("embedding failed: {0}")]
+    /// Written with its cause by `error_chain`, once.
+    #[error("embedding failed")]
     Embedding(#[from] LlmError),
     #[error("the embedding server returned unusable vectors: {0}")]
     BadEmbeddings(String),

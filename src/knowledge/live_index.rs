@@ -12,9 +12,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use bor_actors::knowledge::Retrieval;
 use futures_util::TryStreamExt;
 
-use super::full_text::FullTextIndex;
+use super::full_text::{FullTextIndex, searchable_text};
 use super::index::{ChunkVector, IndexStats, MIN_CANDIDATES, VectorIndex};
-use super::retrieval;
+use super::retrieval::{self, Rankings};
 use super::store::{ChunkStore, StoredChunk};
 use crate::db::chunks::{self, IndexedChunk};
 use crate::db::{DbError, DbPool};
@@ -165,7 +165,7 @@ impl LiveIndex {
                         memory
                             .chunks
                             .insert(row.id, &row.title, StoredChunk::of_row(&row));
-                        indexed.push((row.id, document_id, row.text));
+                        indexed.push((row.id, document_id, searchable(&row)));
                     }
                 }
             }
@@ -181,20 +181,45 @@ impl LiveIndex {
         text.commit().map_err(full_text_error)
     }
 
-    /// Hybrid retrieval over the memory (see `retrieval.rs`): on this thread for a small
-    /// knowledge base, on a blocking thread for a large one.
+    /// Hybrid retrieval over the memory (see `retrieval.rs`).
     pub async fn retrieve(&self, query: String, embedding: Vec<f32>, top_k: usize) -> Retrieval {
+        self.with_memory(move |memory| retrieval::retrieve(memory, &query, &embedding, top_k))
+            .await
+    }
+
+    /// The retrieval a turn does, with each signal's ranking of the best `per_signal`.
+    pub async fn rank(
+        &self,
+        query: String,
+        embedding: Vec<f32>,
+        per_signal: usize,
+        top_k: usize,
+    ) -> (Rankings, Retrieval) {
+        self.with_memory(move |memory| {
+            let rankings = retrieval::rank(memory, &query, &embedding, per_signal);
+            let hits = retrieval::retrieval_of(memory, &rankings, &embedding, top_k);
+            (rankings, hits)
+        })
+        .await
+    }
+
+    /// Runs `search` over the memory: on this thread for a small knowledge base, on a
+    /// blocking thread for a large one.
+    async fn with_memory<T: Default + Send + 'static>(
+        &self,
+        search: impl FnOnce(&Memory) -> T + Send + 'static,
+    ) -> T {
         if self.read().vectors.stats().chunks <= INLINE_SEARCH_ROWS {
-            return retrieval::retrieve(&self.read(), &query, &embedding, top_k);
+            return search(&self.read());
         }
         let memory = Arc::clone(&self.memory);
-        let search = move || {
+        let blocking = move || {
             let memory = memory
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            retrieval::retrieve(&memory, &query, &embedding, top_k)
+            search(&memory)
         };
-        tokio::task::spawn_blocking(search)
+        tokio::task::spawn_blocking(blocking)
             .await
             .unwrap_or_default()
     }
@@ -250,6 +275,11 @@ fn warn_refused(document_id: i64, refused: super::index::Refused, expected: Opti
     }
 }
 
+/// The words the full-text index finds the chunk of `row` by.
+fn searchable(row: &IndexedChunk) -> String {
+    searchable_text(&row.title, &row.heading, &row.text).into_owned()
+}
+
 /// Streams every chunk into a new copy of the knowledge base.
 async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbError> {
     let mut conn = pool.get().await?;
@@ -268,7 +298,7 @@ async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbE
         if memory.vectors.push(vector_of(&mut row)) {
             memory
                 .text
-                .add(row.id, row.document_id, &row.text)
+                .add(row.id, row.document_id, &searchable(&row))
                 .map_err(full_text_error)?;
             memory
                 .chunks

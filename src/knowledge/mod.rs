@@ -16,6 +16,7 @@ pub mod ingest;
 mod live_index;
 pub mod notify;
 mod retrieval;
+mod stop_words;
 mod store;
 pub mod summaries;
 
@@ -33,7 +34,7 @@ pub use fusion::RRF_K;
 pub use index::IndexStats;
 use ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved};
 pub use live_index::LiveIndex;
-pub use retrieval::RANKED_PER_SIGNAL;
+pub use retrieval::{RANKED_PER_SIGNAL, RankedChunk, Rankings};
 
 use crate::db::documents::{self, DocumentSummary};
 use crate::db::schema::documents as documents_table;
@@ -129,6 +130,20 @@ impl KnowledgeService {
     /// Reloads the whole index from the database (rows written by other means).
     pub async fn reindex(&self) -> Result<IndexStats, DbError> {
         self.index.reload(self.model_dimension.get()).await
+    }
+
+    /// The retrieval a turn does for `query`, its fused top `top_k` as hits, with each
+    /// signal's ranking of its best `per_signal` chunks (`POST /api/search`, `bor eval`).
+    pub async fn search(
+        &self,
+        query: String,
+        embedding: Vec<f32>,
+        per_signal: usize,
+        top_k: usize,
+    ) -> Result<(Rankings, Retrieval), DbError> {
+        self.model_dimension.observe(embedding.len());
+        self.index.ensure_dimension(embedding.len()).await?;
+        Ok(self.index.rank(query, embedding, per_signal, top_k).await)
     }
 
     async fn retrieve_now(

@@ -2,6 +2,10 @@
 //! cosine ranking fused with the full-text index's BM25 ranking by reciprocal rank
 //! fusion (`fusion.rs`), the hits filled in from the chunk store. See
 //! `docs/RETRIEVAL.md`.
+//!
+//! [`rank`] keeps each signal's ranking beside the fused one: a turn takes the fused
+//! top (through [`retrieve`]), `POST /api/search` shows all of them and `bor eval`
+//! measures each.
 
 use std::collections::HashMap;
 
@@ -15,36 +19,102 @@ use super::live_index::Memory;
 /// the top of the full-text ranking.
 pub const RANKED_PER_SIGNAL: usize = 50;
 
-pub fn retrieve(memory: &Memory, query: &str, embedding: &[f32], top_k: usize) -> Retrieval {
-    let ranked = RANKED_PER_SIGNAL.max(top_k);
-    let by_cosine = memory.vectors.search(embedding, ranked);
-    let by_text = memory.text.search(query, ranked).unwrap_or_else(|error| {
+/// A chunk in one ranking, with that ranking's score (cosine similarity, BM25 or the
+/// fused reciprocal-rank sum).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankedChunk {
+    pub chunk_id: i64,
+    pub document_id: i64,
+    pub score: f64,
+}
+
+/// Each signal's ranking of a question and their fusion, best first; chunks gone from
+/// the store since the search (a document replaced meanwhile) are left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rankings {
+    pub by_cosine: Vec<RankedChunk>,
+    pub by_text: Vec<RankedChunk>,
+    pub fused: Vec<RankedChunk>,
+    /// The best cosine similarity over the whole knowledge base.
+    pub best_cosine: Option<f32>,
+    /// Some chunk holds every word of the question.
+    pub text_match: bool,
+}
+
+/// Ranks the best `per_signal` chunks of each signal and fuses them all.
+pub fn rank(memory: &Memory, query: &str, embedding: &[f32], per_signal: usize) -> Rankings {
+    let by_cosine = memory.vectors.search(embedding, per_signal);
+    let by_text = memory.text.search(query, per_signal).unwrap_or_else(|error| {
         tracing::warn!(error = %bor_actors::error_chain(&error), "the full-text search failed; ranking by cosine alone");
         Default::default()
     });
-
     let cosine_ids: Vec<i64> = by_cosine.iter().map(|hit| hit.chunk_id).collect();
-    let fused = fusion::fuse(&cosine_ids, &by_text.ranked, top_k);
-    let cosine_scores: HashMap<i64, f32> = by_cosine
+    let text_ids: Vec<i64> = by_text.ranked.iter().map(|(id, _)| *id).collect();
+    let fused = fusion::fuse(&cosine_ids, &text_ids, usize::MAX);
+    let stored = |(chunk_id, score): (i64, f64)| {
+        let (chunk, _) = memory.chunks.get(chunk_id)?;
+        Some(RankedChunk {
+            chunk_id,
+            document_id: chunk.document_id,
+            score,
+        })
+    };
+    Rankings {
+        best_cosine: by_cosine.first().map(|hit| hit.score),
+        by_cosine: by_cosine
+            .iter()
+            .filter_map(|hit| stored((hit.chunk_id, f64::from(hit.score))))
+            .collect(),
+        by_text: by_text
+            .ranked
+            .iter()
+            .filter_map(|(id, score)| stored((*id, f64::from(*score))))
+            .collect(),
+        fused: fused.into_iter().filter_map(stored).collect(),
+        text_match: by_text.matched,
+    }
+}
+
+/// What a turn retrieves: the fused top `top_k`.
+pub fn retrieve(memory: &Memory, query: &str, embedding: &[f32], top_k: usize) -> Retrieval {
+    let rankings = rank(memory, query, embedding, RANKED_PER_SIGNAL.max(top_k));
+    retrieval_of(memory, &rankings, embedding, top_k)
+}
+
+/// The fused top `top_k` of `rankings` as hits, each scored by its cosine similarity.
+pub fn retrieval_of(
+    memory: &Memory,
+    rankings: &Rankings,
+    embedding: &[f32],
+    top_k: usize,
+) -> Retrieval {
+    let cosine_scores: HashMap<i64, f64> = rankings
+        .by_cosine
         .iter()
         .map(|hit| (hit.chunk_id, hit.score))
         .collect();
     let query_unit = normalised(embedding);
-    let hits = fused
-        .into_iter()
-        .filter_map(|chunk_id| {
-            // Gone since the search (a document replaced meanwhile): left out.
-            let (chunk, title) = memory.chunks.get(chunk_id)?;
+    let hits = rankings
+        .fused
+        .iter()
+        .take(top_k)
+        .filter_map(|fused| {
+            let (chunk, title) = memory.chunks.get(fused.chunk_id)?;
             // Full-text-only matches are scored here, exactly as the index scores.
-            let score = cosine_scores.get(&chunk_id).copied().or_else(|| {
-                memory
-                    .vectors
-                    .score_of(chunk.document_id, chunk_id, query_unit.as_deref()?)
-            })?;
+            let score = cosine_scores
+                .get(&fused.chunk_id)
+                .map(|score| *score as f32)
+                .or_else(|| {
+                    memory.vectors.score_of(
+                        chunk.document_id,
+                        fused.chunk_id,
+                        query_unit.as_deref()?,
+                    )
+                })?;
             Some(ChunkHit {
                 document_id: chunk.document_id,
                 title: title.to_owned(),
-                chunk_id,
+                chunk_id: fused.chunk_id,
                 score,
                 text: chunk.text.to_string(),
                 heading: chunk.heading.to_string(),
@@ -54,7 +124,7 @@ pub fn retrieve(memory: &Memory, query: &str, embedding: &[f32], top_k: usize) -
         .collect();
     Retrieval {
         hits,
-        best_cosine: by_cosine.first().map(|hit| hit.score),
-        text_match: by_text.matched,
+        best_cosine: rankings.best_cosine,
+        text_match: rankings.text_match,
     }
 }

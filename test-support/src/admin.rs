@@ -69,6 +69,13 @@ impl TestApp {
         .await
     }
 
+    /// `POST /api/search` with this body as JSON.
+    pub async fn search(&self, body: &Value) -> JsonResponse {
+        let body = ("application/json", body.to_string().into_bytes());
+        self.admin_request(awc::http::Method::POST, "/api/search", None, Some(body))
+            .await
+    }
+
     /// `DELETE /api/admin/documents/{id}`.
     pub async fn delete_document(&self, token: Option<&str>, id: &str) -> JsonResponse {
         self.admin_request(

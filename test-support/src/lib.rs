@@ -255,12 +255,33 @@ impl TestApp {
 
     /// `GET path`, with the admin token when given: status, headers and body.
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
-        let mut request = Self::client().get(format!("{}{path}", self.address));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
+        let authorization = token.map(|token| format!("Bearer {token}"));
+        let headers: Vec<(&str, &str)> = authorization
+            .iter()
+            .map(|value| ("Authorization", value.as_str()))
+            .collect();
+        self.send("get", path, &headers).await
+    }
+
+    /// `method path` (`get`, `post`, …) with extra headers; POST and PATCH carry the
+    /// JSON body `{}`. Status, headers and body.
+    pub async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let method = awc::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+            .expect("an HTTP method");
+        let with_body = matches!(method, awc::http::Method::POST | awc::http::Method::PATCH);
+        let mut request = Self::client().request(method, format!("{}{path}", self.address));
+        for &header in headers {
+            request = request.insert_header(header);
         }
-        let response = request.send().await.expect("the request is sent");
-        Reply::read(response).await
+        let sent = if with_body {
+            request
+                .insert_header(("Content-Type", "application/json"))
+                .send_body("{}")
+                .await
+        } else {
+            request.send().await
+        };
+        Reply::read(sent.expect("the request is sent")).await
     }
 
     /// Asks `message` and reads the whole stream.
@@ -406,6 +427,19 @@ pub async fn wait_for_rows(pool: &DbPool, n: usize) -> Vec<QueryLogEntry> {
     })
     .await;
     rows
+}
+
+/// About `chars` characters of words no other `turn` holds (`w<turn>q<i>`, `i` from 0),
+/// to grow a conversation's search words as fast as a text can.
+pub fn distinct_words(turn: usize, chars: usize) -> String {
+    let mut text = String::new();
+    for i in 0.. {
+        if text.len() >= chars {
+            break;
+        }
+        text.push_str(&format!("w{turn}q{i} "));
+    }
+    text.trim_end().to_owned()
 }
 
 /// A question with a mock directive line.

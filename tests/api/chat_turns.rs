@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bor::db::query_log::{TurnPath, TurnStatus};
+use bor_actors::record::{TurnPath, TurnStatus};
 use bor_actors::turn::CORRECTION_INSTRUCTION;
 use serde_json::{Value, json};
 

@@ -451,3 +451,55 @@ async fn two_instances_on_one_database_see_the_same_conversations() {
     assert_eq!(messages[1]["content"], "Asked on the first?", "{messages}");
     assert_eq!(messages[2]["content"], "Mock answer: Asked on the first?");
 }
+
+/// A conversation's words outgrow what one search vector can hold (1 MB): every turn is
+/// still kept, and found by words from its first and its last turns together.
+#[actix_web::test]
+async fn a_long_conversation_keeps_every_turn_and_finds_words_of_any_of_them() {
+    let app = TestApp::spawn().await;
+    const TURNS: usize = 120;
+    let first = ask(&app, &distinct_words(0, 7_900), None).await;
+    let id = conversation_of(&first);
+    for turn in 1..TURNS {
+        let response = ask(&app, &distinct_words(turn, 7_900), Some(&id)).await;
+        assert_eq!(response.last().event, "done");
+    }
+    let rows = app.wait_for_rows(TURNS).await;
+    assert_eq!(rows.len(), TURNS, "no turn's row is given up");
+
+    let conversation = call(&app, "GET", &format!("/api/conversations/{id}"), None)
+        .await
+        .json();
+    assert_eq!(conversation["turns"].as_array().unwrap().len(), TURNS);
+    let last = TURNS - 1;
+    for query in [
+        format!("w{last}q5"),
+        "w0q3".to_owned(),
+        format!("w0q3%20w{last}q500"),
+    ] {
+        let found = call(&app, "GET", &format!("/api/conversations?q={query}"), None)
+            .await
+            .json();
+        assert_eq!(found.as_array().unwrap().len(), 1, "{query}");
+        assert_eq!(found[0]["id"], id.as_str(), "{query}");
+        assert_eq!(found[0]["turns"], TURNS, "{query}");
+    }
+    let renamed = call(
+        &app,
+        "PATCH",
+        &format!("/api/conversations/{id}"),
+        Some(json!({ "title": "Zanzibar notes" })),
+    )
+    .await;
+    assert_eq!(renamed.status, 200);
+    for (query, hits) in [
+        ("zanzibar%20w7q2", 1),
+        ("w0q0%20zanzib", 1),
+        ("w0q0%20nope", 0),
+    ] {
+        let found = call(&app, "GET", &format!("/api/conversations?q={query}"), None)
+            .await
+            .json();
+        assert_eq!(found.as_array().unwrap().len(), hits, "{query}");
+    }
+}

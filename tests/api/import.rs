@@ -202,6 +202,20 @@ async fn a_new_embedding_model_re_embeds_unchanged_files() {
     );
 }
 
+/// `bor import DIR` in `dir`, on `db`, with `mock` as the only LLM server.
+fn bor_import(dir: &TempDir, db: &TestDatabase, mock: &MockLlm) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_bor"))
+        .arg("import")
+        .arg(&dir.0)
+        .current_dir(&dir.0)
+        .env("BOR_DATABASE_URL", db.url())
+        .env("BOR_LLM_BASE_URL", mock.base_url())
+        .env("BOR_LLM_RETRY_DELAY", "0")
+        .env("BOR_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
 #[actix_web::test]
 async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
     let db = TestDatabase::migrated().await;
@@ -216,16 +230,7 @@ async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
         let mut conn = db.connect().await;
         insert_one_chunk(&mut conn, "Old", "Stale vectors.", &[0.1, 0.2, 0.3]).await;
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_bor"))
-        .arg("import")
-        .arg(&dir.0)
-        .current_dir(&dir.0)
-        .env("BOR_DATABASE_URL", db.url())
-        .env("BOR_LLM_BASE_URL", mock.base_url())
-        .env("BOR_LLM_RETRY_DELAY", "0")
-        .env("BOR_LOG", "warn")
-        .output()
-        .unwrap();
+    let output = bor_import(&dir, &db, &mock);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -257,6 +262,43 @@ async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
             "imported 3, unchanged 0, replaced 0, re-embedded 0, skipped 4; 4 chunks in "
         ),
         "{stdout}"
+    );
+}
+
+#[actix_web::test]
+async fn bor_import_against_a_chat_server_without_embeddings_says_which_variable_to_set() {
+    let db = TestDatabase::migrated().await;
+    let chat_only = MockLlm::builder().without_embeddings().start().unwrap();
+    let dir = notes();
+    let output = bor_import(&dir, &db, &chat_only);
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!output.status.success(), "{shown}");
+    for expected in [
+        "the embeddings server does not serve embeddings (HTTP 500: Llama model must be created with embedding=True".to_owned(),
+        format!(
+            "BOR_LLM_EMBED_BASE_URL is unset, so embeddings go to BOR_LLM_BASE_URL={}, the chat server; set BOR_LLM_EMBED_BASE_URL",
+            chat_only.base_url()
+        ),
+    ] {
+        assert!(shown.contains(&expected), "missing {expected:?} in:\n{shown}");
+    }
+    assert!(
+        !shown.contains("retrying"),
+        "a refusal is not retried: {shown}"
+    );
+    assert_eq!(chat_only.embedding_requests().len(), 1, "{shown}");
+    let stopped = shown
+        .lines()
+        .find(|line| line.starts_with("bor import: stopped: "))
+        .unwrap_or_default();
+    assert_eq!(
+        stopped.matches("does not serve embeddings").count(),
+        1,
+        "said once: {shown}"
     );
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bor::db::query_log::{TurnPath, TurnStatus};
+use bor_actors::record::{TurnPath, TurnStatus};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 

@@ -7,13 +7,14 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// Every route of the service: method, path as described, and a path to request it.
-const ROUTES: &[(&str, &str, &str)] = &[
+pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/", "/"),
     ("get", "/admin", "/admin"),
     ("get", "/static/{path}", "/static/index.html"),
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
     ("post", "/api/chat", "/api/chat"),
+    ("post", "/api/search", "/api/search"),
     ("get", "/api/conversations", "/api/conversations"),
     (
         "get",
@@ -84,26 +85,9 @@ async fn description(app: &TestApp) -> Value {
 
 /// Whether a route (not the fallback for unknown paths) answered.
 async fn is_routed(app: &TestApp, method: &str, path: &str) -> bool {
-    let client = TestApp::client();
-    let url = format!("{}{path}", app.address);
-    let mut response = match method {
-        "post" => client
-            .post(url)
-            .insert_header(("Content-Type", "application/json"))
-            .send_body("{}"),
-        "delete" => client.delete(url).send(),
-        "patch" => client
-            .patch(url)
-            .insert_header(("Content-Type", "application/json"))
-            .send_body("{}"),
-        _ => client.get(url).send(),
-    }
-    .await
-    .expect("the request is sent");
-    let body = response.body().limit(1 << 24).await.unwrap_or_default();
-    let status = response.status().as_u16();
-    let fallback = status == 404 && String::from_utf8_lossy(&body).contains("no such route");
-    status != 405 && !fallback
+    let reply = app.send(method, path, &[]).await;
+    let fallback = reply.status == 404 && reply.text().contains("no such route");
+    reply.status != 405 && !fallback
 }
 
 #[actix_web::test]

@@ -3,7 +3,7 @@
 
 use crate::support::*;
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot: f64 = a
         .iter()
         .zip(b)
@@ -35,5 +35,24 @@ async fn full_text_alone_grounds_a_turn_and_scores_are_cosines() {
     assert!(score < 0.99);
 
     let turn = app.chat("zebra").await;
+    assert_eq!(turn.last().data["path"], "deflected", "{:?}", turn.frames);
+}
+
+#[actix_web::test]
+async fn a_question_full_of_stop_words_is_grounded_by_the_chunk_holding_its_other_words() {
+    let app = TestApp::spawn_with(&[("BOR_DEFLECT_THRESHOLD", "0.99")]).await;
+    let (document_id, _) = app
+        .insert_document(
+            "Teas",
+            "Oolong is a partly oxidised tea, between green and black.",
+        )
+        .await;
+
+    let turn = app.chat("Which oolong, and why?").await;
+    let done = &turn.last().data;
+    assert_eq!(done["path"], "grounded", "{:?}", turn.frames);
+    assert_eq!(done["sources"][0]["document_id"], document_id);
+
+    let turn = app.chat("Which oolong is grown where?").await;
     assert_eq!(turn.last().data["path"], "deflected", "{:?}", turn.frames);
 }

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use bor::db::query_log::TurnStatus;
 use bor::health::turns_in_flight;
+use bor_actors::record::TurnStatus;
 use serde_json::json;
 
 use crate::support::*;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use bor::db::query_log::TurnStatus;
+use bor_actors::record::TurnStatus;
 use bor_actors::turn::STALLED_CLIENT_TIMEOUT;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;

@@ -12,6 +12,7 @@ mod database;
 mod input_sweep;
 mod llm_garbage;
 mod llm_restart;
+mod long_conversation;
 
 use bor_test_support as support;
 

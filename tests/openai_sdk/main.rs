@@ -13,7 +13,7 @@ mod support;
 
 use std::time::Duration;
 
-use bor::db::query_log::TurnStatus;
+use bor_actors::record::TurnStatus;
 use bor_test_support::{TestApp, directed, eventually};
 use serde_json::{Value, json};
 use support::sdk;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use bor::db::query_log::TurnStatus;
+use bor_actors::record::TurnStatus;
 use serde_json::json;
 
 use crate::support::*;

@@ -1,6 +1,6 @@
 //! Whole turns answered by the real model: deflected, grounded, and a tool round-trip.
 
-use bor::db::query_log::{TurnPath, TurnStatus};
+use bor_actors::record::{TurnPath, TurnStatus};
 
 use crate::support::*;
 

@@ -20,7 +20,33 @@ pub enum AttemptError {
     InStream(String),
     #[error("the LLM server sent a response bor cannot read: {0}")]
     Invalid(String),
+    /// The embeddings server answered that it serves no embeddings (a chat server, a
+    /// server started without them): a refusal no retry changes.
+    #[error("the embeddings server does not serve embeddings (HTTP {status}: {body}); {fix}")]
+    EmbeddingsNotServed {
+        status: u16,
+        body: String,
+        /// Which setting points where and how to change it ([`LlmSettings::embeddings_fix`]).
+        ///
+        /// [`LlmSettings::embeddings_fix`]: super::LlmSettings::embeddings_fix
+        fix: String,
+    },
 }
+
+/// What servers answer to an embeddings request they cannot serve, lower case: llama.cpp
+/// and Ollama ("This server does not support embeddings. Start it with `--embeddings`",
+/// HTTP 501), llama-cpp-python ("Llama model must be created with embedding=True to
+/// call this method", HTTP 500), vLLM ("The model does not support Embeddings API",
+/// HTTP 400) and the like. Each is read in a body that names embeddings.
+const EMBEDDINGS_REFUSALS: &[&str] = &[
+    "does not support embedding",
+    "must be created with embedding",
+    "not an embedding model",
+    "embeddings are not enabled",
+    "embedding is not enabled",
+    "embeddings not enabled",
+    "not support the embeddings",
+];
 
 impl AttemptError {
     /// The error with every occurrence of `secret` (the API key, which a server may
@@ -39,6 +65,11 @@ impl AttemptError {
             Self::Broken(text) => Self::Broken(hide(text)),
             Self::InStream(text) => Self::InStream(hide(text)),
             Self::Invalid(text) => Self::Invalid(hide(text)),
+            Self::EmbeddingsNotServed { status, body, fix } => Self::EmbeddingsNotServed {
+                status,
+                body: hide(body),
+                fix,
+            },
             timeout @ (Self::ConnectTimeout(_) | Self::ReadTimeout(_)) => timeout,
         }
     }
@@ -47,7 +78,9 @@ impl AttemptError {
     /// status when the server answered, else the kind of failure.
     pub fn metric_label(&self) -> String {
         match self {
-            Self::Status { status, .. } => status.to_string(),
+            Self::Status { status, .. } | Self::EmbeddingsNotServed { status, .. } => {
+                status.to_string()
+            }
             Self::Connect(_) => "connect_error".to_owned(),
             Self::ConnectTimeout(_) => "connect_timeout".to_owned(),
             Self::ReadTimeout(_) => "timeout".to_owned(),
@@ -59,15 +92,39 @@ impl AttemptError {
 
     /// Whether the retry policy may try again (docs/PROTOCOL.md, "Retry policy"):
     /// connection failures, timeouts, 408/429/5xx and broken or unreadable streams are;
-    /// other 4xx are not.
+    /// other 4xx and a server that serves no embeddings are not.
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Status { status, .. } => {
                 matches!(status, 408 | 429) || *status >= 500 || *status < 400
             }
+            Self::EmbeddingsNotServed { .. } => false,
             _ => true,
         }
     }
+
+    /// An answer to an embeddings request, read as what it says: HTTP 501, or a body
+    /// that says the server serves no embeddings ([`EMBEDDINGS_REFUSALS`]), becomes
+    /// [`AttemptError::EmbeddingsNotServed`] with `fix`; anything else is kept.
+    pub fn of_embeddings_request(self, fix: &str) -> AttemptError {
+        match self {
+            Self::Status { status, body } if status == 501 || refuses_embeddings(&body) => {
+                Self::EmbeddingsNotServed {
+                    status,
+                    body,
+                    fix: fix.to_owned(),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+fn refuses_embeddings(body: &str) -> bool {
+    let body = body.to_lowercase();
+    EMBEDDINGS_REFUSALS
+        .iter()
+        .any(|refusal| body.contains(refusal))
 }
 
 impl From<super::sse::SseError> for AttemptError {
@@ -108,6 +165,48 @@ mod tests {
         }
         for code in [400, 401, 403, 404, 405, 413, 422] {
             assert!(!status(code).is_retryable(), "{code} must not be retried");
+        }
+    }
+
+    #[test]
+    fn servers_that_serve_no_embeddings_are_recognised_and_not_retried() {
+        let answer = |status, body: &str| {
+            AttemptError::Status {
+                status,
+                body: body.to_owned(),
+            }
+            .of_embeddings_request("set BOR_LLM_EMBED_BASE_URL")
+        };
+        for (code, body) in [
+            (
+                500,
+                "Llama model must be created with embedding=True to call this method",
+            ),
+            (
+                501,
+                "This server does not support embeddings. Start it with `--embeddings`",
+            ),
+            (501, ""),
+            (400, "The model does not support Embeddings API"),
+            (400, "this model is not an embedding model"),
+        ] {
+            let refused = answer(code, body);
+            assert!(
+                matches!(&refused, AttemptError::EmbeddingsNotServed { fix, .. } if fix == "set BOR_LLM_EMBED_BASE_URL"),
+                "{code} {body}: {refused:?}"
+            );
+            assert!(!refused.is_retryable());
+            assert_eq!(refused.metric_label(), code.to_string());
+        }
+        for (code, body) in [
+            (500, "CUDA out of memory"),
+            (503, "loading model"),
+            (400, "bad input"),
+        ] {
+            assert!(
+                matches!(answer(code, body), AttemptError::Status { .. }),
+                "{code} {body}"
+            );
         }
     }
 

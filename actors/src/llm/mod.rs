@@ -281,6 +281,10 @@ impl LlmActor {
         let Some(job) = self.job.as_mut() else {
             return;
         };
+        let err = match job.kind {
+            JobKind::Embed { .. } => err.of_embeddings_request(&self.settings.embeddings_fix),
+            JobKind::Chat | JobKind::ListModels => err,
+        };
         job.end_attempt(&err.metric_label());
         let max = self.settings.retries;
         let attempts = job.retries_done + 1;

@@ -28,6 +28,9 @@ pub struct LlmSettings {
     pub temperature: Option<f32>,
     /// Sent as `max_tokens` with chat requests when set.
     pub max_tokens: Option<u32>,
+    /// What an operator reads when the embeddings server serves no embeddings: which
+    /// setting points where (no credentials) and how to change it.
+    pub embeddings_fix: String,
 }
 
 /// The path of the embeddings endpoint below a base URL.
@@ -73,6 +76,7 @@ impl fmt::Debug for LlmSettings {
             .field("read_timeout", &self.read_timeout)
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
+            .field("embeddings_fix", &self.embeddings_fix)
             .finish()
     }
 }
@@ -95,6 +99,7 @@ mod tests {
             read_timeout: Duration::from_secs(120),
             temperature: None,
             max_tokens: None,
+            embeddings_fix: String::new(),
         };
         let shown = format!("{settings:?}");
         assert!(!shown.contains("sk-very-secret"), "{shown}");
@@ -116,6 +121,7 @@ mod tests {
             read_timeout: Duration::from_secs(1),
             temperature: None,
             max_tokens: None,
+            embeddings_fix: String::new(),
         };
         assert!(settings.separate_embeddings_server());
         assert_eq!(

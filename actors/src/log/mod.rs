@@ -25,7 +25,7 @@ pub use messages::{
 };
 
 use crate::metrics::metrics;
-use crate::record::{TurnOutcome, TurnRecord};
+use crate::record::{TurnOutcome, TurnRecord, TurnStatus};
 
 /// How long the actor waits before writing again after a failed write.
 pub const WRITE_RETRY_INTERVAL: Duration = Duration::from_secs(1);
@@ -294,7 +294,7 @@ fn log_turn_line(record: &TurnRecord) {
         outcome => tracing::info!(
             turn_id = %turn_id,
             path = %path,
-            outcome = %outcome.row_status().unwrap_or("done"),
+            outcome = %outcome.row_status().unwrap_or(TurnStatus::Done),
             rounds,
             elapsed_ms,
             retries,

@@ -36,8 +36,12 @@ pub fn settings(base_url: String) -> LlmSettings {
         read_timeout: Duration::from_secs(5),
         temperature: None,
         max_tokens: None,
+        embeddings_fix: EMBEDDINGS_FIX.to_owned(),
     }
 }
+
+/// The `embeddings_fix` of [`settings`].
+pub const EMBEDDINGS_FIX: &str = "embeddings go to the test's mock; point them elsewhere";
 
 /// Passes an LlmActor's events into a channel.
 pub struct Collector {

@@ -408,3 +408,32 @@ async fn an_api_key_echoed_in_an_error_body_is_not_reported() {
         other => panic!("{other:?}"),
     }
 }
+
+#[actix::test]
+async fn an_embeddings_server_that_serves_none_is_asked_once_and_named_with_the_fix() {
+    let mock = MockLlm::builder()
+        .without_embeddings()
+        .start()
+        .expect("the mock LLM starts");
+    let events = run(
+        settings(mock.base_url()),
+        LlmCommand::Embed(vec!["refund policy".into()]),
+    )
+    .await;
+    assert!(retries(&events).is_empty(), "a refusal no retry changes");
+    assert_eq!(mock.embedding_requests().len(), 1, "one attempt only");
+    match events.last() {
+        Some(LlmEvent::Failed(
+            failure @ LlmError::Rejected(AttemptError::EmbeddingsNotServed { status: 500, .. }),
+        )) => {
+            let shown = failure.to_string();
+            assert!(shown.contains("does not serve embeddings"), "{shown}");
+            assert!(
+                shown.contains("must be created with embedding=True"),
+                "the server's own words: {shown}"
+            );
+            assert!(shown.contains(EMBEDDINGS_FIX), "the fix: {shown}");
+        }
+        other => panic!("expected a refusal of embeddings, got {other:?}"),
+    }
+}

@@ -8,7 +8,8 @@
 //!   many end before or start after; the pieces between two full-width pieces are read
 //!   left column first, then right column.
 //! - **Running headers and footers**: pieces in the two topmost and two bottommost
-//!   baselines of a page whose text (digits aside) recurs on at least half of the pages.
+//!   baselines of a page whose text (digits aside) recurs in the same size on at least
+//!   half of the pages.
 //! - **Headings**: lines in a font larger than the body text (the size most characters
 //!   have), levels by size; **paragraphs** end at a larger vertical gap, an indented
 //!   line, or a line that stops short of the column's edge; words hyphenated at a line
@@ -100,10 +101,12 @@ fn same_baseline(piece: &Piece, glyph: &Glyph) -> bool {
     rise.abs() < 0.35 * piece.size.max(glyph.size)
 }
 
-/// The text of a piece for comparing headers across pages: digits (page numbers)
-/// and case aside.
-fn furniture_key(text: &str) -> String {
-    let key: String = text
+/// A piece for comparing headers across pages: its text, digits (page numbers) and
+/// case aside, and its size (a title on the first page is not the running header of
+/// the same words in a smaller font on the others).
+fn furniture_key(piece: &Piece) -> String {
+    let key: String = piece
+        .text
         .chars()
         .map(|c| {
             if c.is_ascii_digit() {
@@ -113,7 +116,11 @@ fn furniture_key(text: &str) -> String {
             }
         })
         .collect();
-    crate::text::collapse_whitespace(&key)
+    format!(
+        "{}@{}",
+        crate::text::collapse_whitespace(&key),
+        (piece.size * 2.0).round()
+    )
 }
 
 /// The pieces of the two topmost and two bottommost baselines of a page.
@@ -144,7 +151,7 @@ pub(super) fn drop_running_furniture(pages: &mut [Vec<Piece>]) {
     for pieces in pages.iter() {
         let keys: HashSet<String> = edge_pieces(pieces)
             .into_iter()
-            .map(|index| furniture_key(&pieces[index].text))
+            .map(|index| furniture_key(&pieces[index]))
             .collect();
         for key in keys {
             *seen_on.entry(key).or_default() += 1;
@@ -156,7 +163,7 @@ pub(super) fn drop_running_furniture(pages: &mut [Vec<Piece>]) {
             .into_iter()
             .filter(|&index| {
                 seen_on
-                    .get(&furniture_key(&pieces[index].text))
+                    .get(&furniture_key(&pieces[index]))
                     .copied()
                     .unwrap_or(0)
                     >= needed

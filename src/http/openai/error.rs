@@ -123,4 +123,34 @@ mod tests {
             );
         }
     }
+
+    /// docs/OPENAI.md's table of errors lists exactly the codes `/v1` sends, each with
+    /// its status: refusals as on bor's own API, failed turns as [`turn_failure_status`].
+    #[test]
+    fn the_openai_errors_table_lists_every_code_v1_sends_and_no_other() {
+        use crate::http::error::tests::{documented_codes, one_of_each, turn_error_codes};
+        use std::collections::BTreeSet;
+
+        // Refusals of bor's own routes only: conversations, exports and the admin API.
+        let not_on_v1 = [
+            "invalid_conversation",
+            "invalid_title",
+            "invalid_format",
+            "unauthorized",
+            "admin_disabled",
+        ];
+        let mut sent: BTreeSet<(String, String)> = one_of_each()
+            .into_iter()
+            .filter(|(_, _, code)| !not_on_v1.contains(code))
+            .map(|(_, status, code)| (code.to_owned(), status.to_string()))
+            .collect();
+        sent.extend(turn_error_codes().into_iter().map(|code| {
+            (
+                code.as_str().to_owned(),
+                turn_failure_status(code).as_u16().to_string(),
+            )
+        }));
+        let documented = documented_codes(include_str!("../../../docs/OPENAI.md"), "Errors", 1, 0);
+        assert_eq!(documented, sent, "docs/OPENAI.md, \"Errors\"");
+    }
 }

@@ -15,8 +15,8 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::wire::MODEL_ID;
+use crate::conversations::HISTORY_LIMIT;
 use crate::http::body::RequestBody;
-use crate::http::chat::MAX_HISTORY;
 use crate::http::error::ApiError;
 use crate::http::turn::TurnInput;
 
@@ -148,7 +148,7 @@ fn question(message: &RequestMessage, index: usize, max_chars: usize) -> Result<
     Ok(question.to_owned())
 }
 
-/// The user and assistant messages with text, the last [`MAX_HISTORY`] of them.
+/// The user and assistant messages with text, the last [`HISTORY_LIMIT`] of them.
 fn history(messages: &[RequestMessage]) -> Result<Vec<ChatMessage>, ApiError> {
     let mut history = Vec::new();
     for (index, message) in messages.iter().enumerate() {
@@ -176,7 +176,7 @@ fn history(messages: &[RequestMessage]) -> Result<Vec<ChatMessage>, ApiError> {
             ChatMessage::assistant(text)
         });
     }
-    let excess = history.len().saturating_sub(MAX_HISTORY);
+    let excess = history.len().saturating_sub(HISTORY_LIMIT);
     history.drain(..excess);
     Ok(history)
 }
@@ -284,7 +284,7 @@ mod tests {
             .unwrap()
             .input
             .history;
-        assert_eq!(history.len(), MAX_HISTORY);
+        assert_eq!(history.len(), HISTORY_LIMIT);
         assert_eq!(history[0], ChatMessage::user("m5"));
         assert_eq!(history[19], ChatMessage::user("m24"));
     }
@@ -430,7 +430,7 @@ mod tests {
                     Ok(request) => {
                         prop_assert!(!request.input.question.is_empty());
                         prop_assert!(request.input.question.chars().count() <= 10);
-                        prop_assert!(request.input.history.len() <= MAX_HISTORY);
+                        prop_assert!(request.input.history.len() <= HISTORY_LIMIT);
                     }
                     Err(error) => {
                         use actix_web::ResponseError;

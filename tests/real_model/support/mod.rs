@@ -74,6 +74,7 @@ pub fn llm_client(base_url: &str) -> LlmClient {
         read_timeout: STREAM_TIMEOUT,
         temperature: None,
         max_tokens: None,
+        embeddings_fix: format!("embeddings go to {base_url}, the model server under test"),
     }))
 }
 

@@ -171,7 +171,10 @@ async fn client_going_away_stops_the_turn_and_keeps_the_partial_answer() {
     let record = turn.record().await;
     assert_eq!(record.outcome, TurnOutcome::Stopped);
     assert_eq!(record.answer, "Partial answer");
-    assert_eq!(record.outcome.row_status(), Some("stopped"));
+    assert_eq!(
+        record.outcome.row_status(),
+        Some(crate::record::TurnStatus::Stopped)
+    );
     turn.assert_llm_cancelled().await;
 }
 

@@ -1,0 +1,314 @@
+//! Conversations (docs/PROTOCOL.md, "Conversations"): what a conversation is beyond its
+//! rows. The history a new turn of it sends the model (its stored turns and those still
+//! in the LogActor's queue), its title, the conversations its rows start or continue,
+//! how its list is paged, and its export. The queries are in `db::conversations`; the
+//! routes in `http::conversations` and `http::chat`.
+
+use actix::Addr;
+use bor_actors::llm::ChatMessage;
+use bor_actors::log::{LogActor, QueuedTurns};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::db::conversations::{self as stored, ConversationTurn, NewConversation, PageStart};
+use crate::db::query_log::NewQueryLogEntry;
+use crate::db::{DbError, DbPool};
+
+/// The most earlier turns a turn sees: a stored conversation's last 20 turns with an
+/// answer, and at most 20 messages of a history a request brings itself (`history` on
+/// `POST /api/chat`, the messages before the question on `/v1`).
+pub const HISTORY_LIMIT: usize = 20;
+
+/// The longest title taken from a question, in characters (`…` included).
+pub const TITLE_CHARS: usize = 80;
+
+/// A conversation's title from its first question: whitespace collapsed, cut at
+/// [`TITLE_CHARS`] characters with `…`.
+pub fn title_of(question: &str) -> String {
+    bor_actors::record::shortened(question, TITLE_CHARS)
+}
+
+/// The conversations the rows start or continue: per conversation, the title and start
+/// of its earliest row in the batch, the time of its latest, and the words of them all.
+pub fn touched_by(entries: &[NewQueryLogEntry]) -> Vec<NewConversation> {
+    let mut touched: Vec<NewConversation> = Vec::new();
+    for entry in entries {
+        let Some(id) = entry.conversation_id else {
+            continue;
+        };
+        let words = format!("{} {}", entry.question, entry.answer);
+        match touched
+            .iter_mut()
+            .find(|conversation| conversation.id == id)
+        {
+            Some(conversation) => {
+                if entry.created_at < conversation.created_at {
+                    conversation.created_at = entry.created_at;
+                    conversation.title = title_of(&entry.question);
+                }
+                conversation.updated_at = conversation.updated_at.max(entry.created_at);
+                conversation.text.push(' ');
+                conversation.text.push_str(&words);
+            }
+            None => touched.push(NewConversation {
+                id,
+                title: title_of(&entry.question),
+                created_at: entry.created_at,
+                updated_at: entry.created_at,
+                text: words,
+            }),
+        }
+    }
+    touched
+}
+
+/// A turn of a conversation's history.
+struct HistoryTurn {
+    created_at: DateTime<Utc>,
+    turn_id: Uuid,
+    question: String,
+    answer: String,
+}
+
+/// The history a new turn of the conversation sends the model: its last
+/// [`HISTORY_LIMIT`] turns with an answer, stored or still in the LogActor's queue (a
+/// turn that just ended), oldest first, as user and assistant messages.
+pub async fn history(
+    pool: &DbPool,
+    log: &Addr<LogActor>,
+    id: Uuid,
+) -> Result<Vec<ChatMessage>, DbError> {
+    let queued = log.send(QueuedTurns {
+        conversation_id: id,
+    });
+    let stored = async {
+        let mut conn = pool.get().await?;
+        stored::history(&mut conn, id, HISTORY_LIMIT).await
+    };
+    let (queued, stored) = futures_util::join!(queued, stored);
+    let mut turns: Vec<HistoryTurn> = stored?
+        .into_iter()
+        .map(|turn| HistoryTurn {
+            created_at: turn.created_at,
+            turn_id: turn.turn_id,
+            question: turn.question,
+            answer: turn.answer,
+        })
+        .collect();
+    // A LogActor that does not answer holds no turn this one could see.
+    for record in queued.unwrap_or_default() {
+        let has_row = record.outcome.row_status().is_some();
+        let known = turns.iter().any(|turn| turn.turn_id == record.turn_id);
+        if has_row && !record.answer.is_empty() && !known {
+            turns.push(HistoryTurn {
+                created_at: record.created_at,
+                turn_id: record.turn_id,
+                question: record.question,
+                answer: record.answer,
+            });
+        }
+    }
+    turns.sort_by_key(|turn| turn.created_at);
+    let skip = turns.len().saturating_sub(HISTORY_LIMIT);
+    Ok(turns
+        .into_iter()
+        .skip(skip)
+        .flat_map(|turn| {
+            [
+                ChatMessage::user(turn.question),
+                ChatMessage::assistant(turn.answer),
+            ]
+        })
+        .collect())
+}
+
+/// Conversations a page lists unless asked otherwise, and at most.
+pub const DEFAULT_PAGE: i64 = 50;
+pub const MAX_PAGE: i64 = 200;
+
+/// A page of the list, as asked for: the search words, the page size, where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    pub words: Vec<String>,
+    pub limit: i64,
+    pub start: Option<PageStart>,
+}
+
+impl Listing {
+    /// The page from the query's texts (`q`, `limit`, `before`, `before_id`); a text that
+    /// does not parse is refused with what it must be.
+    pub fn parse(
+        q: Option<&str>,
+        limit: Option<&str>,
+        before: Option<&str>,
+        before_id: Option<&str>,
+    ) -> Result<Self, String> {
+        let limit = match limit {
+            None => DEFAULT_PAGE,
+            Some(raw) => raw
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|limit| (1..=MAX_PAGE).contains(limit))
+                .ok_or_else(|| format!("`limit` must be an integer from 1 to {MAX_PAGE}"))?,
+        };
+        let start = match (before, before_id) {
+            (None, None) => None,
+            (None, Some(_)) => return Err("`before_id` goes with `before`".to_owned()),
+            (Some(raw), id) => Some(PageStart {
+                updated_at: DateTime::parse_from_rfc3339(raw.trim())
+                    .map_err(|_| "`before` must be an RFC 3339 time".to_owned())?
+                    .with_timezone(&Utc),
+                id: id
+                    .map(|id| Uuid::parse_str(id.trim()))
+                    .transpose()
+                    .map_err(|_| "`before_id` must be a UUID".to_owned())?,
+            }),
+        };
+        let words = q
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        Ok(Self {
+            words,
+            limit,
+            start,
+        })
+    }
+}
+
+/// One conversation with its turns, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Conversation {
+    pub id: Uuid,
+    pub title: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub turns: Vec<ConversationTurn>,
+}
+
+/// The conversation with its turns; `None` when there is none.
+pub async fn load(pool: &DbPool, id: Uuid) -> Result<Option<Conversation>, DbError> {
+    let mut conn = pool.get().await?;
+    let Some(summary) = stored::find(&mut conn, id).await? else {
+        return Ok(None);
+    };
+    let turns = stored::turns(&mut conn, id).await?;
+    Ok(Some(Conversation {
+        id: summary.id,
+        title: summary.title,
+        created_at: summary.created_at,
+        updated_at: summary.updated_at,
+        turns,
+    }))
+}
+
+/// The conversation as Markdown: its title as a heading, each question and answer, each
+/// answer's sources.
+pub fn markdown(conversation: &Conversation) -> String {
+    let mut text = format!("# {}\n", one_line(&conversation.title));
+    for turn in &conversation.turns {
+        text.push_str(&format!("\n## {}\n\n", one_line(&turn.question)));
+        // A question of several lines is quoted whole under its one-line heading.
+        if turn.question.contains('\n') {
+            text.push_str(&format!("> {}\n\n", turn.question.replace('\n', "\n> ")));
+        }
+        text.push_str(turn.answer.trim());
+        text.push('\n');
+        let sources: Vec<String> = turn
+            .sources
+            .as_array()
+            .map(|sources| sources.iter().map(source_line).collect())
+            .unwrap_or_default();
+        if !sources.is_empty() {
+            text.push_str("\nSources:\n\n");
+            for line in sources {
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn source_line(source: &Value) -> String {
+    let n = source.get("n").and_then(Value::as_u64);
+    let title = source.get("title").and_then(Value::as_str).unwrap_or("");
+    let heading = source.get("heading").and_then(Value::as_str).unwrap_or("");
+    let page = source.get("page").and_then(Value::as_u64);
+    let mut line = match n {
+        Some(n) => format!("- [{n}] {}", one_line(title)),
+        None => format!("- {}", one_line(title)),
+    };
+    if !heading.is_empty() {
+        line.push_str(&format!(" — {}", one_line(heading)));
+    }
+    if let Some(page) = page {
+        line.push_str(&format!(", page {page}"));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_is_parsed_from_its_texts() {
+        let listing = Listing::parse(Some(" kettle  boil "), None, None, None).unwrap();
+        assert_eq!(listing.words, ["kettle", "boil"]);
+        assert_eq!((listing.limit, listing.start), (DEFAULT_PAGE, None));
+        let id = Uuid::new_v4().to_string();
+        let paged =
+            Listing::parse(None, Some("7"), Some("2026-01-02T03:04:05Z"), Some(&id)).unwrap();
+        assert_eq!(paged.limit, 7);
+        let start = paged.start.unwrap();
+        assert_eq!(start.id.map(|id| id.to_string()), Some(id));
+        assert_eq!(start.updated_at.to_rfc3339(), "2026-01-02T03:04:05+00:00");
+        for (limit, before, before_id) in [
+            (Some("0"), None, None),
+            (Some("201"), None, None),
+            (Some("x"), None, None),
+            (None, Some("yesterday"), None),
+            (None, None, Some("a")),
+            (None, Some("2026-01-02T03:04:05Z"), Some("not-a-uuid")),
+        ] {
+            assert!(
+                Listing::parse(None, limit, before, before_id).is_err(),
+                "{limit:?} {before:?} {before_id:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rows_start_or_continue_their_conversations_once_each() {
+        let at = |seconds: i64| DateTime::from_timestamp(1_700_000_000 + seconds, 0).unwrap();
+        let conversation = Uuid::new_v4();
+        let entry = |question: &str, seconds: i64, conversation_id| NewQueryLogEntry {
+            created_at: at(seconds),
+            question: question.to_owned(),
+            answer: format!("answer to {question}"),
+            conversation_id,
+            ..crate::testing::query_log_entry()
+        };
+        let touched = touched_by(&[
+            entry("second", 20, Some(conversation)),
+            entry("alone", 5, None),
+            entry("first   question", 10, Some(conversation)),
+        ]);
+        assert_eq!(touched.len(), 1);
+        let one = &touched[0];
+        assert_eq!(one.id, conversation);
+        assert_eq!(one.title, "first question", "the earliest row's question");
+        assert_eq!((one.created_at, one.updated_at), (at(10), at(20)));
+        assert!(one.text.contains("answer to second") && one.text.contains("first"));
+    }
+}

@@ -1,0 +1,306 @@
+//! `bor eval DIR`: measures retrieval on a test collection in the BEIR layout
+//! (`beir.rs`). The corpus is imported through the import path (`Ingestor`: once, as
+//! every import is idempotent by content), each document as Markdown with its title as
+//! its heading; then every judged query is embedded and ranked by the retrieval a turn
+//! does (`KnowledgeService::search`), and the measures (`metrics.rs`) of each ranking —
+//! full text alone, vectors alone, fused — are printed with the latencies.
+//!
+//! Rankings are of chunks; a document counts at the rank of its best chunk.
+
+mod beir;
+pub mod metrics;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bor_actors::llm::LlmClient;
+
+use crate::config::Config;
+use crate::db::{self, DbPool};
+use crate::knowledge::ingest::{
+    IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved,
+};
+use crate::knowledge::{KnowledgeService, RANKED_PER_SIGNAL, RankedChunk};
+use crate::state::{chunking_settings, llm_settings};
+use metrics::{Measures, percentile};
+
+/// The depth the measures look at: nDCG@10, Recall@10, MRR@10.
+const MEASURED_DEPTH: usize = 10;
+/// A progress line every this many documents.
+const PROGRESS_EVERY: usize = 500;
+
+/// What the import of the corpus did.
+#[derive(Debug, Default, serde::Serialize)]
+struct CorpusImport {
+    documents: usize,
+    imported: usize,
+    unchanged: usize,
+    skipped: usize,
+    chunks: usize,
+    seconds: f64,
+}
+
+/// Milliseconds at the 50th and 99th percentile.
+#[derive(Debug, serde::Serialize)]
+struct Latency {
+    p50: f64,
+    p99: f64,
+}
+
+impl Latency {
+    fn of(mut milliseconds: Vec<f64>) -> Latency {
+        Latency {
+            p50: percentile(&mut milliseconds, 50.0),
+            p99: percentile(&mut milliseconds, 99.0),
+        }
+    }
+}
+
+#[derive(Debug, serde::Serialize)]
+struct Report {
+    qrels: String,
+    corpus: CorpusImport,
+    queries: usize,
+    full_text: Measures,
+    vectors: Measures,
+    fused: Measures,
+    /// Ranking in memory (both signals and their fusion), per query.
+    retrieval_ms: Latency,
+    /// Embedding the query, per query.
+    embedding_ms: Latency,
+}
+
+/// Runs the command: exit 2 for a collection that cannot be read, 1 when the import or
+/// a query's embedding fails.
+pub async fn run(config: &Config, dir: &Path, qrels: Option<&Path>, json: bool) -> ExitCode {
+    let collection = match tokio::task::spawn_blocking({
+        let (dir, qrels) = (dir.to_owned(), qrels.map(Path::to_owned));
+        move || beir::read(&dir, qrels.as_deref())
+    })
+    .await
+    {
+        Ok(Ok(collection)) => collection,
+        Ok(Err(error)) => {
+            eprintln!("bor eval: {error}");
+            return ExitCode::from(2);
+        }
+        Err(error) => {
+            eprintln!("bor eval: reading the collection failed: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if collection.unknown_queries > 0 {
+        eprintln!(
+            "bor eval: note: {} judged queries are not in queries.jsonl and are left out",
+            collection.unknown_queries
+        );
+    }
+    match evaluate(config, dir, &collection).await {
+        Ok(report) => {
+            if json {
+                println!("{}", serde_json::json!(report));
+            } else {
+                print!("{}", table(&report));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(problem) => {
+            eprintln!("bor eval: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn evaluate(
+    config: &Config,
+    dir: &Path,
+    collection: &beir::Collection,
+) -> Result<Report, String> {
+    let described = |error: &dyn std::error::Error| bor_actors::error_chain(error);
+    db::run_migrations(&config.database_url)
+        .await
+        .map_err(|error| format!("the database is not usable: {}", described(&error)))?;
+    let pool = DbPool::new(&config.database_url, 2).map_err(|error| error.to_string())?;
+    let llm = LlmClient::new(Arc::new(llm_settings(config)));
+    let ingestor = Ingestor::new(
+        pool.clone(),
+        llm.clone(),
+        chunking_settings(config),
+        Arc::new(ModelDimension::default()),
+    );
+    let (corpus, corpus_of_document) = import_corpus(&ingestor, dir, collection)
+        .await
+        .map_err(|error| format!("the import stopped: {}", described(&error)))?;
+    let knowledge = KnowledgeService::load(pool, llm.clone(), chunking_settings(config))
+        .await
+        .map_err(|error| format!("loading the knowledge base: {}", described(&error)))?;
+    let others = knowledge
+        .index()
+        .stats()
+        .documents
+        .saturating_sub(corpus_of_document.len());
+    if others > 0 {
+        eprintln!(
+            "bor eval: note: the knowledge base holds {others} documents besides the corpus; they are ranked too and skipped when measuring, which moves the corpus documents below them up (a database of its own keeps the figures comparable)"
+        );
+    }
+
+    let (mut full_text, mut vectors, mut fused) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut retrieval_ms, mut embedding_ms) = (Vec::new(), Vec::new());
+    let as_corpus_ids = |ranking: &[RankedChunk]| corpus_ranking(ranking, &corpus_of_document);
+    for query in &collection.queries {
+        let started = Instant::now();
+        let embedding = llm
+            .embed(vec![query.text.clone()], |_, _| {})
+            .await
+            .map_err(|error| format!("embedding query {}: {}", query.id, described(&error)))?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        embedding_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = Instant::now();
+        let (rankings, _) = knowledge
+            .search(
+                query.text.clone(),
+                embedding,
+                RANKED_PER_SIGNAL,
+                MEASURED_DEPTH,
+            )
+            .await
+            .map_err(|error| format!("searching query {}: {}", query.id, described(&error)))?;
+        retrieval_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let judged = collection.qrels.get(&query.id).cloned().unwrap_or_default();
+        full_text.push(Measures::of(&as_corpus_ids(&rankings.by_text), &judged));
+        vectors.push(Measures::of(&as_corpus_ids(&rankings.by_cosine), &judged));
+        fused.push(Measures::of(&as_corpus_ids(&rankings.fused), &judged));
+    }
+    Ok(Report {
+        qrels: collection.qrels_path.display().to_string(),
+        corpus,
+        queries: collection.queries.len(),
+        full_text: Measures::mean(&full_text),
+        vectors: Measures::mean(&vectors),
+        fused: Measures::mean(&fused),
+        retrieval_ms: Latency::of(retrieval_ms),
+        embedding_ms: Latency::of(embedding_ms),
+    })
+}
+
+/// Imports every corpus document; returns the counts and, per stored document, the
+/// corpus ids it holds (two corpus documents of the same text are one document).
+async fn import_corpus(
+    ingestor: &Ingestor,
+    dir: &Path,
+    collection: &beir::Collection,
+) -> Result<(CorpusImport, HashMap<i64, Vec<String>>), IngestError> {
+    let started = Instant::now();
+    let corpus_path = std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_owned())
+        .join("corpus.jsonl");
+    let mut counts = CorpusImport {
+        documents: collection.corpus.len(),
+        ..CorpusImport::default()
+    };
+    let mut corpus_of_document: HashMap<i64, Vec<String>> = HashMap::new();
+    for (done, document) in collection.corpus.iter().enumerate() {
+        if done > 0 && done % PROGRESS_EVERY == 0 {
+            eprintln!(
+                "bor eval: {done} of {} documents imported",
+                counts.documents
+            );
+        }
+        let title = if document.title.trim().is_empty() {
+            document.id.clone()
+        } else {
+            document.title.clone()
+        };
+        let source = SourceDocument::markdown(
+            title.clone(),
+            Some(format!("{}#{}", corpus_path.display(), document.id)),
+            format!("# {title}\n\n{}", document.text),
+        );
+        match ingestor.ingest(&source, &Unobserved).await {
+            Ok(outcome) => {
+                match outcome {
+                    IngestOutcome::Unchanged { .. } => counts.unchanged += 1,
+                    _ => {
+                        counts.imported += 1;
+                        counts.chunks += outcome.chunks();
+                    }
+                }
+                corpus_of_document
+                    .entry(outcome.id())
+                    .or_default()
+                    .push(document.id.clone());
+            }
+            Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))) => {
+                return Err(error);
+            }
+            Err(error) => {
+                counts.skipped += 1;
+                eprintln!("bor eval: skipped corpus document {}: {error}", document.id);
+            }
+        }
+    }
+    counts.seconds = started.elapsed().as_secs_f64();
+    Ok((counts, corpus_of_document))
+}
+
+/// The corpus ids of a chunk ranking, each once at the rank of its best chunk; chunks
+/// of documents that are not the corpus's are left out.
+fn corpus_ranking(
+    ranking: &[RankedChunk],
+    corpus_of_document: &HashMap<i64, Vec<String>>,
+) -> Vec<String> {
+    let mut seen = HashSet::new();
+    ranking
+        .iter()
+        .filter(|chunk| seen.insert(chunk.document_id))
+        .filter_map(|chunk| corpus_of_document.get(&chunk.document_id))
+        .flatten()
+        .cloned()
+        .collect()
+}
+
+fn table(report: &Report) -> String {
+    let corpus = &report.corpus;
+    let mut out = format!(
+        "corpus     {} documents: {} imported ({} chunks), {} unchanged, {} skipped, in {:.1} s\n\
+         queries    {} judged ({})\n\n\
+         {:<10} {:>8} {:>10} {:>9} {:>8}\n",
+        corpus.documents,
+        corpus.imported,
+        corpus.chunks,
+        corpus.unchanged,
+        corpus.skipped,
+        corpus.seconds,
+        report.queries,
+        report.qrels,
+        "ranking",
+        "nDCG@10",
+        "Recall@10",
+        "Recall@5",
+        "MRR@10",
+    );
+    for (name, measures) in [
+        ("full text", &report.full_text),
+        ("vectors", &report.vectors),
+        ("fused", &report.fused),
+    ] {
+        out.push_str(&format!(
+            "{name:<10} {:>8.4} {:>10.4} {:>9.4} {:>8.4}\n",
+            measures.ndcg_at_10, measures.recall_at_10, measures.recall_at_5, measures.mrr_at_10
+        ));
+    }
+    out.push_str(&format!(
+        "\nlatency    retrieval p50 {:.2} ms, p99 {:.2} ms; embedding a query p50 {:.2} ms, p99 {:.2} ms\n",
+        report.retrieval_ms.p50,
+        report.retrieval_ms.p99,
+        report.embedding_ms.p50,
+        report.embedding_ms.p99
+    ));
+    out
+}

@@ -1,0 +1,194 @@
+//! `POST /api/search` (docs/PROTOCOL.md, "Search"): the retrieval a turn would do for a
+//! query, without the chat model — the fused top with each signal's own score and
+//! rank, whether a turn would be grounded, and how long embedding and ranking took. The
+//! tool to see why an answer missed.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use bor_actors::llm::{LlmClient, LlmError};
+use bor_actors::record::snippet_of;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::body::{RequestBody, read_json_body};
+use super::chat::{MAX_BODY_BYTES, checked_question};
+use super::error::{ApiError, ErrorBody};
+use crate::knowledge::{RANKED_PER_SIGNAL, RankedChunk};
+use crate::state::AppState;
+
+/// The body of `POST /api/search`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object with a `query`")]
+pub struct SearchBody {
+    /// Not empty after trimming, at most `BOR_MAX_MESSAGE_CHARS` characters.
+    query: String,
+    /// Results, 1 to 50; absent, `BOR_RETRIEVAL_TOP_K` (what a turn retrieves).
+    #[serde(default)]
+    top_k: Option<usize>,
+}
+
+impl RequestBody for SearchBody {}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResponse {
+    /// Whether a turn asking this would be grounded (docs/PROTOCOL.md, "Grounded and
+    /// deflected").
+    grounded: bool,
+    /// Best first, in fused order.
+    results: Vec<SearchResult>,
+    timings_ms: Timings,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+struct SearchResult {
+    chunk_id: i64,
+    document_id: i64,
+    title: String,
+    /// The headings above the chunk, outermost first (`""` when none).
+    heading: String,
+    /// The PDF page the chunk starts on.
+    page: Option<u32>,
+    /// The chunk's text, whitespace collapsed, at most 300 characters.
+    snippet: String,
+    /// Its cosine similarity to the query (as a turn's `sources` give it).
+    score: f32,
+    signals: Signals,
+}
+
+/// Each ranking's place for the chunk; `null` where a signal did not rank it among its
+/// best 50.
+#[derive(Debug, Serialize, ToSchema)]
+struct Signals {
+    /// Cosine similarity of the embeddings.
+    vector: Option<Signal>,
+    /// BM25 of the query's words.
+    full_text: Option<Signal>,
+    /// Reciprocal rank fusion of the two.
+    fused: Signal,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+struct Signal {
+    score: f64,
+    /// From 1.
+    rank: usize,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+struct Timings {
+    /// Embedding the query through the embedding server.
+    embedding: f64,
+    /// Ranking in memory: both signals and their fusion.
+    retrieval: f64,
+}
+
+/// Each chunk's place in `ranking`.
+fn places(ranking: &[RankedChunk]) -> HashMap<i64, Signal> {
+    ranking
+        .iter()
+        .enumerate()
+        .map(|(index, chunk)| {
+            let signal = Signal {
+                score: chunk.score,
+                rank: index + 1,
+            };
+            (chunk.chunk_id, signal)
+        })
+        .collect()
+}
+
+/// Searches the knowledge base as a turn would.
+#[utoipa::path(
+    tag = "documents",
+    request_body(content = SearchBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "the fused top with each signal's score and rank", body = SearchResponse),
+        (status = 400, description = "`invalid_json` (also a `top_k` outside 1 to 50), `empty_message` or `message_too_long`", body = ErrorBody),
+        (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the embedding server or the database is unavailable", body = ErrorBody),
+    )
+)]
+#[post("/api/search")]
+pub async fn search(
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body: SearchBody = read_json_body(
+        &request,
+        payload,
+        MAX_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
+    let query = checked_question(&body.query, state.config.max_message_chars)?.to_owned();
+    let top_k = body.top_k.unwrap_or(state.turn.top_k);
+    if !(1..=RANKED_PER_SIGNAL).contains(&top_k) {
+        return Err(ApiError::InvalidJson(format!(
+            "`top_k` must be from 1 to {RANKED_PER_SIGNAL}"
+        )));
+    }
+
+    let started = Instant::now();
+    let embedding = LlmClient::new(state.llm.clone())
+        .embed(vec![query.clone()], |_, _| {})
+        .await
+        .map_err(embedding_error)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::Unavailable("the embedding response held no vector".to_owned()))?;
+    let embedding_ms = started.elapsed().as_secs_f64() * 1e3;
+    let started = Instant::now();
+    let (rankings, retrieval) = state
+        .library
+        .search(query, embedding, RANKED_PER_SIGNAL.max(top_k), top_k)
+        .await?;
+    let retrieval_ms = started.elapsed().as_secs_f64() * 1e3;
+
+    let (vector, full_text, fused) = (
+        places(&rankings.by_cosine),
+        places(&rankings.by_text),
+        places(&rankings.fused),
+    );
+    let results = retrieval
+        .hits
+        .iter()
+        .filter_map(|hit| {
+            let signals = Signals {
+                vector: vector.get(&hit.chunk_id).copied(),
+                full_text: full_text.get(&hit.chunk_id).copied(),
+                fused: fused.get(&hit.chunk_id).copied()?,
+            };
+            Some(SearchResult {
+                chunk_id: hit.chunk_id,
+                document_id: hit.document_id,
+                title: hit.title.clone(),
+                heading: hit.heading.clone(),
+                page: hit.page,
+                snippet: snippet_of(&hit.text),
+                score: hit.score,
+                signals,
+            })
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(SearchResponse {
+        grounded: retrieval.is_grounded(state.turn.deflect_threshold),
+        results,
+        timings_ms: Timings {
+            embedding: embedding_ms,
+            retrieval: retrieval_ms,
+        },
+    }))
+}
+
+fn embedding_error(error: LlmError) -> ApiError {
+    match error {
+        LlmError::Rejected(cause) => {
+            ApiError::Internal(format!("the embedding request was rejected: {cause}"))
+        }
+        other => ApiError::Unavailable(format!("embedding the query: {other}")),
+    }
+}

@@ -1,0 +1,103 @@
+//! `POST /api/search`: the retrieval a turn does, each signal's score and rank, the
+//! grounded rule, and the refusals in the API's error shape.
+
+use serde_json::{Value, json};
+
+use crate::retrieval::cosine;
+use crate::support::*;
+
+const OOLONG: &str = "Oolong is a partly oxidised tea, between green and black.";
+const GRANITE: &str = "Granite is an igneous rock rich in quartz.";
+
+fn as_f64(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("a number: {value}"))
+}
+
+#[actix_web::test]
+async fn a_search_shows_each_signal_and_whether_a_turn_would_be_grounded() {
+    // No cosine similarity reaches this threshold between different texts.
+    let app = TestApp::spawn_with(&[("BOR_DEFLECT_THRESHOLD", "0.99")]).await;
+    let (oolong, oolong_chunk) = app.insert_document("Teas", OOLONG).await;
+    let (granite, _) = app.insert_document("Rocks", GRANITE).await;
+    let question = "Which oolong, and why?";
+
+    let found = app.search(&json!({"query": question})).await;
+    assert_eq!(found.status, 200, "{:?}", found.json);
+    let body = &found.json;
+    assert_eq!(body["grounded"], true, "full text holds every word: {body}");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "both chunks rank by cosine: {body}");
+    let first = &results[0];
+    assert_eq!(first["document_id"], oolong);
+    assert_eq!(first["chunk_id"], oolong_chunk);
+    assert_eq!(first["title"], "Teas");
+    assert_eq!(first["snippet"], OOLONG);
+    let signals = &first["signals"];
+    assert_eq!(signals["full_text"]["rank"], 1, "{body}");
+    assert!(as_f64(&signals["full_text"]["score"]) > 0.0);
+    let expected_cosine = cosine(
+        &app.mock_embedding(question).await,
+        &app.mock_embedding(OOLONG).await,
+    );
+    assert!((as_f64(&first["score"]) - expected_cosine).abs() < 1e-5);
+    assert!((as_f64(&signals["vector"]["score"]) - expected_cosine).abs() < 1e-5);
+    let vector_rank = signals["vector"]["rank"].as_u64().unwrap() as f64;
+    let fused = 1.0 / (60.0 + vector_rank) + 1.0 / 61.0;
+    assert!(
+        (as_f64(&signals["fused"]["score"]) - fused).abs() < 1e-12,
+        "{body}"
+    );
+    assert_eq!(signals["fused"]["rank"], 1);
+
+    let second = &results[1];
+    assert_eq!(second["document_id"], granite);
+    assert_eq!(
+        second["signals"]["full_text"],
+        Value::Null,
+        "no word of the query"
+    );
+    assert_eq!(second["signals"]["fused"]["rank"], 2);
+    for timing in ["embedding", "retrieval"] {
+        assert!(as_f64(&body["timings_ms"][timing]) >= 0.0, "{body}");
+    }
+
+    let top = app.search(&json!({"query": question, "top_k": 1})).await;
+    assert_eq!(top.json["results"].as_array().unwrap().len(), 1);
+
+    // A turn asking this would be deflected: the chunks rank, but nothing grounds it.
+    let unknown = app.search(&json!({"query": "zebra"})).await;
+    assert_eq!(unknown.json["grounded"], false, "{:?}", unknown.json);
+    assert_eq!(unknown.json["results"].as_array().unwrap().len(), 2);
+    let turn = app.chat("zebra").await;
+    assert_eq!(turn.last().data["path"], "deflected");
+}
+
+#[actix_web::test]
+async fn an_empty_knowledge_base_is_searched_to_nothing() {
+    let app = TestApp::spawn().await;
+    let found = app.search(&json!({"query": "anything"})).await;
+    assert_eq!(found.status, 200);
+    assert_eq!(found.json["grounded"], false);
+    assert_eq!(found.json["results"], json!([]));
+}
+
+#[actix_web::test]
+async fn bad_searches_are_refused_in_the_error_shape() {
+    let app = TestApp::spawn_with(&[("BOR_MAX_MESSAGE_CHARS", "10")]).await;
+    for (body, code) in [
+        (json!({"query": "  "}), "empty_message"),
+        (json!({"query": "a question too long"}), "message_too_long"),
+        (json!({"query": "tea", "top_k": 0}), "invalid_json"),
+        (json!({"query": "tea", "top_k": 51}), "invalid_json"),
+        (json!({"query": "tea", "top_k": "five"}), "invalid_json"),
+        (json!({"top_k": 3}), "invalid_json"),
+        (json!(["tea"]), "invalid_json"),
+    ] {
+        let refused = app.search(&body).await;
+        assert_eq!(refused.status, 400, "{body}: {:?}", refused.json);
+        assert_eq!(refused.error_code(), code, "{body}: {:?}", refused.json);
+        assert!(refused.json["error"]["message"].is_string());
+    }
+}
