@@ -120,7 +120,7 @@ async fn clients_that_stall_in_their_bodies_are_cut_with_408_and_hold_nothing() 
         // Headers announce 100 bytes; ten arrive, then nothing.
         stream
             .write_all(
-                b"POST /api/chat HTTP/1.1\r\nHost: bor\r\nContent-Type: application/json\r\n\
+                b"POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
                   Content-Length: 100\r\n\r\n{\"message\"",
             )
             .await
