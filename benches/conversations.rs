@@ -64,18 +64,27 @@ struct Row {
     found: usize,
 }
 
+/// The one person whose conversations are listed: everyone's list is theirs alone.
+const OWNER: uuid::Uuid = uuid::Uuid::from_u128(0xb0b);
+
 async fn run(conversations: i32, turns: i32) -> Vec<Row> {
     let db = TestDatabase::migrated().await;
     let mut conn = db.connect().await;
     let started = Instant::now();
+    sql_query("INSERT INTO users (id, username, display_name, role) VALUES ($1, 'bench', 'Bench', 'member')")
+        .bind::<diesel::sql_types::Uuid, _>(OWNER)
+        .execute(&mut conn)
+        .await
+        .expect("the owner is written");
     // Words drawn from a small vocabulary, so that some are common and one is rare.
     sql_query(
-        "INSERT INTO conversations (id, title, created_at, updated_at)
+        "INSERT INTO conversations (id, title, created_at, updated_at, user_id)
          SELECT md5('c' || c)::uuid, 'Conversation ' || c || ' about ' || (ARRAY['kettles','gardens','invoices','tiles','printers'])[1 + c % 5],
-                now() - (c || ' minutes')::interval, now() - (c || ' minutes')::interval
+                now() - (c || ' minutes')::interval, now() - (c || ' minutes')::interval, $2
          FROM generate_series(1, $1) AS c",
     )
     .bind::<Integer, _>(conversations)
+    .bind::<diesel::sql_types::Uuid, _>(OWNER)
     .execute(&mut conn)
     .await
     .expect("conversations are written");
@@ -120,7 +129,7 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
         started.elapsed().as_secs_f64()
     );
 
-    let first_page = conversations::list(&mut conn, &[], 50, None)
+    let first_page = conversations::list(&mut conn, OWNER, &[], 50, None)
         .await
         .expect("a page");
     let before = first_page.last().map(|c| conversations::PageStart {
@@ -167,7 +176,7 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
         let mut found = 0;
         for _ in 0..RUNS {
             let started = Instant::now();
-            let listed = conversations::list(&mut conn, &words, 50, before)
+            let listed = conversations::list(&mut conn, OWNER, &words, 50, before)
                 .await
                 .expect("the query runs");
             times.push(started.elapsed());

@@ -59,6 +59,7 @@ pub fn touched_by(entries: &[NewQueryLogEntry]) -> Vec<NewConversation> {
                 created_at: entry.created_at,
                 updated_at: entry.created_at,
                 text: words,
+                user_id: entry.user_id,
             }),
         }
     }
@@ -73,23 +74,39 @@ struct HistoryTurn {
     answer: String,
 }
 
-/// The history a new turn of the conversation sends the model: its last
+/// The history a new turn of the owner's conversation sends the model: its last
 /// [`HISTORY_LIMIT`] turns with an answer, stored or still in the LogActor's queue (a
-/// turn that just ended), oldest first, as user and assistant messages.
+/// turn that just ended), oldest first, as user and assistant messages. `None` when
+/// the conversation is somebody else's (an id of nobody's is a new conversation: no
+/// history).
 pub async fn history(
     pool: &DbPool,
     log: &Addr<LogActor>,
+    owner: Uuid,
     id: Uuid,
-) -> Result<Vec<ChatMessage>, DbError> {
+) -> Result<Option<Vec<ChatMessage>>, DbError> {
     let queued = log.send(QueuedTurns {
         conversation_id: id,
     });
     let stored = async {
         let mut conn = pool.get().await?;
-        stored::history(&mut conn, id, HISTORY_LIMIT).await
+        match stored::owner(&mut conn, id).await? {
+            Some(whose) if whose != Some(owner) => Ok(None),
+            _ => stored::history(&mut conn, id, HISTORY_LIMIT)
+                .await
+                .map(Some),
+        }
     };
     let (queued, stored) = futures_util::join!(queued, stored);
-    let mut turns: Vec<HistoryTurn> = stored?
+    // A LogActor that does not answer holds no turn this one could see.
+    let queued = queued.unwrap_or_default();
+    let Some(stored) = stored? else {
+        return Ok(None);
+    };
+    if queued.iter().any(|record| record.user_id != Some(owner)) {
+        return Ok(None);
+    }
+    let mut turns: Vec<HistoryTurn> = stored
         .into_iter()
         .map(|turn| HistoryTurn {
             created_at: turn.created_at,
@@ -98,8 +115,7 @@ pub async fn history(
             answer: turn.answer,
         })
         .collect();
-    // A LogActor that does not answer holds no turn this one could see.
-    for record in queued.unwrap_or_default() {
+    for record in queued {
         let has_row = record.outcome.row_status().is_some();
         let known = turns.iter().any(|turn| turn.turn_id == record.turn_id);
         if has_row && !record.answer.is_empty() && !known {
@@ -113,16 +129,18 @@ pub async fn history(
     }
     turns.sort_by_key(|turn| turn.created_at);
     let skip = turns.len().saturating_sub(HISTORY_LIMIT);
-    Ok(turns
-        .into_iter()
-        .skip(skip)
-        .flat_map(|turn| {
-            [
-                ChatMessage::user(turn.question),
-                ChatMessage::assistant(turn.answer),
-            ]
-        })
-        .collect())
+    Ok(Some(
+        turns
+            .into_iter()
+            .skip(skip)
+            .flat_map(|turn| {
+                [
+                    ChatMessage::user(turn.question),
+                    ChatMessage::assistant(turn.answer),
+                ]
+            })
+            .collect(),
+    ))
 }
 
 /// Conversations a page lists unless asked otherwise, and at most.
@@ -191,10 +209,10 @@ pub struct Conversation {
     pub turns: Vec<ConversationTurn>,
 }
 
-/// The conversation with its turns; `None` when there is none.
-pub async fn load(pool: &DbPool, id: Uuid) -> Result<Option<Conversation>, DbError> {
+/// The owner's conversation with its turns; `None` when they have none of that id.
+pub async fn load(pool: &DbPool, owner: Uuid, id: Uuid) -> Result<Option<Conversation>, DbError> {
     let mut conn = pool.get().await?;
-    let Some(summary) = stored::find(&mut conn, id).await? else {
+    let Some(summary) = stored::find(&mut conn, owner, id).await? else {
         return Ok(None);
     };
     let turns = stored::turns(&mut conn, id).await?;

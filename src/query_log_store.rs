@@ -83,6 +83,7 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         first_token_ms: record.first_token_ms.map(millis),
         elapsed_ms: millis(record.elapsed_ms),
         conversation_id: record.conversation_id,
+        user_id: record.user_id,
     })
 }
 
@@ -116,6 +117,15 @@ mod tests {
     async fn every_turn_of_a_conversation_is_kept_whatever_the_size_of_its_words() {
         let db = TestDatabase::migrated().await;
         let mut conn = db.pool().get().await.unwrap();
+        let (owner, _) = crate::http::users::create_user(
+            &mut conn,
+            "ann",
+            None,
+            crate::db::users::Role::Member,
+            None,
+        )
+        .await
+        .unwrap();
         let conversation = Uuid::new_v4();
         for turn in 0..10 {
             let mut answer = String::new();
@@ -128,6 +138,7 @@ mod tests {
             let row = NewQueryLogEntry {
                 answer,
                 conversation_id: Some(conversation),
+                user_id: Some(owner.id),
                 ..crate::testing::query_log_entry()
             };
             assert_eq!(write_turns(&mut conn, &[row]).await.unwrap(), 1);
@@ -135,7 +146,7 @@ mod tests {
         assert_eq!(query_log_rows(&db.pool()).await.len(), 10);
         for words in [["a0b1", "a9b9000"], ["a5b77", "handbook"]] {
             let words = words.map(str::to_owned);
-            let found = crate::db::conversations::list(&mut conn, &words, 10, None)
+            let found = crate::db::conversations::list(&mut conn, owner.id, &words, 10, None)
                 .await
                 .unwrap();
             assert_eq!(found.len(), 1, "{words:?}");

@@ -97,6 +97,14 @@ impl Application {
         )
         .await?;
         let accounts = Arc::new(Accounts::start(config.auth, pool.clone()).await?);
+        let given =
+            crate::db::conversations::give_unowned_to_first_admin(&mut *pool.get().await?).await?;
+        if given > 0 {
+            tracing::info!(
+                conversations = given,
+                "conversations from before accounts given to the first admin"
+            );
+        }
         if config.auth == AuthMode::Accounts {
             say_how_to_sign_in(&pool).await;
         }

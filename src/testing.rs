@@ -278,6 +278,7 @@ pub fn query_log_entry() -> NewQueryLogEntry {
         first_token_ms: Some(840),
         elapsed_ms: 1200,
         conversation_id: None,
+        user_id: None,
     }
 }
 

@@ -274,6 +274,8 @@ async fn user_commands_make_list_reset_and_disable_people() {
         "{}",
         text(&missing)
     );
+}
+
 /// A tiny collection in the BEIR layout: three abstracts, two judged queries (one with
 /// two grades) and one query without judgements.
 fn beir_folder(name: &str) -> std::path::PathBuf {

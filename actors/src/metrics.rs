@@ -304,6 +304,7 @@ mod tests {
         TurnRecord {
             turn_id: Uuid::new_v4(),
             conversation_id: None,
+            user_id: None,
             created_at: Utc::now(),
             question: "q".into(),
             answer: "a".into(),

@@ -176,6 +176,8 @@ pub struct TurnRecord {
     pub turn_id: Uuid,
     /// The conversation the turn belongs to; `None` for a turn of the OpenAI API.
     pub conversation_id: Option<Uuid>,
+    /// The person who asked; `None` when the caller has no user row.
+    pub user_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     /// As sent, trimmed.
     pub question: String,
@@ -252,10 +254,7 @@ mod tests {
     #[test]
     fn the_stored_words_are_the_words_of_the_frames() {
         for path in TurnPath::ALL {
-            assert_eq!(
-                serde_json::to_string(&path).unwrap(),
-                format!("\"{path}\"")
-            );
+            assert_eq!(serde_json::to_string(&path).unwrap(), format!("\"{path}\""));
         }
         for status in TurnStatus::ALL {
             assert_eq!(

@@ -76,6 +76,11 @@ impl Caller {
         self.role == Role::Admin
     }
 
+    /// The caller's user row; `None` for the service token, which has none.
+    pub fn user_row(&self) -> Option<Uuid> {
+        (self.via != Via::ServiceToken).then_some(self.user_id)
+    }
+
     /// The caller the service token is.
     fn service() -> Caller {
         Caller {

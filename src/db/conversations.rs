@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_query;
-use diesel::sql_types::{Bool, Integer, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -27,6 +27,8 @@ pub struct NewConversation {
     pub updated_at: DateTime<Utc>,
     /// The questions and answers of the batch's rows, for the search document.
     pub text: String,
+    /// Whose it is (the person who asked its first turn).
+    pub user_id: Option<Uuid>,
 }
 
 /// A conversation as the list shows it.
@@ -84,8 +86,8 @@ pub async fn upsert(
 ) -> Result<(), DbError> {
     for conversation in conversations {
         sql_query(
-            "INSERT INTO conversations (id, title, created_at, updated_at)
-             VALUES ($1, $2, $3, $4)
+            "INSERT INTO conversations (id, title, created_at, updated_at, user_id)
+             VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (id) DO UPDATE SET
                  updated_at = GREATEST(conversations.updated_at, excluded.updated_at)",
         )
@@ -93,6 +95,7 @@ pub async fn upsert(
         .bind::<Text, _>(&conversation.title)
         .bind::<Timestamptz, _>(conversation.created_at)
         .bind::<Timestamptz, _>(conversation.updated_at)
+        .bind::<Nullable<SqlUuid>, _>(conversation.user_id)
         .execute(conn)
         .await?;
         for piece in search_pieces(&conversation.text, SEARCH_PIECE_CHARS) {
@@ -176,16 +179,18 @@ pub struct PageStart {
     pub id: Option<Uuid>,
 }
 
-/// Conversations newest first (ties by id), `limit` of them, after `start` when given,
-/// whose title, questions and answers together hold every word of `words`
+/// The owner's conversations newest first (ties by id), `limit` of them, after `start`
+/// when given, whose title, questions and answers together hold every word of `words`
 /// (case-insensitive; a word matches the start of a word).
 pub async fn list(
     conn: &mut AsyncPgConnection,
+    owner: Uuid,
     words: &[String],
     limit: i64,
     start: Option<PageStart>,
 ) -> Result<Vec<ConversationSummary>, DbError> {
     let mut query = summaries()
+        .filter(conversations::user_id.eq(owner))
         .order((conversations::updated_at.desc(), conversations::id))
         .limit(limit);
     match start {
@@ -261,13 +266,15 @@ fn summaries<'a>() -> conversations::BoxedQuery<
         .into_boxed()
 }
 
-/// One conversation's summary.
+/// One of the owner's conversations, as the list shows it.
 pub async fn find(
     conn: &mut AsyncPgConnection,
+    owner: Uuid,
     id: Uuid,
 ) -> Result<Option<ConversationSummary>, DbError> {
     Ok(summaries()
         .filter(conversations::id.eq(id))
+        .filter(conversations::user_id.eq(owner))
         .first(conn)
         .await
         .optional()?)
@@ -304,28 +311,52 @@ pub async fn history(
     Ok(newest)
 }
 
-/// Renames a conversation; `None` when there is none.
+/// Whose the conversation is: `None` when there is none (`Some(None)` for one written
+/// before accounts and not given to anyone yet).
+pub async fn owner(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+) -> Result<Option<Option<Uuid>>, DbError> {
+    Ok(conversations::table
+        .find(id)
+        .select(conversations::user_id)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Renames one of the owner's conversations; `None` when they have none of that id.
 pub async fn rename(
     conn: &mut AsyncPgConnection,
+    owner: Uuid,
     id: Uuid,
     title: &str,
 ) -> Result<Option<ConversationSummary>, DbError> {
     // The title's words follow it (a generated column); the turns' words stay.
-    let renamed = diesel::update(conversations::table.find(id))
-        .set(conversations::title.eq(title))
-        .execute(conn)
-        .await?;
+    let renamed = diesel::update(
+        conversations::table
+            .filter(conversations::id.eq(id))
+            .filter(conversations::user_id.eq(owner)),
+    )
+    .set(conversations::title.eq(title))
+    .execute(conn)
+    .await?;
     if renamed == 0 {
         return Ok(None);
     }
-    find(conn, id).await
+    find(conn, owner, id).await
 }
 
-/// Deletes a conversation and its turns' rows; false when there was none.
-pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> Result<bool, DbError> {
-    Ok(diesel::delete(conversations::table.find(id))
-        .execute(conn)
-        .await?
+/// Deletes one of the owner's conversations and its turns' rows; false when they had
+/// none of that id.
+pub async fn delete(conn: &mut AsyncPgConnection, owner: Uuid, id: Uuid) -> Result<bool, DbError> {
+    Ok(diesel::delete(
+        conversations::table
+            .filter(conversations::id.eq(id))
+            .filter(conversations::user_id.eq(owner)),
+    )
+    .execute(conn)
+    .await?
         > 0)
 }
 
@@ -358,4 +389,24 @@ mod tests {
         assert!(pieces.iter().all(|piece| piece.chars().count() <= 3));
         assert_eq!(pieces.concat(), text, "nothing lost or repeated");
     }
+}
+
+/// Gives the conversations and rows written before accounts (of no user) to the first
+/// admin made; returns how many conversations moved (none while there is no admin).
+pub async fn give_unowned_to_first_admin(conn: &mut AsyncPgConnection) -> Result<usize, DbError> {
+    const FIRST_ADMIN: &str =
+        "(SELECT id FROM users WHERE role = 'admin' ORDER BY created_at, id LIMIT 1)";
+    let moved = sql_query(format!(
+        "UPDATE conversations SET user_id = {FIRST_ADMIN}
+         WHERE user_id IS NULL AND {FIRST_ADMIN} IS NOT NULL"
+    ))
+    .execute(conn)
+    .await?;
+    sql_query(format!(
+        "UPDATE query_log SET user_id = {FIRST_ADMIN}
+         WHERE user_id IS NULL AND {FIRST_ADMIN} IS NOT NULL"
+    ))
+    .execute(conn)
+    .await?;
+    Ok(moved)
 }

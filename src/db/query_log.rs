@@ -33,6 +33,7 @@ pub struct QueryLogEntry {
     pub first_token_ms: Option<i64>,
     pub elapsed_ms: i64,
     pub conversation_id: Option<Uuid>,
+    pub user_id: Option<Uuid>,
 }
 
 /// A row to write. Owned, so that a writer can keep it queued until the database
@@ -63,6 +64,7 @@ pub struct NewQueryLogEntry {
     /// The conversation (docs/PROTOCOL.md, "Conversations"); written with the row when
     /// it does not exist yet.
     pub conversation_id: Option<Uuid>,
+    pub user_id: Option<Uuid>,
 }
 
 /// Writes the rows of several turns; rows whose `turn_id` is already stored are

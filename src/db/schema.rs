@@ -46,6 +46,7 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         title_words -> Tsvector,
+        user_id -> Nullable<Uuid>,
     }
 }
 
@@ -108,6 +109,7 @@ diesel::table! {
         first_token_ms -> Nullable<Int8>,
         elapsed_ms -> Int8,
         conversation_id -> Nullable<Uuid>,
+        user_id -> Nullable<Uuid>,
     }
 }
 

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
+use crate::auth::Caller;
 use crate::conversations::{self, HISTORY_LIMIT};
 use crate::state::AppState;
 use uuid::Uuid;
@@ -90,6 +91,7 @@ pub enum HistoryRole {
 pub async fn chat(
     request: HttpRequest,
     payload: web::Payload,
+    caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<impl Responder, ApiError> {
     refuse_when_stopping(&state)?;
@@ -106,8 +108,12 @@ pub async fn chat(
     } = parse_chat_input(body, state.config.max_message_chars)?;
     let conversation_id = input.conversation_id.unwrap_or_else(Uuid::new_v4);
     input.conversation_id = Some(conversation_id);
+    input.user_id = caller.user_row();
     if continues {
-        input.history = conversations::history(&state.pool, &state.log, conversation_id).await?;
+        let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
+        input.history = conversations::history(&state.pool, &state.log, owner, conversation_id)
+            .await?
+            .ok_or_else(|| super::conversations::not_found(&conversation_id.to_string()))?;
     }
     let turn = start_turn(&state, input)?;
     let events = turn.into_frames().map(|frame| frame.to_event());
@@ -171,6 +177,7 @@ pub fn parse_chat_input(
     Ok(ChatInput {
         input: TurnInput {
             conversation_id: body.conversation_id,
+            user_id: None,
             question: question.to_owned(),
             history,
         },

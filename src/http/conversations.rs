@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::auth::Caller;
 use crate::conversations::{self, Conversation, Listing};
 use crate::db::DbPool;
 use crate::db::conversations::{self as stored, ConversationSummary};
@@ -47,6 +48,7 @@ pub struct ListQuery {
 #[get("/api/conversations")]
 pub async fn list(
     query: web::Query<ListQuery>,
+    caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let listing = Listing::parse(
@@ -57,7 +59,14 @@ pub async fn list(
     )
     .map_err(ApiError::InvalidJson)?;
     let mut conn = connection(&state.pool).await?;
-    let listed = stored::list(&mut conn, &listing.words, listing.limit, listing.start).await?;
+    let listed = stored::list(
+        &mut conn,
+        owner(&caller)?,
+        &listing.words,
+        listing.limit,
+        listing.start,
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(listed))
 }
 
@@ -74,9 +83,10 @@ pub async fn list(
 #[get("/api/conversations/{id}")]
 pub async fn one(
     id: web::Path<String>,
+    caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let conversation = load(&state, &id).await?;
+    let conversation = load(&state, &caller, &id).await?;
     Ok(HttpResponse::Ok().json(conversation))
 }
 
@@ -113,6 +123,7 @@ pub async fn rename(
     request: HttpRequest,
     payload: web::Payload,
     id: web::Path<String>,
+    caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let conversation_id = parse_id(&id)?;
@@ -125,7 +136,7 @@ pub async fn rename(
     .await?;
     let title = checked_title(&body.title)?;
     let mut conn = connection(&state.pool).await?;
-    let renamed = stored::rename(&mut conn, conversation_id, &title)
+    let renamed = stored::rename(&mut conn, owner(&caller)?, conversation_id, &title)
         .await?
         .ok_or_else(|| not_found(&id))?;
     Ok(HttpResponse::Ok().json(renamed))
@@ -144,11 +155,12 @@ pub async fn rename(
 #[delete("/api/conversations/{id}")]
 pub async fn remove(
     id: web::Path<String>,
+    caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let conversation_id = parse_id(&id)?;
     let mut conn = connection(&state.pool).await?;
-    if stored::delete(&mut conn, conversation_id).await? {
+    if stored::delete(&mut conn, owner(&caller)?, conversation_id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(not_found(&id))
@@ -177,6 +189,7 @@ pub struct ExportQuery {
 pub async fn export(
     id: web::Path<String>,
     query: web::Query<ExportQuery>,
+    caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let format = query.format.as_deref().unwrap_or("markdown");
@@ -185,7 +198,7 @@ pub async fn export(
             "`format` must be markdown or json".to_owned(),
         ));
     }
-    let conversation = load(&state, &id).await?;
+    let conversation = load(&state, &caller, &id).await?;
     let (content_type, extension, body) = if format == "json" {
         let body = serde_json::to_vec_pretty(&conversation)
             .map_err(|error| ApiError::Internal(format!("export: {error}")))?;
@@ -206,17 +219,24 @@ pub async fn export(
         .body(body))
 }
 
-async fn load(state: &AppState, id: &str) -> Result<Conversation, ApiError> {
-    conversations::load(&state.pool, parse_id(id)?)
+async fn load(state: &AppState, caller: &Caller, id: &str) -> Result<Conversation, ApiError> {
+    conversations::load(&state.pool, owner(caller)?, parse_id(id)?)
         .await?
         .ok_or_else(|| not_found(id))
+}
+
+/// Whose conversations the caller sees: their own (a caller without a user row has
+/// none).
+fn owner(caller: &Caller) -> Result<Uuid, ApiError> {
+    caller.user_row().ok_or(ApiError::NotSignedIn)
 }
 
 fn parse_id(id: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(id).map_err(|_| not_found(id))
 }
 
-fn not_found(id: &str) -> ApiError {
+/// Another person's conversation is answered as one that does not exist.
+pub fn not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("no conversation {id}"))
 }
 

@@ -304,9 +304,19 @@ pub(crate) mod tests {
                 ApiError::Unavailable(_) => 15,
                 ApiError::ShuttingDown => 16,
                 ApiError::Internal(_) => 17,
+                ApiError::NotSignedIn => 18,
+                ApiError::InvalidCredentials => 19,
+                ApiError::TooManyAttempts { .. } => 20,
+                ApiError::InvalidPassword(_) => 21,
+                ApiError::InvalidUsername(_) => 22,
+                ApiError::InvalidName(_) => 23,
+                ApiError::Forbidden => 24,
+                ApiError::ForbiddenOrigin => 25,
+                ApiError::UsernameTaken => 26,
+                ApiError::LastAdmin => 27,
             })
             .collect();
-        assert_eq!(listed, (0..=17).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=27).collect(), "every variant is listed once");
         cases
     }
 

@@ -28,6 +28,8 @@ const FRAME_CHANNEL_CAPACITY: usize = 64;
 pub struct TurnInput {
     /// The conversation the turn belongs to; `None` for the OpenAI-compatible API.
     pub conversation_id: Option<Uuid>,
+    /// The person who asks (`None` for a caller without a user row).
+    pub user_id: Option<Uuid>,
     /// As sent, trimmed.
     pub question: String,
     /// Earlier user and assistant messages, oldest first.
@@ -81,6 +83,7 @@ pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, Api
         TurnSpec {
             turn_id,
             conversation_id: input.conversation_id,
+            user_id: input.user_id,
             question: input.question,
             history: input.history,
         },

@@ -26,6 +26,7 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
     TurnRecord {
         turn_id: Uuid::new_v4(),
         conversation_id: None,
+        user_id: None,
         created_at: Utc::now(),
         question: "q".into(),
         answer: "partial".into(),

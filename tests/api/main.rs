@@ -22,6 +22,7 @@ mod openai_refusals;
 mod openai_turns;
 mod openapi;
 mod passages;
+mod people_conversations;
 mod queries;
 mod refusals;
 mod request_ids;

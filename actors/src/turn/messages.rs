@@ -12,6 +12,8 @@ pub struct TurnSpec {
     /// The conversation the turn belongs to (docs/PROTOCOL.md, "Conversations");
     /// `None` for a turn of the OpenAI-compatible API.
     pub conversation_id: Option<Uuid>,
+    /// The person who asks; `None` for no user row (a caller without one).
+    pub user_id: Option<Uuid>,
     /// As sent, trimmed.
     pub question: String,
     /// Earlier user and assistant messages, oldest first.

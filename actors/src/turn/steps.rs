@@ -424,6 +424,7 @@ impl TurnActor {
         TurnRecord {
             turn_id: self.spec.turn_id,
             conversation_id: self.spec.conversation_id,
+            user_id: self.spec.user_id,
             created_at: self.created_at,
             question: self.spec.question.clone(),
             answer: self.answer.clone(),

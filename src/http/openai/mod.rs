@@ -10,13 +10,14 @@ mod request;
 mod stream;
 mod wire;
 
-use actix_web::{Either, HttpRequest, HttpResponse, Responder, get, post, web};
+use actix_web::{Either, HttpMessage, HttpRequest, HttpResponse, Responder, get, post, web};
 use chrono::Utc;
 
 use super::body::read_json_body;
 use super::chat::MAX_BODY_BYTES;
 use super::error::ApiError;
 use super::turn::{event_stream, refuse_when_stopping, start_turn};
+use crate::auth::Caller;
 use crate::state::AppState;
 pub use error::OpenAiError;
 use request::{ChatCompletionRequestBody, parse_completion_request};
@@ -100,7 +101,12 @@ pub async fn chat_completions(
         state.config.request_body_timeout,
     )
     .await?;
-    let completion_request = parse_completion_request(body, state.config.max_message_chars)?;
+    let mut completion_request = parse_completion_request(body, state.config.max_message_chars)?;
+    // The enforcement middleware let the request through: it has a caller.
+    completion_request.input.user_id = request
+        .extensions()
+        .get::<Caller>()
+        .and_then(Caller::user_row);
     let turn = start_turn(&state, completion_request.input)?;
     let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());
     if completion_request.stream {

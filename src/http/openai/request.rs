@@ -107,6 +107,7 @@ pub fn parse_completion_request(
         stream: body.stream.unwrap_or(false),
         input: TurnInput {
             conversation_id: None,
+            user_id: None,
             question,
             history,
         },

@@ -367,6 +367,7 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
         TurnSpec {
             turn_id: Uuid::new_v4(),
             conversation_id: None,
+            user_id: None,
             question: setup.question.to_owned(),
             history: Vec::new(),
         },
