@@ -171,18 +171,6 @@ mod tests {
 
     #[tokio::test]
     async fn migrations_apply_revert_and_apply_again_on_an_empty_database() {
-        const ALL_TABLES: [&str; 10] = [
-            "api_keys",
-            "chunks",
-            "conversation_search",
-            "conversations",
-            "documents",
-            "group_members",
-            "groups",
-            "query_log",
-            "sessions",
-            "users",
-        ];
         let db = TestDatabase::empty().await;
         let mut conn = db.connect().await;
         let all = embedded_names();
@@ -192,7 +180,7 @@ mod tests {
         assert_eq!(status.pending, all);
 
         assert_eq!(run_migrations(db.url()).await.unwrap(), all);
-        assert_eq!(tables(&mut conn).await, ALL_TABLES);
+        assert_eq!(tables(&mut conn).await, super::super::schema_check::TABLES);
         let status = migration_status(&mut conn).await.unwrap();
         assert_eq!((status.applied, status.pending), (all.clone(), Vec::new()));
         assert_eq!(
@@ -208,7 +196,7 @@ mod tests {
         assert_eq!((status.applied, status.pending), (Vec::new(), all.clone()));
 
         assert_eq!(run_migrations(db.url()).await.unwrap(), all);
-        assert_eq!(tables(&mut conn).await, ALL_TABLES);
+        assert_eq!(tables(&mut conn).await, super::super::schema_check::TABLES);
     }
 
     #[tokio::test]

@@ -8,6 +8,20 @@ use diesel_async::RunQueryDsl;
 
 use crate::testing::TestDatabase;
 
+/// Every table the migrations make, by name.
+pub(super) const TABLES: [&str; 10] = [
+    "api_keys",
+    "chunks",
+    "conversation_search",
+    "conversations",
+    "documents",
+    "group_members",
+    "groups",
+    "query_log",
+    "sessions",
+    "users",
+];
+
 #[derive(Debug, PartialEq, Eq)]
 struct Table {
     name: String,
@@ -150,9 +164,12 @@ async fn schema_rs_matches_the_migrated_database() {
     };
     assert!(actual.len() >= 5, "{:?}", names(&actual));
     assert_eq!(
-        names(&declared),
-        names(&actual),
-        "schema.rs declares every table"
+        declared
+            .iter()
+            .map(|table| table.name.as_str())
+            .collect::<Vec<_>>(),
+        TABLES,
+        "schema.rs should be readable by this test"
     );
     assert_eq!(actual, declared);
 }
