@@ -31,13 +31,16 @@ enum Command {
     Migrate,
     /// Probe the database, the LLM server and the knowledge base, and say what is missing.
     Check,
-    /// Import Markdown (.md, .markdown) and plain-text (.txt) files into the knowledge
-    /// base; folders are read recursively (hidden entries left out). Other files are
-    /// skipped with a line each; unchanged files are left as they are.
+    /// Import Markdown, plain-text, PDF, HTML and Word files into the knowledge base;
+    /// folders are read recursively (hidden entries left out). Other files are skipped
+    /// with a line each; unchanged files are left as they are.
     Import {
         /// Files and folders to import.
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
+        /// Also remove the documents whose files are gone from the folders named.
+        #[arg(long)]
+        sync: bool,
     },
     /// Embed anew, from their stored text, the documents embedded with another
     /// embedding model (vectors of another dimension) than the one configured now.
@@ -61,7 +64,10 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
-        Command::Import { paths } => crate::import::run(&config, &paths).await,
+        Command::Import { paths, sync } => {
+            let options = crate::import::ImportOptions { sync };
+            crate::import::run(&config, &paths, &options).await
+        }
         Command::Reembed => crate::reembed::run(&config).await,
     }
 }

@@ -7,12 +7,16 @@
 //! The rest goes on.
 //!
 //! Re-importing an unchanged file does nothing; a changed file replaces its earlier
-//! version (same source path). A progress bar shows files, chunks and embeddings on a
-//! terminal; elsewhere each file gets a plain line. A summary ends the run.
+//! version (same source path). With `--sync`, the documents whose files are gone from
+//! the folders named are removed too (`sync.rs`). A progress bar shows files, chunks and
+//! embeddings on a terminal; elsewhere each file gets a plain line. A summary ends the
+//! run.
 
 mod files;
 mod progress;
+mod sync;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -37,14 +41,27 @@ pub struct ImportSummary {
     /// Same content, embedded anew for a new embedding model.
     pub refreshed: usize,
     pub skipped: usize,
+    /// Documents removed because their files are gone; `None` without `--sync`.
+    pub removed: Option<usize>,
     /// Chunks written.
     pub chunks: usize,
 }
 
+/// How an import goes beyond storing what it finds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Also remove the documents whose files are gone from the folders named.
+    pub sync: bool,
+}
+
 impl ImportSummary {
     pub fn line(&self, elapsed: Duration) -> String {
+        let removed = self
+            .removed
+            .map(|removed| format!("removed {removed}, "))
+            .unwrap_or_default();
         format!(
-            "imported {}, unchanged {}, replaced {}, re-embedded {}, skipped {}; {} chunks in {:.1} s",
+            "imported {}, unchanged {}, replaced {}, re-embedded {}, {removed}skipped {}; {} chunks in {:.1} s",
             self.imported,
             self.unchanged,
             self.replaced,
@@ -57,7 +74,7 @@ impl ImportSummary {
 }
 
 /// Runs the command; the exit code is non-zero when the import had to stop.
-pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
+pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) -> ExitCode {
     let started = Instant::now();
     if let Err(error) = db::run_migrations(&config.database_url).await {
         eprintln!(
@@ -80,7 +97,7 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
         chunking_settings(config),
         Arc::new(ModelDimension::default()),
     );
-    let result = import_paths(&ingestor, paths).await;
+    let result = import(&ingestor, paths, options).await;
     let summary = match result {
         Ok(summary) => summary,
         Err((summary, error)) => {
@@ -99,13 +116,26 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Imports every file under `paths`; stops at the first failure that would fail every
-/// later file too (the LLM server or the database being unavailable).
+/// Imports every file under `paths` (see [`import`]).
 pub async fn import_paths(
     ingestor: &Ingestor,
     paths: &[PathBuf],
 ) -> Result<ImportSummary, (ImportSummary, IngestError)> {
+    import(ingestor, paths, &ImportOptions::default()).await
+}
+
+/// Imports every file under `paths`, then (with `sync`) removes the documents whose
+/// files are gone from the folders among them. Stops at the first failure that would
+/// fail every later file too (the LLM server or the database being unavailable); then
+/// nothing is removed.
+pub async fn import(
+    ingestor: &Ingestor,
+    paths: &[PathBuf],
+    options: &ImportOptions,
+) -> Result<ImportSummary, (ImportSummary, IngestError)> {
     let mut summary = ImportSummary::default();
+    // Each document stored or found unchanged, with the source it was read from now.
+    let mut imported = HashMap::new();
     let found = collect_files(paths);
     let progress = ImportProgress::new(found.files.len());
     for (path, reason) in &found.skipped {
@@ -130,6 +160,9 @@ pub async fn import_paths(
             };
         match ingestor.ingest(&document, &progress).await {
             Ok(outcome) => {
+                if let Some(source) = &document.source {
+                    imported.insert(outcome.id(), source.clone());
+                }
                 let (label, count) = match &outcome {
                     IngestOutcome::Created { chunks, .. } => (&mut summary.imported, Some(chunks)),
                     IngestOutcome::Unchanged { .. } => (&mut summary.unchanged, None),
@@ -153,8 +186,34 @@ pub async fn import_paths(
         }
         progress.file_done();
     }
+    if options.sync {
+        let settled = match remove_gone_files(ingestor, paths, &imported).await {
+            Ok(settled) => settled,
+            Err(error) => {
+                progress.finish();
+                return Err((summary, error.into()));
+            }
+        };
+        for gone in &settled {
+            progress.say(&gone.line());
+        }
+        let removed = settled
+            .iter()
+            .filter(|gone| matches!(gone, sync::Gone::Removed { .. }))
+            .count();
+        summary.removed = Some(removed);
+    }
     progress.finish();
     Ok(summary)
+}
+
+async fn remove_gone_files(
+    ingestor: &Ingestor,
+    paths: &[PathBuf],
+    imported: &HashMap<i64, String>,
+) -> Result<Vec<sync::Gone>, crate::db::DbError> {
+    let mut conn = ingestor.pool().get().await?;
+    sync::settle_gone_files(&mut conn, &sync::folders_to_sync(paths), imported).await
 }
 
 fn describe(outcome: &IngestOutcome, path: &str) -> String {
