@@ -31,16 +31,21 @@ enum Command {
     Migrate,
     /// Probe the database, the LLM server and the knowledge base, and say what is missing.
     Check,
-    /// Import Markdown, plain-text, PDF, HTML and Word files into the knowledge base;
-    /// folders are read recursively (hidden entries left out). Other files are skipped
-    /// with a line each; unchanged files are left as they are.
+    /// Import Markdown, plain-text, PDF, HTML and Word files, and web pages, into the
+    /// knowledge base; folders are read recursively (hidden entries left out). Other
+    /// files are skipped with a line each; unchanged files and pages are left as they
+    /// are.
     Import {
-        /// Files and folders to import.
+        /// Files, folders and web addresses (http:// or https://) to import.
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
         /// Also remove the documents whose files are gone from the folders named.
         #[arg(long)]
         sync: bool,
+        /// Import up to N pages of each web address's site (its sitemap, else its
+        /// links), not only the page named.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        crawl: Option<u32>,
     },
     /// Embed anew, from their stored text, the documents embedded with another
     /// embedding model (vectors of another dimension) than the one configured now.
@@ -64,8 +69,11 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
-        Command::Import { paths, sync } => {
-            let options = crate::import::ImportOptions { sync };
+        Command::Import { paths, sync, crawl } => {
+            let options = crate::import::ImportOptions {
+                sync,
+                crawl: crawl.map(|pages| pages as usize),
+            };
             crate::import::run(&config, &paths, &options).await
         }
         Command::Reembed => crate::reembed::run(&config).await,

@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod documents;
 mod error;
 mod migrations;
+pub mod page_validators;
 mod pool;
 pub mod query_log;
 pub mod schema;

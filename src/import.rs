@@ -13,11 +13,12 @@
 //! run.
 
 mod files;
+pub mod pages;
 mod progress;
 mod sync;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +30,7 @@ use crate::db::{self, DbPool, chunks};
 use crate::knowledge::formats::Limits;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension};
 use crate::state::{chunking_settings, llm_settings};
+use crate::web::{FetchSettings, Fetcher};
 pub use files::{ReadFile, collect_files, document_from_bytes, is_supported, read_document};
 use progress::ImportProgress;
 
@@ -52,9 +54,31 @@ pub struct ImportSummary {
 pub struct ImportOptions {
     /// Also remove the documents whose files are gone from the folders named.
     pub sync: bool,
+    /// For each web address, import up to this many pages of its site instead of the
+    /// one page.
+    pub crawl: Option<usize>,
+}
+
+/// Whether a command-line argument is a web address rather than a path.
+pub fn is_web_address(argument: &Path) -> bool {
+    argument
+        .to_str()
+        .is_some_and(|text| text.starts_with("http://") || text.starts_with("https://"))
 }
 
 impl ImportSummary {
+    /// Counts what storing one document did.
+    fn count(&mut self, outcome: &IngestOutcome) {
+        let (label, count) = match outcome {
+            IngestOutcome::Created { chunks, .. } => (&mut self.imported, Some(chunks)),
+            IngestOutcome::Unchanged { .. } => (&mut self.unchanged, None),
+            IngestOutcome::Replaced { chunks, .. } => (&mut self.replaced, Some(chunks)),
+            IngestOutcome::Refreshed { chunks, .. } => (&mut self.refreshed, Some(chunks)),
+        };
+        *label += 1;
+        self.chunks += count.copied().unwrap_or(0);
+    }
+
     pub fn line(&self, elapsed: Duration) -> String {
         let removed = self
             .removed
@@ -97,7 +121,36 @@ pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) ->
         chunking_settings(config),
         Arc::new(ModelDimension::default()),
     );
-    let result = import(&ingestor, paths, options).await;
+    let (addresses, files): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        paths.iter().partition(|path| is_web_address(path));
+    let files: Vec<PathBuf> = files.into_iter().cloned().collect();
+    let mut result = import(&ingestor, &files, options).await;
+    if let Ok(summary) = &mut result {
+        let fetcher = Fetcher::new(FetchSettings::from_config(config));
+        let progress = ImportProgress::new(0);
+        let mut lines = PageLines {
+            summary,
+            progress: &progress,
+        };
+        for address in addresses {
+            let address = address.to_string_lossy();
+            let imported = pages::import_address(
+                &ingestor,
+                &fetcher,
+                &address,
+                options.crawl,
+                &progress,
+                &mut lines,
+            )
+            .await;
+            if let Err(error) = imported {
+                progress.finish();
+                result = Err((lines.summary.clone(), error));
+                break;
+            }
+        }
+        progress.finish();
+    }
     let summary = match result {
         Ok(summary) => summary,
         Err((summary, error)) => {
@@ -163,16 +216,7 @@ pub async fn import(
                 if let Some(source) = &document.source {
                     imported.insert(outcome.id(), source.clone());
                 }
-                let (label, count) = match &outcome {
-                    IngestOutcome::Created { chunks, .. } => (&mut summary.imported, Some(chunks)),
-                    IngestOutcome::Unchanged { .. } => (&mut summary.unchanged, None),
-                    IngestOutcome::Replaced { chunks, .. } => (&mut summary.replaced, Some(chunks)),
-                    IngestOutcome::Refreshed { chunks, .. } => {
-                        (&mut summary.refreshed, Some(chunks))
-                    }
-                };
-                *label += 1;
-                summary.chunks += count.copied().unwrap_or(0);
+                summary.count(&outcome);
                 progress.say(&describe(&outcome, &path.display().to_string()));
             }
             Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))) => {
@@ -214,6 +258,36 @@ async fn remove_gone_files(
 ) -> Result<Vec<sync::Gone>, crate::db::DbError> {
     let mut conn = ingestor.pool().get().await?;
     sync::settle_gone_files(&mut conn, &sync::folders_to_sync(paths), imported).await
+}
+
+/// Prints each page's line and counts it in the summary.
+struct PageLines<'a> {
+    summary: &'a mut ImportSummary,
+    progress: &'a ImportProgress,
+}
+
+impl pages::PageListener for PageLines<'_> {
+    fn page(&mut self, report: pages::PageReport) {
+        let line = match &report {
+            pages::PageReport::Stored { url, outcome, .. } => {
+                self.summary.count(outcome);
+                describe(outcome, url)
+            }
+            pages::PageReport::NotModified { url, .. } => {
+                self.summary.unchanged += 1;
+                format!("unchanged {url} (not modified)")
+            }
+            pages::PageReport::Skipped { url, reason } => {
+                self.summary.skipped += 1;
+                format!("skipped   {url}: {reason}")
+            }
+        };
+        self.progress.say(&line);
+    }
+
+    fn note(&mut self, note: &str) {
+        self.progress.say(&format!("note: {note}"));
+    }
 }
 
 fn describe(outcome: &IngestOutcome, path: &str) -> String {

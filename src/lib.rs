@@ -15,3 +15,4 @@ pub mod state;
 pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod web;

@@ -182,7 +182,13 @@ mod tests {
         assert_eq!(run_migrations(db.url()).await.unwrap(), all);
         assert_eq!(
             tables(&mut conn).await,
-            ["chunks", "conversations", "documents", "query_log"]
+            [
+                "chunks",
+                "conversations",
+                "documents",
+                "page_validators",
+                "query_log"
+            ]
         );
         let status = migration_status(&mut conn).await.unwrap();
         assert_eq!((status.applied, status.pending), (all.clone(), Vec::new()));
@@ -201,7 +207,13 @@ mod tests {
         assert_eq!(run_migrations(db.url()).await.unwrap(), all);
         assert_eq!(
             tables(&mut conn).await,
-            ["chunks", "conversations", "documents", "query_log"]
+            [
+                "chunks",
+                "conversations",
+                "documents",
+                "page_validators",
+                "query_log"
+            ]
         );
     }
 

@@ -52,6 +52,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    page_validators (document_id) {
+        document_id -> Int8,
+        etag -> Nullable<Text>,
+        last_modified -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     query_log (id) {
         id -> Int8,
         turn_id -> Uuid,
@@ -74,6 +82,13 @@ diesel::table! {
 }
 
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(page_validators -> documents (document_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
-diesel::allow_tables_to_appear_in_same_query!(chunks, conversations, documents, query_log);
+diesel::allow_tables_to_appear_in_same_query!(
+    chunks,
+    conversations,
+    documents,
+    page_validators,
+    query_log
+);

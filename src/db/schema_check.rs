@@ -150,7 +150,13 @@ async fn schema_rs_matches_the_migrated_database() {
             .iter()
             .map(|table| table.name.as_str())
             .collect::<Vec<_>>(),
-        ["chunks", "conversations", "documents", "query_log"],
+        [
+            "chunks",
+            "conversations",
+            "documents",
+            "page_validators",
+            "query_log"
+        ],
         "schema.rs should be readable by this test"
     );
     assert_eq!(actual, declared);

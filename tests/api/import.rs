@@ -63,7 +63,7 @@ fn notes() -> TempDir {
     dir
 }
 
-fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
+pub(crate) fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
     let config = Config::from_vars([
         ("BOR_DATABASE_URL".to_owned(), db.url().to_owned()),
         ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
@@ -78,7 +78,7 @@ fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
     )
 }
 
-async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
+pub(crate) async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
     let mut conn = db.connect().await;
     documents::table
         .select((documents::id, documents::title, documents::source))
@@ -393,7 +393,10 @@ async fn sync_removes_the_documents_of_files_gone_from_the_folder_and_nothing_el
     root.write("notes/.hidden/owls.md", b"# Owls\n\nOwls hunt at night.");
     let sibling = root.write("notes-old/bats.md", b"# Bats\n\nBats sleep upside down.");
     let hidden = root.0.join("notes/.hidden/owls.md");
-    let sync = ImportOptions { sync: true };
+    let sync = ImportOptions {
+        sync: true,
+        ..ImportOptions::default()
+    };
     let everything = [notes.clone(), sibling.clone(), hidden.clone()];
     import(&ingestor, &everything, &ImportOptions::default())
         .await

@@ -26,5 +26,6 @@ mod retrieval;
 mod service;
 mod shutdown;
 mod uploads;
+mod web_pages;
 
 use bor_test_support as support;
