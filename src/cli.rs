@@ -44,7 +44,7 @@ enum Command {
         sync: bool,
         /// Import up to N pages of each web address's site (its sitemap, else its
         /// links), not only the page named.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::web::crawl::MAX_CRAWL_PAGES)))]
         crawl: Option<u32>,
     },
     /// Embed anew, from their stored text, the documents embedded with another

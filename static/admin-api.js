@@ -104,6 +104,27 @@ export function uploadFile(token, file, { onProgress, onSent }) {
   });
 }
 
+/** A fetch of pages reads and embeds each one: allow it time. */
+const URL_ANSWER_MS = 600_000;
+
+/**
+ * `POST /api/admin/documents/url` `{url, crawl?}`: resolves with the server's report,
+ * `{documents: [{url, id, title, chunks, status}], skipped: [{url, reason}], notes}`.
+ */
+export async function addFromUrl(token, url, crawl) {
+  const body = crawl > 1 ? { url, crawl } : { url };
+  const { status, body: report } = await request("/api/admin/documents/url", {
+    token,
+    method: "POST",
+    json: body,
+    timeoutMs: URL_ANSWER_MS,
+  });
+  if (status === 200 && Array.isArray(report?.documents) && Array.isArray(report?.skipped)) {
+    return report;
+  }
+  throw failure(status, report);
+}
+
 /** `DELETE /api/admin/documents/{id}`; resolves with false when it was already gone. */
 export async function deleteDocument(token, id) {
   const { status, body } = await request(`/api/admin/documents/${encodeURIComponent(id)}`, {
@@ -115,15 +136,17 @@ export async function deleteDocument(token, id) {
   throw failure(status, body);
 }
 
-async function request(path, { token, method = "GET", timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+async function request(path, { token, method = "GET", json, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
+  if (json !== undefined) headers["Content-Type"] = "application/json";
   let response;
   let text;
   try {
     response = await fetch(path, {
       method,
       headers,
+      body: json === undefined ? undefined : JSON.stringify(json),
       cache: "no-store",
       signal: AbortSignal.timeout(timeoutMs),
     });

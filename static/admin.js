@@ -2,10 +2,17 @@
 // gentle auto-refresh, and the documents: upload (several files, picked or dropped),
 // list, delete.
 
-import { ApiError, deleteDocument, fetchDocuments, fetchHealth, uploadFile } from "./admin-api.js";
+import {
+  ApiError,
+  addFromUrl,
+  deleteDocument,
+  fetchDocuments,
+  fetchHealth,
+  uploadFile,
+} from "./admin-api.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
-import { Uploads } from "./admin-uploads.js";
+import { Uploads, urlReportSummary } from "./admin-uploads.js";
 import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
 
@@ -30,6 +37,11 @@ const ui = {
   refresh: document.getElementById("refresh"),
   uploadLimit: document.getElementById("upload-limit"),
   documentsStatus: document.getElementById("documents-status"),
+  urlForm: document.getElementById("url-form"),
+  urlInput: document.getElementById("url-input"),
+  urlCrawl: document.getElementById("url-crawl"),
+  urlAdd: document.getElementById("url-add"),
+  urlStatus: document.getElementById("url-status"),
 };
 
 const state = {
@@ -57,6 +69,10 @@ const documentList = new DocumentList({ remove: removeDocument });
 const uploads = new Uploads({ onFiles: addFiles });
 
 function start() {
+  ui.urlForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    addUrl();
+  });
   ui.tokenForm.addEventListener("submit", (event) => {
     event.preventDefault();
     useTypedToken();
@@ -223,6 +239,28 @@ function scheduleRefresh() {
     if (document.hidden) state.refreshWhenVisible = true;
     else refreshHealth({ manual: false });
   }, AUTO_REFRESH_MS);
+}
+
+/** "Add from URL": the page (or pages) fetched by the server, then the list refreshed. */
+async function addUrl() {
+  const url = ui.urlInput.value.trim();
+  if (state.token === null || url === "") return;
+  const crawl = Number.parseInt(ui.urlCrawl.value, 10);
+  ui.urlAdd.disabled = true;
+  setStatus(ui.urlStatus, "Fetching…", "busy");
+  try {
+    const report = await addFromUrl(state.token, url, Number.isSafeInteger(crawl) ? crawl : 1);
+    setStatus(ui.urlStatus, urlReportSummary(report), report.skipped.length > 0 ? "error" : "success");
+    if (report.documents.length > 0) loadDocuments();
+  } catch (error) {
+    if (error instanceof ApiError && error.isAuthFailure) {
+      leave(error.message);
+      return;
+    }
+    setStatus(ui.urlStatus, `Could not add the page. ${messageOf(error)}`, "error");
+  } finally {
+    ui.urlAdd.disabled = false;
+  }
 }
 
 async function loadDocuments() {

@@ -8,6 +8,7 @@ pub mod chat;
 mod conversations;
 pub mod documents;
 pub mod error;
+mod from_url;
 mod health;
 mod metrics;
 pub mod openai;
@@ -48,6 +49,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(documents::list)
         .service(documents::passages)
         .service(documents::add)
+        .service(from_url::add_from_url)
         .service(documents::delete)
         .service(documents::reindex)
         .service(metrics::scrape)

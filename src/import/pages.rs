@@ -8,11 +8,53 @@ use url::Url;
 
 use super::files::document_from_bytes;
 use crate::db::page_validators;
-use crate::db::{DbError, chunks, documents};
+use crate::db::{DbPool, chunks, documents};
+use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::{self, Limits};
-use crate::knowledge::ingest::{IngestError, IngestOutcome, IngestProgress, Ingestor};
+use crate::knowledge::ingest::{
+    IngestError, IngestOutcome, IngestProgress, Ingestor, SourceDocument,
+};
 use crate::web::crawl::{Crawl, Next};
 use crate::web::{Fetched, Fetcher, Overflow, Page};
+
+/// Where pages are stored: the [`Ingestor`] of `bor import`, or the running service's
+/// [`KnowledgeService`] (which brings its index up to date at once).
+pub trait DocumentSink {
+    fn pool(&self) -> &DbPool;
+    fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
+}
+
+impl DocumentSink for Ingestor {
+    fn pool(&self) -> &DbPool {
+        Ingestor::pool(self)
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        self.ingest(document, progress).await
+    }
+}
+
+impl DocumentSink for KnowledgeService {
+    fn pool(&self) -> &DbPool {
+        KnowledgeService::pool(self)
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        _: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        self.add_document(document).await
+    }
+}
 
 /// What became of one page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +68,7 @@ pub enum PageReport {
     NotModified {
         url: String,
         id: i64,
+        title: String,
         chunks: usize,
     },
     Skipped {
@@ -45,7 +88,7 @@ pub trait PageListener {
 /// at the first failure that would fail every later page too (the LLM server or the
 /// database being unavailable).
 pub async fn import_address(
-    ingestor: &Ingestor,
+    sink: &impl DocumentSink,
     fetcher: &Fetcher,
     address: &str,
     crawl: Option<usize>,
@@ -63,7 +106,7 @@ pub async fn import_address(
         }
     };
     let Some(max) = crawl else {
-        let (report, _) = import_page(ingestor, fetcher, &url, true, progress).await?;
+        let (report, _) = import_page(sink, fetcher, &url, true, progress).await?;
         listener.page(report);
         return Ok(());
     };
@@ -82,7 +125,7 @@ pub async fn import_address(
             }),
             Next::Fetch(url) => {
                 let (report, page) =
-                    import_page(ingestor, fetcher, &url, conditional, progress).await?;
+                    import_page(sink, fetcher, &url, conditional, progress).await?;
                 listener.page(report);
                 if let Some(page) = page.filter(|_| crawl.follows_links()) {
                     let limits = Limits::with_max_input_bytes(fetcher.settings().max_bytes);
@@ -103,7 +146,7 @@ pub async fn import_address(
 /// Fetches, reads and stores one page; gives back the page when it was read as HTML
 /// (for its links).
 async fn import_page(
-    ingestor: &Ingestor,
+    sink: &impl DocumentSink,
     fetcher: &Fetcher,
     url: &Url,
     conditional: bool,
@@ -120,14 +163,14 @@ async fn import_page(
         ))
     };
     let known = if conditional {
-        let mut conn = ingestor.pool().get().await?;
+        let mut conn = sink.pool().get().await?;
         page_validators::validators_of(&mut conn, &source).await?
     } else {
         None
     };
     let page = match fetcher.get(url, known.as_ref(), Overflow::Refuse).await {
         Ok(Fetched::Page(page)) => page,
-        Ok(Fetched::NotModified) => return not_modified(ingestor, &source).await,
+        Ok(Fetched::NotModified) => return not_modified(sink, &source).await,
         Err(error) => return skipped(error.to_string()),
     };
     let Some(file_name) = file_name_of(&page) else {
@@ -152,13 +195,13 @@ async fn import_page(
     if document.title == file_name {
         document.title = source.clone();
     }
-    let outcome = match ingestor.ingest(&document, progress).await {
+    let outcome = match sink.store(&document, progress).await {
         Ok(outcome) => outcome,
         Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))) => return Err(error),
         Err(error) => return skipped(error.to_string()),
     };
     if !page.validators.is_empty() {
-        let mut conn = ingestor.pool().get().await?;
+        let mut conn = sink.pool().get().await?;
         page_validators::set_validators(&mut conn, outcome.id(), &page.validators).await?;
     }
     let is_html = document.content_type == "text/html";
@@ -171,19 +214,30 @@ async fn import_page(
 }
 
 async fn not_modified(
-    ingestor: &Ingestor,
+    sink: &impl DocumentSink,
     source: &str,
 ) -> Result<(PageReport, Option<Page>), IngestError> {
-    let mut conn = ingestor.pool().get().await?;
+    let mut conn = sink.pool().get().await?;
     let found = documents::ids_from_source(&mut conn, source).await?;
-    let Some(&id) = found.last() else {
-        return Err(DbError::Query(diesel::result::Error::NotFound).into());
+    let document = match found.last() {
+        Some(&id) => documents::find_document(&mut conn, id).await?,
+        None => None,
     };
-    let stored = chunks::dimensions_of(&mut conn, id).await?;
+    // Validators are found through a stored document, which is gone only when it was
+    // deleted meanwhile.
+    let Some(document) = document else {
+        let report = PageReport::Skipped {
+            url: source.to_owned(),
+            reason: "its stored version was deleted meanwhile; import it again".to_owned(),
+        };
+        return Ok((report, None));
+    };
+    let stored = chunks::dimensions_of(&mut conn, document.id).await?;
     let chunks = stored.iter().map(|(_, count)| *count).sum::<i64>();
     let report = PageReport::NotModified {
         url: source.to_owned(),
-        id,
+        id: document.id,
+        title: document.title,
         chunks: usize::try_from(chunks).unwrap_or(0),
     };
     Ok((report, None))

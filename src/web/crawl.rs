@@ -12,6 +12,8 @@ use super::fetch::{FetchError, Fetched, Fetcher, Overflow, without_fragment};
 use super::sitemap::{Sitemap, read_sitemap};
 use crate::knowledge::formats::PageLinks;
 
+/// The most pages one crawl may be asked for.
+pub const MAX_CRAWL_PAGES: u32 = 100_000;
 /// Sitemaps read for one crawl (an index and those it names).
 pub const MAX_SITEMAPS: usize = 10;
 /// The agent `robots.txt` rules are read for.

@@ -43,6 +43,11 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/documents/{id}", "/documents/1"),
     ("post", "/api/admin/documents", "/api/admin/documents"),
     (
+        "post",
+        "/api/admin/documents/url",
+        "/api/admin/documents/url",
+    ),
+    (
         "delete",
         "/api/admin/documents/{id}",
         "/api/admin/documents/1",

@@ -20,6 +20,9 @@ use diesel_async::RunQueryDsl;
 use futures_util::stream;
 
 use crate::import::{ingestor, stored};
+use crate::support::TestApp;
+
+const ADMIN_TOKEN: &str = "admin-web-pages-5521";
 
 /// How the test site offers its pages to a crawl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -524,4 +527,67 @@ async fn bor_import_fetches_a_page_only_when_private_addresses_are_allowed() {
         "{shown}"
     );
     assert!(shown.contains("imported 1, unchanged 0"), "{shown}");
+}
+
+#[actix_web::test]
+async fn add_from_url_stores_a_page_the_index_finds_and_lists_what_it_skipped() {
+    let site = Site::start(SiteMap::None).await;
+    let app = TestApp::spawn_with(&[
+        ("BOR_ADMIN_TOKEN", ADMIN_TOKEN),
+        ("BOR_FETCH_ALLOW_PRIVATE", "true"),
+    ])
+    .await;
+    let page = site.url("/page.html");
+    let added = app
+        .post_url(Some(ADMIN_TOKEN), &serde_json::json!({ "url": page }))
+        .await;
+    assert_eq!(added.status, 200, "{}", added.json);
+    let stored = &added.json["documents"][0];
+    assert_eq!(stored["url"], page.as_str());
+    assert_eq!(stored["title"], "Owls");
+    assert_eq!(stored["status"], "imported");
+    let id = stored["id"].as_i64().unwrap();
+    assert_eq!(app.indexed_chunks(id), 1, "the index has it at once");
+    let passages = app.get(&format!("/api/documents/{id}"), None).await;
+    assert_eq!(
+        passages.json()["source"],
+        page.as_str(),
+        "its URL is its source"
+    );
+
+    let again = app
+        .post_url(Some(ADMIN_TOKEN), &serde_json::json!({ "url": page }))
+        .await;
+    assert_eq!(again.json["documents"][0]["status"], "unchanged");
+    assert_eq!(AtomicUsize::load(&site.page_bodies, Ordering::SeqCst), 1);
+
+    let crawled = app
+        .post_url(
+            Some(ADMIN_TOKEN),
+            &serde_json::json!({ "url": site.url("/"), "crawl": 10 }),
+        )
+        .await;
+    assert_eq!(crawled.status, 200, "{}", crawled.json);
+    assert_eq!(crawled.json["documents"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        crawled.json["skipped"],
+        serde_json::json!([{ "url": site.url("/private/c.html"), "reason": "robots.txt does not allow it" }])
+    );
+
+    for (body, message) in [
+        (serde_json::json!({ "url": " " }), "`url` is empty"),
+        (
+            serde_json::json!({ "url": page, "crawl": 0 }),
+            "`crawl` must be from 1 to 100000",
+        ),
+    ] {
+        let refused = app.post_url(Some(ADMIN_TOKEN), &body).await;
+        assert_eq!(refused.status, 400, "{}", refused.json);
+        assert_eq!(refused.error_code(), "invalid_json");
+        assert_eq!(refused.json["error"]["message"], message);
+    }
+    let anonymous = app
+        .post_url(None, &serde_json::json!({ "url": page }))
+        .await;
+    assert_eq!(anonymous.status, 401);
 }
