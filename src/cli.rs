@@ -1,5 +1,5 @@
-//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import` and
-//! `reembed`.
+//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import`, `watch`
+//! and `reembed`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use bor_actors::llm::LlmClient;
 use clap::{Parser, Subcommand};
 
 use crate::config::{Config, ConfigView};
-use crate::db::{self, DbPool};
+use crate::db::{self, DbPool, watched_files};
 use crate::health::{DatabaseHealth, Dependencies, KnowledgeHealth};
 use crate::startup::Application;
 use crate::state::llm_settings;
@@ -47,6 +47,14 @@ enum Command {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::web::crawl::MAX_CRAWL_PAGES)))]
         crawl: Option<u32>,
     },
+    /// Keep folders in step until stopped: import them (removing the documents of files
+    /// gone), then import, replace or remove each file created, changed, deleted or
+    /// renamed in them.
+    Watch {
+        /// Folders to watch (recursively; hidden entries left out).
+        #[arg(required = true)]
+        folders: Vec<std::path::PathBuf>,
+    },
     /// Embed anew, from their stored text, the documents embedded with another
     /// embedding model (vectors of another dimension) than the one configured now.
     Reembed,
@@ -76,6 +84,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             };
             crate::import::run(&config, &paths, &options).await
         }
+        Command::Watch { folders } => crate::watch::run(&config, &folders).await,
         Command::Reembed => crate::reembed::run(&config).await,
     }
 }
@@ -224,6 +233,9 @@ async fn check(config: Config) -> ExitCode {
         );
     }
     report("knowledge base", knowledge_line(knowledge));
+    if let Ok(mut conn) = pool.get().await {
+        print_watched_files(&mut conn).await;
+    }
 
     println!("{:<8} {:<14} {}", "", "version", env!("CARGO_PKG_VERSION"));
     for (variable, value) in ConfigView::from(&config).variables() {
@@ -239,6 +251,32 @@ async fn check(config: Config) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Skipped files `bor check` names (the most recent first).
+const CHECK_SKIPPED_SHOWN: i64 = 20;
+
+/// What the watcher (`bor watch`, `BOR_WATCH`) last did with the files it watches, when
+/// it has watched any: the counts, then each file skipped with why.
+async fn print_watched_files(conn: &mut diesel_async::AsyncPgConnection) {
+    let Ok(counts) = watched_files::counts(conn).await else {
+        return;
+    };
+    if counts.is_empty() {
+        return;
+    }
+    let counts: Vec<String> = counts
+        .iter()
+        .map(|(state, count)| format!("{count} {state}"))
+        .collect();
+    println!("ok       {:<14} {}", "watched files", counts.join(", "));
+    for (path, reason) in watched_files::skipped(conn, CHECK_SKIPPED_SHOWN)
+        .await
+        .unwrap_or_default()
+    {
+        let reason = reason.unwrap_or_default();
+        println!("{:<8} {:<14} {path}: {reason}", "", "skipped");
     }
 }
 

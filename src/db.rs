@@ -14,6 +14,7 @@ mod pool;
 pub mod query_log;
 pub mod schema;
 pub mod stats;
+pub mod watched_files;
 
 pub use error::DbError;
 pub use migrations::{

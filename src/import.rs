@@ -15,7 +15,7 @@
 mod files;
 pub mod pages;
 mod progress;
-mod sync;
+pub mod sync;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,12 +27,54 @@ use bor_actors::llm::LlmClient;
 
 use crate::config::Config;
 use crate::db::{self, DbPool, chunks};
+use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::Limits;
-use crate::knowledge::ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension};
+use crate::knowledge::ingest::{
+    IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension, SourceDocument,
+};
 use crate::state::{chunking_settings, llm_settings};
 use crate::web::{FetchSettings, Fetcher};
 pub use files::{ReadFile, collect_files, document_from_bytes, is_supported, read_document};
 use progress::ImportProgress;
+
+/// Where documents are stored: the [`Ingestor`] of `bor import`, or the running service's
+/// [`KnowledgeService`] (which brings its index up to date at once).
+pub trait DocumentSink {
+    fn pool(&self) -> &DbPool;
+    fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
+}
+
+impl DocumentSink for Ingestor {
+    fn pool(&self) -> &DbPool {
+        Ingestor::pool(self)
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        self.ingest(document, progress).await
+    }
+}
+
+impl DocumentSink for KnowledgeService {
+    fn pool(&self) -> &DbPool {
+        KnowledgeService::pool(self)
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        _: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        self.add_document(document).await
+    }
+}
 
 /// Counts for the summary line.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -100,27 +142,10 @@ impl ImportSummary {
 /// Runs the command; the exit code is non-zero when the import had to stop.
 pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) -> ExitCode {
     let started = Instant::now();
-    if let Err(error) = db::run_migrations(&config.database_url).await {
-        eprintln!(
-            "bor import: the database at {} is not usable: {}",
-            config.database_url_redacted(),
-            bor_actors::error_chain(&error)
-        );
-        return ExitCode::FAILURE;
-    }
-    let pool = match DbPool::new(&config.database_url, 2) {
-        Ok(pool) => pool,
-        Err(error) => {
-            eprintln!("bor import: {error}");
-            return ExitCode::FAILURE;
-        }
+    let (pool, ingestor) = match open_ingestor(config, "bor import").await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    let ingestor = Ingestor::new(
-        pool.clone(),
-        LlmClient::new(Arc::new(llm_settings(config))),
-        chunking_settings(config),
-        Arc::new(ModelDimension::default()),
-    );
     let (addresses, files): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|path| is_web_address(path));
     let files: Vec<PathBuf> = files.into_iter().cloned().collect();
@@ -169,6 +194,33 @@ pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) ->
     ExitCode::SUCCESS
 }
 
+/// The database, migrated, and an ingestor storing into it; on failure the line is
+/// printed (prefixed with `command`) and the exit code given.
+pub async fn open_ingestor(config: &Config, command: &str) -> Result<(DbPool, Ingestor), ExitCode> {
+    if let Err(error) = db::run_migrations(&config.database_url).await {
+        eprintln!(
+            "{command}: the database at {} is not usable: {}",
+            config.database_url_redacted(),
+            bor_actors::error_chain(&error)
+        );
+        return Err(ExitCode::FAILURE);
+    }
+    let pool = match DbPool::new(&config.database_url, 2) {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("{command}: {error}");
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    let ingestor = Ingestor::new(
+        pool.clone(),
+        LlmClient::new(Arc::new(llm_settings(config))),
+        chunking_settings(config),
+        Arc::new(ModelDimension::default()),
+    );
+    Ok((pool, ingestor))
+}
+
 /// Imports every file under `paths` (see [`import`]).
 pub async fn import_paths(
     ingestor: &Ingestor,
@@ -182,7 +234,7 @@ pub async fn import_paths(
 /// fail every later file too (the LLM server or the database being unavailable); then
 /// nothing is removed.
 pub async fn import(
-    ingestor: &Ingestor,
+    sink: &impl DocumentSink,
     paths: &[PathBuf],
     options: &ImportOptions,
 ) -> Result<ImportSummary, (ImportSummary, IngestError)> {
@@ -211,7 +263,7 @@ pub async fn import(
                     continue;
                 }
             };
-        match ingestor.ingest(&document, &progress).await {
+        match sink.store(&document, &progress).await {
             Ok(outcome) => {
                 if let Some(source) = &document.source {
                     imported.insert(outcome.id(), source.clone());
@@ -231,7 +283,7 @@ pub async fn import(
         progress.file_done();
     }
     if options.sync {
-        let settled = match remove_gone_files(ingestor, paths, &imported).await {
+        let settled = match remove_gone_files(sink, paths, &imported).await {
             Ok(settled) => settled,
             Err(error) => {
                 progress.finish();
@@ -252,11 +304,11 @@ pub async fn import(
 }
 
 async fn remove_gone_files(
-    ingestor: &Ingestor,
+    sink: &impl DocumentSink,
     paths: &[PathBuf],
     imported: &HashMap<i64, String>,
 ) -> Result<Vec<sync::Gone>, crate::db::DbError> {
-    let mut conn = ingestor.pool().get().await?;
+    let mut conn = sink.pool().get().await?;
     sync::settle_gone_files(&mut conn, &sync::folders_to_sync(paths), imported).await
 }
 
@@ -290,7 +342,8 @@ impl pages::PageListener for PageLines<'_> {
     }
 }
 
-fn describe(outcome: &IngestOutcome, path: &str) -> String {
+/// The line said of a file or page stored.
+pub fn describe(outcome: &IngestOutcome, path: &str) -> String {
     match outcome {
         IngestOutcome::Created { chunks, .. } => format!("imported  {path} ({chunks} chunks)"),
         IngestOutcome::Unchanged { .. } => format!("unchanged {path}"),

@@ -15,4 +15,5 @@ pub mod state;
 pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod watch;
 pub mod web;

@@ -187,7 +187,8 @@ mod tests {
                 "conversations",
                 "documents",
                 "page_validators",
-                "query_log"
+                "query_log",
+                "watched_files"
             ]
         );
         let status = migration_status(&mut conn).await.unwrap();
@@ -212,7 +213,8 @@ mod tests {
                 "conversations",
                 "documents",
                 "page_validators",
-                "query_log"
+                "query_log",
+                "watched_files"
             ]
         );
     }

@@ -81,6 +81,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    watched_files (path) {
+        path -> Text,
+        state -> Text,
+        reason -> Nullable<Text>,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(chunks -> documents (document_id));
 diesel::joinable!(page_validators -> documents (document_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
@@ -90,5 +99,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     conversations,
     documents,
     page_validators,
-    query_log
+    query_log,
+    watched_files
 );

@@ -155,7 +155,8 @@ async fn schema_rs_matches_the_migrated_database() {
             "conversations",
             "documents",
             "page_validators",
-            "query_log"
+            "query_log",
+            "watched_files"
         ],
         "schema.rs should be readable by this test"
     );

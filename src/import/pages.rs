@@ -6,55 +6,14 @@
 
 use url::Url;
 
+use super::DocumentSink;
 use super::files::document_from_bytes;
 use crate::db::page_validators;
-use crate::db::{DbPool, chunks, documents};
-use crate::knowledge::KnowledgeService;
+use crate::db::{chunks, documents};
 use crate::knowledge::formats::{self, Limits};
-use crate::knowledge::ingest::{
-    IngestError, IngestOutcome, IngestProgress, Ingestor, SourceDocument,
-};
+use crate::knowledge::ingest::{IngestError, IngestOutcome, IngestProgress};
 use crate::web::crawl::{Crawl, Next};
 use crate::web::{Fetched, Fetcher, Overflow, Page};
-
-/// Where pages are stored: the [`Ingestor`] of `bor import`, or the running service's
-/// [`KnowledgeService`] (which brings its index up to date at once).
-pub trait DocumentSink {
-    fn pool(&self) -> &DbPool;
-    fn store(
-        &self,
-        document: &SourceDocument,
-        progress: &dyn IngestProgress,
-    ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
-}
-
-impl DocumentSink for Ingestor {
-    fn pool(&self) -> &DbPool {
-        Ingestor::pool(self)
-    }
-
-    async fn store(
-        &self,
-        document: &SourceDocument,
-        progress: &dyn IngestProgress,
-    ) -> Result<IngestOutcome, IngestError> {
-        self.ingest(document, progress).await
-    }
-}
-
-impl DocumentSink for KnowledgeService {
-    fn pool(&self) -> &DbPool {
-        KnowledgeService::pool(self)
-    }
-
-    async fn store(
-        &self,
-        document: &SourceDocument,
-        _: &dyn IngestProgress,
-    ) -> Result<IngestOutcome, IngestError> {
-        self.add_document(document).await
-    }
-}
 
 /// What became of one page.
 #[derive(Debug, Clone, PartialEq, Eq)]

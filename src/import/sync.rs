@@ -49,29 +49,56 @@ pub async fn settle_gone_files(
     folders: &[PathBuf],
     imported: &HashMap<i64, String>,
 ) -> Result<Vec<Gone>, DbError> {
+    let mut candidates = Vec::new();
+    for folder in folders {
+        candidates.extend(documents::sources_inside(conn, &folder.display().to_string()).await?);
+    }
+    settle(conn, candidates, imported).await
+}
+
+/// Removes the documents of `gone` (files, or folders and every file inside them) when
+/// nothing is there any more; see [`settle_gone_files`] for `imported`.
+pub async fn settle_gone_paths(
+    conn: &mut AsyncPgConnection,
+    gone: &[PathBuf],
+    imported: &HashMap<i64, String>,
+) -> Result<Vec<Gone>, DbError> {
+    let mut candidates = Vec::new();
+    for path in gone {
+        let source = path.display().to_string();
+        for id in documents::ids_from_source(conn, &source).await? {
+            candidates.push((id, source.clone()));
+        }
+        candidates.extend(documents::sources_inside(conn, &source).await?);
+    }
+    settle(conn, candidates, imported).await
+}
+
+async fn settle(
+    conn: &mut AsyncPgConnection,
+    candidates: Vec<(i64, String)>,
+    imported: &HashMap<i64, String>,
+) -> Result<Vec<Gone>, DbError> {
     let mut settled = Vec::new();
     let mut looked_at = HashSet::new();
-    for folder in folders {
-        let inside = documents::sources_inside(conn, &folder.display().to_string()).await?;
-        for (id, source) in inside {
-            if !looked_at.insert(id) || file_exists(&source).await {
-                continue;
-            }
-            let gone = match imported.get(&id) {
-                Some(now) if *now != source => {
-                    documents::set_source(conn, id, now).await?;
-                    Gone::Moved {
-                        from: source,
-                        to: now.clone(),
-                    }
-                }
-                _ => {
-                    documents::delete_document(conn, id).await?;
-                    Gone::Removed { source }
-                }
-            };
-            settled.push(gone);
+    for (id, source) in candidates {
+        if !looked_at.insert(id) || file_exists(&source).await {
+            continue;
         }
+        let gone = match imported.get(&id) {
+            Some(now) if *now != source => {
+                documents::set_source(conn, id, now).await?;
+                Gone::Moved {
+                    from: source,
+                    to: now.clone(),
+                }
+            }
+            _ => {
+                documents::delete_document(conn, id).await?;
+                Gone::Removed { source }
+            }
+        };
+        settled.push(gone);
     }
     Ok(settled)
 }

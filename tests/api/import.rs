@@ -22,17 +22,17 @@ use crate::documents::insert_one_chunk;
 use crate::support::format_fixture as fixture;
 
 /// A folder of its own under the system's temporary folder, removed on drop.
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
+    pub(crate) fn new() -> TempDir {
         let path =
             std::env::temp_dir().join(format!("bor-import-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&path).expect("a temporary folder");
         TempDir(path)
     }
 
-    fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
         let path = self.0.join(name);
         let folder = path.parent().expect("a file in a folder");
         std::fs::create_dir_all(folder).expect("the folder is made");
@@ -98,7 +98,7 @@ async fn chunk_dimensions(db: &TestDatabase) -> Vec<i32> {
         .expect("chunks are readable")
 }
 
-fn source(path: &Path) -> Option<String> {
+pub(crate) fn source(path: &Path) -> Option<String> {
     let absolute = std::fs::canonicalize(path).expect("the file exists");
     Some(absolute.display().to_string())
 }

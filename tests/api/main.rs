@@ -26,6 +26,7 @@ mod retrieval;
 mod service;
 mod shutdown;
 mod uploads;
+mod watch;
 mod web_pages;
 
 use bor_test_support as support;
