@@ -150,7 +150,7 @@ pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) ->
         paths.iter().partition(|path| is_web_address(path));
     let files: Vec<PathBuf> = files.into_iter().cloned().collect();
     let mut result = import(&ingestor, &files, options).await;
-    if let Ok(summary) = &mut result {
+    if let (Ok(summary), false) = (&mut result, addresses.is_empty()) {
         let fetcher = Fetcher::new(FetchSettings::from_config(config));
         let progress = ImportProgress::new(0);
         let mut lines = PageLines {
