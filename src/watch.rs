@@ -237,6 +237,9 @@ impl Changes {
         }
         let gone: Vec<PathBuf> = self.gone.iter().cloned().collect();
         let mut conn = sink.pool().get().await?;
+        for path in &gone {
+            watched_files::mark_removed(&mut conn, &path.display().to_string()).await?;
+        }
         let mut settled = settle_gone_paths(&mut conn, &gone, &self.imported).await?;
         settled.extend(settle_gone_files(&mut conn, sweep, &self.imported).await?);
         for gone in &settled {

@@ -220,7 +220,7 @@ pub async fn sources_inside(
 }
 
 /// `text` with the characters `LIKE` reads as wildcards (and the escape) escaped by `\`.
-fn escape_like(text: &str) -> String {
+pub(super) fn escape_like(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for character in text.chars() {
         if matches!(character, '%' | '_' | '\\') {

@@ -54,6 +54,29 @@ pub async fn record(
     Ok(())
 }
 
+/// Records as removed the files at `path` or inside it that were recorded otherwise (a
+/// skipped file deleted, say): each gone file reads `removed`.
+pub async fn mark_removed(conn: &mut AsyncPgConnection, path: &str) -> Result<(), DbError> {
+    let inside = format!("{}/%", super::documents::escape_like(path));
+    diesel::update(
+        watched_files::table
+            .filter(
+                watched_files::path
+                    .eq(path)
+                    .or(watched_files::path.like(inside).escape('\\')),
+            )
+            .filter(watched_files::state.ne(FileState::Removed.as_str())),
+    )
+    .set((
+        watched_files::state.eq(FileState::Removed.as_str()),
+        watched_files::reason.eq(None::<String>),
+        watched_files::updated_at.eq(diesel::dsl::now),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// How many files are in each state, by state name.
 pub async fn counts(conn: &mut AsyncPgConnection) -> Result<Vec<(String, i64)>, DbError> {
     Ok(watched_files::table

@@ -155,6 +155,14 @@ async fn a_watched_folder_stays_in_step_with_its_files() {
             Some("binary (it contains NUL bytes)".to_owned())
         ))
     );
+    std::fs::remove_file(&broken).unwrap();
+    let marked = eventually_within(WATCH_LIMIT, async || {
+        state_of(&db, &broken)
+            .await
+            .is_some_and(|state| state.0 == "removed")
+    })
+    .await;
+    assert!(marked, "a skipped file deleted reads removed");
 }
 
 #[actix_web::test]
