@@ -104,6 +104,13 @@ export function uploadFile(token, file, { onProgress, onSent }) {
   });
 }
 
+/** `GET /api/admin/watched-files`: `{imported, skipped, removed, skipped_files: [{path, reason}]}`. */
+export async function fetchWatchedFiles(token) {
+  const { status, body } = await request("/api/admin/watched-files", { token });
+  if (status === 200 && Array.isArray(body?.skipped_files)) return body;
+  throw failure(status, body);
+}
+
 /** A fetch of pages reads and embeds each one: allow it time. */
 const URL_ANSWER_MS = 600_000;
 

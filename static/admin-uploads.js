@@ -198,3 +198,10 @@ export function urlReportSummary(report) {
   for (const note of report.notes ?? []) parts.push(note);
   return `${parts.join("; ")}.`;
 }
+
+/** What the watcher last did with its files, in one line; "" when it watched none. */
+export function watchedFilesSummary(report) {
+  const total = report.imported + report.skipped + report.removed;
+  if (total === 0) return "";
+  return `${report.imported} imported, ${report.skipped} skipped, ${report.removed} removed.`;
+}

@@ -8,11 +8,12 @@ import {
   deleteDocument,
   fetchDocuments,
   fetchHealth,
+  fetchWatchedFiles,
   uploadFile,
 } from "./admin-api.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
-import { Uploads, urlReportSummary } from "./admin-uploads.js";
+import { Uploads, urlReportSummary, watchedFilesSummary } from "./admin-uploads.js";
 import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
 
@@ -42,6 +43,9 @@ const ui = {
   urlCrawl: document.getElementById("url-crawl"),
   urlAdd: document.getElementById("url-add"),
   urlStatus: document.getElementById("url-status"),
+  watched: document.getElementById("watched"),
+  watchedSummary: document.getElementById("watched-summary"),
+  watchedSkipped: document.getElementById("watched-skipped"),
 };
 
 const state = {
@@ -241,6 +245,27 @@ function scheduleRefresh() {
   }, AUTO_REFRESH_MS);
 }
 
+/** The watcher's file states, shown only when it watched any; paths and reasons as text. */
+async function loadWatchedFiles(token) {
+  let report;
+  try {
+    report = await fetchWatchedFiles(token);
+  } catch {
+    ui.watched.hidden = true;
+    return;
+  }
+  const summary = watchedFilesSummary(report);
+  ui.watchedSummary.textContent = summary;
+  ui.watchedSkipped.replaceChildren(
+    ...report.skipped_files.map(({ path, reason }) => {
+      const item = document.createElement("li");
+      item.textContent = `${path}: ${reason ?? "skipped"}`;
+      return item;
+    }),
+  );
+  ui.watched.hidden = summary === "";
+}
+
 /** "Add from URL": the page (or pages) fetched by the server, then the list refreshed. */
 async function addUrl() {
   const url = ui.urlInput.value.trim();
@@ -265,6 +290,7 @@ async function addUrl() {
 
 async function loadDocuments() {
   const ticket = (state.documentsTicket += 1);
+  if (state.token !== null) loadWatchedFiles(state.token);
   try {
     const list = await fetchDocuments();
     if (ticket === state.documentsTicket && state.token !== null) documentList.show(list);

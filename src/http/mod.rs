@@ -18,6 +18,7 @@ mod request_id;
 mod static_files;
 mod turn;
 mod upload;
+mod watched;
 
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -50,6 +51,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(documents::passages)
         .service(documents::add)
         .service(from_url::add_from_url)
+        .service(watched::watched)
         .service(documents::delete)
         .service(documents::reindex)
         .service(metrics::scrape)

@@ -48,6 +48,11 @@ const ROUTES: &[(&str, &str, &str)] = &[
         "/api/admin/documents/url",
     ),
     (
+        "get",
+        "/api/admin/watched-files",
+        "/api/admin/watched-files",
+    ),
+    (
         "delete",
         "/api/admin/documents/{id}",
         "/api/admin/documents/1",

@@ -262,3 +262,36 @@ fn a_folder_of_ten_thousand_files_is_watched_with_one_watch_per_folder() {
     let watch = start(std::slice::from_ref(&dir.0));
     assert!(watch.is_ok(), "{:?}", watch.err());
 }
+
+#[actix_web::test]
+async fn the_admin_api_shows_each_watched_file_state() {
+    const TOKEN: &str = "admin-watched-4410";
+    let app = crate::support::TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    {
+        let mut conn = app.database().connect().await;
+        use watched_files::FileState;
+        watched_files::record(&mut conn, "/notes/a.md", FileState::Imported, None)
+            .await
+            .unwrap();
+        watched_files::record(
+            &mut conn,
+            "/notes/scan.pdf",
+            FileState::Skipped,
+            Some("no text layer"),
+        )
+        .await
+        .unwrap();
+    }
+    let reply = app.get("/api/admin/watched-files", Some(TOKEN)).await;
+    assert_eq!(
+        reply.json(),
+        serde_json::json!({
+            "imported": 1,
+            "skipped": 1,
+            "removed": 0,
+            "skipped_files": [{ "path": "/notes/scan.pdf", "reason": "no text layer" }]
+        })
+    );
+    let anonymous = app.get("/api/admin/watched-files", None).await;
+    assert_eq!(anonymous.json()["error"]["code"], "unauthorized");
+}

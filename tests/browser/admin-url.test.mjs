@@ -1,21 +1,29 @@
 // "Add from URL" on the admin page against bor, the mock LLM, PostgreSQL and a web
 // server of the test's own on 127.0.0.1 (reached with BOR_FETCH_ALLOW_PRIVATE=true): a
 // page is added and listed, its passage page links the page, and a page that cannot be
-// fetched is named with its reason.
+// fetched is named with its reason. bor also watches a folder (BOR_WATCH): the page
+// shows what it did with each file.
 
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { startSuite } from "./harness.mjs";
+import { startSuite, waitUntil } from "./harness.mjs";
 
 const TOKEN = "browser-test-url-token";
 const TITLE = "Heron feeding habits";
 
 let suite;
 let site;
+let folder;
 
 before(async () => {
+  folder = mkdtempSync(join(tmpdir(), "bor-watched-"));
+  writeFileSync(join(folder, "egrets.md"), "# Egrets\n\nEgrets follow cattle to catch insects.\n");
+  writeFileSync(join(folder, "broken.md"), "# Bin\0ary");
   site = createServer((request, response) => {
     if (request.url === "/herons.html") {
       response.writeHead(200, { "Content-Type": "text/html; charset=utf-8", ETag: '"herons-1"' });
@@ -30,13 +38,14 @@ before(async () => {
   });
   await new Promise((resolve) => site.listen(0, "127.0.0.1", resolve));
   suite = await startSuite({
-    borEnv: { BOR_ADMIN_TOKEN: TOKEN, BOR_FETCH_ALLOW_PRIVATE: "true" },
+    borEnv: { BOR_ADMIN_TOKEN: TOKEN, BOR_FETCH_ALLOW_PRIVATE: "true", BOR_WATCH: folder },
   });
 });
 
 after(async () => {
   await suite?.stop();
   site?.close();
+  if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
 const siteUrl = (path) => `http://127.0.0.1:${site.address().port}${path}`;
@@ -97,4 +106,22 @@ test("a page that cannot be fetched is named with its reason", async (t) => {
   );
   const tone = await page.evaluate(() => document.getElementById("url-status").dataset.tone);
   assert.equal(tone, "error");
+});
+
+test("the watched folder's files are shown with what became of each", async (t) => {
+  await waitUntil(
+    async () => {
+      const response = await fetch(new URL("api/admin/watched-files", suite.bor.url), {
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      });
+      const report = await response.json();
+      return report.imported === 1 && report.skipped === 1;
+    },
+    { what: "the watcher's first pass" },
+  );
+  const page = await openAdmin(t);
+  const section = page.getByRole("region", { name: "Watched folders" });
+  await section.getByText("1 imported, 1 skipped, 0 removed.").waitFor();
+  const skipped = await section.getByRole("list", { name: "Watched files skipped" }).innerText();
+  assert.match(skipped, /broken\.md: binary \(it contains NUL bytes\)/);
 });
