@@ -1,5 +1,5 @@
-//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import`, `eval`,
-//! `reembed` and `user`.
+//! The `bor` command line: `serve` (the default), `migrate`, `check`, `import`, `watch`,
+//! `eval`, `reembed` and `user`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use bor_actors::llm::LlmClient;
 use clap::{Parser, Subcommand};
 
 use crate::config::{Config, ConfigView};
-use crate::db::{self, DbPool};
+use crate::db::{self, DbPool, watched_files};
 use crate::health::{DatabaseHealth, Dependencies, KnowledgeHealth};
 use crate::startup::Application;
 use crate::state::llm_settings;
@@ -31,13 +31,29 @@ enum Command {
     Migrate,
     /// Probe the database, the LLM server and the knowledge base, and say what is missing.
     Check,
-    /// Import Markdown (.md, .markdown) and plain-text (.txt) files into the knowledge
-    /// base; folders are read recursively (hidden entries left out). Other files are
-    /// skipped with a line each; unchanged files are left as they are.
+    /// Import Markdown, plain-text, PDF, HTML and Word files, and web pages, into the
+    /// knowledge base; folders are read recursively (hidden entries left out). Other
+    /// files are skipped with a line each; unchanged files and pages are left as they
+    /// are.
     Import {
-        /// Files and folders to import.
+        /// Files, folders and web addresses (http:// or https://) to import.
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
+        /// Also remove the documents whose files are gone from the folders named.
+        #[arg(long)]
+        sync: bool,
+        /// Import up to N pages of each web address's site (its sitemap, else its
+        /// links), not only the page named.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::web::crawl::MAX_CRAWL_PAGES)))]
+        crawl: Option<u32>,
+    },
+    /// Keep folders in step until stopped: import them (removing the documents of files
+    /// gone), then import, replace or remove each file created, changed, deleted or
+    /// renamed in them.
+    Watch {
+        /// Folders to watch (recursively; hidden entries left out).
+        #[arg(required = true)]
+        folders: Vec<std::path::PathBuf>,
     },
     /// Measure retrieval on a test collection in the BEIR layout (nDCG@10, recall, MRR).
     ///
@@ -85,7 +101,14 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
-        Command::Import { paths } => crate::import::run(&config, &paths).await,
+        Command::Import { paths, sync, crawl } => {
+            let options = crate::import::ImportOptions {
+                sync,
+                crawl: crawl.map(|pages| pages as usize),
+            };
+            crate::import::run(&config, &paths, &options).await
+        }
+        Command::Watch { folders } => crate::watch::run(&config, &folders).await,
         Command::Eval { dir, qrels, json } => {
             crate::eval::run(&config, &dir, qrels.as_deref(), json).await
         }
@@ -238,6 +261,9 @@ async fn check(config: Config) -> ExitCode {
         );
     }
     report("knowledge base", knowledge_line(knowledge));
+    if let Ok(mut conn) = pool.get().await {
+        print_watched_files(&mut conn).await;
+    }
 
     println!("{:<8} {:<14} {}", "", "version", env!("CARGO_PKG_VERSION"));
     for (variable, value) in ConfigView::from(&config).variables() {
@@ -253,6 +279,32 @@ async fn check(config: Config) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Skipped files `bor check` names (the most recent first).
+const CHECK_SKIPPED_SHOWN: i64 = 20;
+
+/// What the watcher (`bor watch`, `BOR_WATCH`) last did with the files it watches, when
+/// it has watched any: the counts, then each file skipped with why.
+async fn print_watched_files(conn: &mut diesel_async::AsyncPgConnection) {
+    let Ok(counts) = watched_files::counts(conn).await else {
+        return;
+    };
+    if counts.is_empty() {
+        return;
+    }
+    let counts: Vec<String> = counts
+        .iter()
+        .map(|(state, count)| format!("{count} {state}"))
+        .collect();
+    println!("ok       {:<14} {}", "watched files", counts.join(", "));
+    for (path, reason) in watched_files::skipped(conn, CHECK_SKIPPED_SHOWN)
+        .await
+        .unwrap_or_default()
+    {
+        let reason = reason.unwrap_or_default();
+        println!("{:<8} {:<14} {path}: {reason}", "", "skipped");
     }
 }
 

@@ -147,6 +147,13 @@ variables! {
     /// Largest file an upload may carry, in bytes.
     max_upload_bytes: usize = 32 * 1024 * 1024, integer(1024..=1024 * 1024 * 1024)
         => usize = copied;
+    /// Folders `bor serve` keeps in step as `bor watch` does, separated by `:`; `null`
+    /// watches none.
+    watch: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = |folders: &Option<String>| folders.clone();
+    /// Web pages may be fetched from loopback, private, link-local and unique-local
+    /// addresses (off: such addresses are refused, whatever name leads to them).
+    fetch_allow_private: bool = false, boolean => bool = copied;
     /// Documents get a short summary from the chat model, in the background.
     summaries: bool = false, boolean => bool = copied;
     agent_enabled: bool = true, boolean => bool = copied;

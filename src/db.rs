@@ -11,12 +11,14 @@ pub mod documents;
 mod error;
 pub mod groups;
 mod migrations;
+pub mod page_validators;
 mod pool;
 pub mod query_log;
 pub mod schema;
 pub mod sessions;
 pub mod stats;
 pub mod users;
+pub mod watched_files;
 pub mod words;
 
 pub use error::DbError;

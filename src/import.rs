@@ -7,13 +7,18 @@
 //! The rest goes on.
 //!
 //! Re-importing an unchanged file does nothing; a changed file replaces its earlier
-//! version (same source path). A progress bar shows files, chunks and embeddings on a
-//! terminal; elsewhere each file gets a plain line. A summary ends the run.
+//! version (same source path). With `--sync`, the documents whose files are gone from
+//! the folders named are removed too (`sync.rs`). A progress bar shows files, chunks and
+//! embeddings on a terminal; elsewhere each file gets a plain line. A summary ends the
+//! run.
 
 mod files;
+pub mod pages;
 mod progress;
+pub mod sync;
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,11 +27,54 @@ use bor_actors::llm::LlmClient;
 
 use crate::config::Config;
 use crate::db::{self, DbPool, chunks};
+use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::Limits;
-use crate::knowledge::ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension};
+use crate::knowledge::ingest::{
+    IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension, SourceDocument,
+};
 use crate::state::{chunking_settings, llm_settings};
+use crate::web::{FetchSettings, Fetcher};
 pub use files::{ReadFile, collect_files, document_from_bytes, is_supported, read_document};
 use progress::ImportProgress;
+
+/// Where documents are stored: the [`Ingestor`] of `bor import`, or the running service's
+/// [`KnowledgeService`] (which brings its index up to date at once).
+pub trait DocumentSink {
+    fn pool(&self) -> &DbPool;
+    fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
+}
+
+impl DocumentSink for Ingestor {
+    fn pool(&self) -> &DbPool {
+        Ingestor::pool(self)
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        self.ingest(document, progress).await
+    }
+}
+
+impl DocumentSink for KnowledgeService {
+    fn pool(&self) -> &DbPool {
+        KnowledgeService::pool(self)
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        _: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        self.add_document(document).await
+    }
+}
 
 /// Counts for the summary line.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -37,14 +85,49 @@ pub struct ImportSummary {
     /// Same content, embedded anew for a new embedding model.
     pub refreshed: usize,
     pub skipped: usize,
+    /// Documents removed because their files are gone; `None` without `--sync`.
+    pub removed: Option<usize>,
     /// Chunks written.
     pub chunks: usize,
 }
 
+/// How an import goes beyond storing what it finds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Also remove the documents whose files are gone from the folders named.
+    pub sync: bool,
+    /// For each web address, import up to this many pages of its site instead of the
+    /// one page.
+    pub crawl: Option<usize>,
+}
+
+/// Whether a command-line argument is a web address rather than a path.
+pub fn is_web_address(argument: &Path) -> bool {
+    argument
+        .to_str()
+        .is_some_and(|text| text.starts_with("http://") || text.starts_with("https://"))
+}
+
 impl ImportSummary {
+    /// Counts what storing one document did.
+    fn count(&mut self, outcome: &IngestOutcome) {
+        let (label, count) = match outcome {
+            IngestOutcome::Created { chunks, .. } => (&mut self.imported, Some(chunks)),
+            IngestOutcome::Unchanged { .. } => (&mut self.unchanged, None),
+            IngestOutcome::Replaced { chunks, .. } => (&mut self.replaced, Some(chunks)),
+            IngestOutcome::Refreshed { chunks, .. } => (&mut self.refreshed, Some(chunks)),
+        };
+        *label += 1;
+        self.chunks += count.copied().unwrap_or(0);
+    }
+
     pub fn line(&self, elapsed: Duration) -> String {
+        let removed = self
+            .removed
+            .map(|removed| format!("removed {removed}, "))
+            .unwrap_or_default();
         format!(
-            "imported {}, unchanged {}, replaced {}, re-embedded {}, skipped {}; {} chunks in {:.1} s",
+            "imported {}, unchanged {}, replaced {}, re-embedded {}, {removed}skipped {}; {} chunks in {:.1} s",
             self.imported,
             self.unchanged,
             self.replaced,
@@ -57,30 +140,42 @@ impl ImportSummary {
 }
 
 /// Runs the command; the exit code is non-zero when the import had to stop.
-pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
+pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) -> ExitCode {
     let started = Instant::now();
-    if let Err(error) = db::run_migrations(&config.database_url).await {
-        eprintln!(
-            "bor import: the database at {} is not usable: {}",
-            config.database_url_redacted(),
-            bor_actors::error_chain(&error)
-        );
-        return ExitCode::FAILURE;
-    }
-    let pool = match DbPool::new(&config.database_url, 2) {
-        Ok(pool) => pool,
-        Err(error) => {
-            eprintln!("bor import: {error}");
-            return ExitCode::FAILURE;
-        }
+    let (pool, ingestor) = match open_ingestor(config, "bor import").await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    let ingestor = Ingestor::new(
-        pool.clone(),
-        LlmClient::new(Arc::new(llm_settings(config))),
-        chunking_settings(config),
-        Arc::new(ModelDimension::default()),
-    );
-    let result = import_paths(&ingestor, paths).await;
+    let (addresses, files): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        paths.iter().partition(|path| is_web_address(path));
+    let files: Vec<PathBuf> = files.into_iter().cloned().collect();
+    let mut result = import(&ingestor, &files, options).await;
+    if let (Ok(summary), false) = (&mut result, addresses.is_empty()) {
+        let fetcher = Fetcher::new(FetchSettings::from_config(config));
+        let progress = ImportProgress::new(0);
+        let mut lines = PageLines {
+            summary,
+            progress: &progress,
+        };
+        for address in addresses {
+            let address = address.to_string_lossy();
+            let imported = pages::import_address(
+                &ingestor,
+                &fetcher,
+                &address,
+                options.crawl,
+                &progress,
+                &mut lines,
+            )
+            .await;
+            if let Err(error) = imported {
+                progress.finish();
+                result = Err((lines.summary.clone(), error));
+                break;
+            }
+        }
+        progress.finish();
+    }
     let summary = match result {
         Ok(summary) => summary,
         Err((summary, error)) => {
@@ -99,13 +194,53 @@ pub async fn run(config: &Config, paths: &[PathBuf]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Imports every file under `paths`; stops at the first failure that would fail every
-/// later file too (the LLM server or the database being unavailable).
+/// The database, migrated, and an ingestor storing into it; on failure the line is
+/// printed (prefixed with `command`) and the exit code given.
+pub async fn open_ingestor(config: &Config, command: &str) -> Result<(DbPool, Ingestor), ExitCode> {
+    if let Err(error) = db::run_migrations(&config.database_url).await {
+        eprintln!(
+            "{command}: the database at {} is not usable: {}",
+            config.database_url_redacted(),
+            bor_actors::error_chain(&error)
+        );
+        return Err(ExitCode::FAILURE);
+    }
+    let pool = match DbPool::new(&config.database_url, 2) {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("{command}: {error}");
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    let ingestor = Ingestor::new(
+        pool.clone(),
+        LlmClient::new(Arc::new(llm_settings(config))),
+        chunking_settings(config),
+        Arc::new(ModelDimension::default()),
+    );
+    Ok((pool, ingestor))
+}
+
+/// Imports every file under `paths` (see [`import`]).
 pub async fn import_paths(
     ingestor: &Ingestor,
     paths: &[PathBuf],
 ) -> Result<ImportSummary, (ImportSummary, IngestError)> {
+    import(ingestor, paths, &ImportOptions::default()).await
+}
+
+/// Imports every file under `paths`, then (with `sync`) removes the documents whose
+/// files are gone from the folders among them. Stops at the first failure that would
+/// fail every later file too (the LLM server or the database being unavailable); then
+/// nothing is removed.
+pub async fn import(
+    sink: &impl DocumentSink,
+    paths: &[PathBuf],
+    options: &ImportOptions,
+) -> Result<ImportSummary, (ImportSummary, IngestError)> {
     let mut summary = ImportSummary::default();
+    // Each document stored or found unchanged, with the source it was read from now.
+    let mut imported = HashMap::new();
     let found = collect_files(paths);
     let progress = ImportProgress::new(found.files.len());
     for (path, reason) in &found.skipped {
@@ -128,18 +263,12 @@ pub async fn import_paths(
                     continue;
                 }
             };
-        match ingestor.ingest(&document, &progress).await {
+        match sink.store(&document, &progress).await {
             Ok(outcome) => {
-                let (label, count) = match &outcome {
-                    IngestOutcome::Created { chunks, .. } => (&mut summary.imported, Some(chunks)),
-                    IngestOutcome::Unchanged { .. } => (&mut summary.unchanged, None),
-                    IngestOutcome::Replaced { chunks, .. } => (&mut summary.replaced, Some(chunks)),
-                    IngestOutcome::Refreshed { chunks, .. } => {
-                        (&mut summary.refreshed, Some(chunks))
-                    }
-                };
-                *label += 1;
-                summary.chunks += count.copied().unwrap_or(0);
+                if let Some(source) = &document.source {
+                    imported.insert(outcome.id(), source.clone());
+                }
+                summary.count(&outcome);
                 progress.say(&describe(&outcome, &path.display().to_string()));
             }
             Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))) => {
@@ -153,11 +282,68 @@ pub async fn import_paths(
         }
         progress.file_done();
     }
+    if options.sync {
+        let settled = match remove_gone_files(sink, paths, &imported).await {
+            Ok(settled) => settled,
+            Err(error) => {
+                progress.finish();
+                return Err((summary, error.into()));
+            }
+        };
+        for gone in &settled {
+            progress.say(&gone.line());
+        }
+        let removed = settled
+            .iter()
+            .filter(|gone| matches!(gone, sync::Gone::Removed { .. }))
+            .count();
+        summary.removed = Some(removed);
+    }
     progress.finish();
     Ok(summary)
 }
 
-fn describe(outcome: &IngestOutcome, path: &str) -> String {
+async fn remove_gone_files(
+    sink: &impl DocumentSink,
+    paths: &[PathBuf],
+    imported: &HashMap<i64, String>,
+) -> Result<Vec<sync::Gone>, crate::db::DbError> {
+    let mut conn = sink.pool().get().await?;
+    sync::settle_gone_files(&mut conn, &sync::folders_to_sync(paths), imported).await
+}
+
+/// Prints each page's line and counts it in the summary.
+struct PageLines<'a> {
+    summary: &'a mut ImportSummary,
+    progress: &'a ImportProgress,
+}
+
+impl pages::PageListener for PageLines<'_> {
+    fn page(&mut self, report: pages::PageReport) {
+        let line = match &report {
+            pages::PageReport::Stored { url, outcome, .. } => {
+                self.summary.count(outcome);
+                describe(outcome, url)
+            }
+            pages::PageReport::NotModified { url, .. } => {
+                self.summary.unchanged += 1;
+                format!("unchanged {url} (not modified)")
+            }
+            pages::PageReport::Skipped { url, reason } => {
+                self.summary.skipped += 1;
+                format!("skipped   {url}: {reason}")
+            }
+        };
+        self.progress.say(&line);
+    }
+
+    fn note(&mut self, note: &str) {
+        self.progress.say(&format!("note: {note}"));
+    }
+}
+
+/// The line said of a file or page stored.
+pub fn describe(outcome: &IngestOutcome, path: &str) -> String {
     match outcome {
         IngestOutcome::Created { chunks, .. } => format!("imported  {path} ({chunks} chunks)"),
         IngestOutcome::Unchanged { .. } => format!("unchanged {path}"),

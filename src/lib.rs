@@ -20,3 +20,5 @@ pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod user_command;
+pub mod watch;
+pub mod web;

@@ -65,6 +65,8 @@ pub enum StartupError {
     Database(#[from] DbError),
     #[error("cannot listen for changes on the database: {0}")]
     Listen(#[from] tokio_postgres::Error),
+    #[error("BOR_WATCH: {0}")]
+    Watch(String),
 }
 
 /// A built service, listening, not yet serving.
@@ -136,6 +138,15 @@ impl Application {
             subscription,
             followers,
         ));
+        if let Some(folders) = &config.watch {
+            let folders: Vec<_> = std::env::split_paths(folders).collect();
+            let watch = crate::watch::start(&folders).map_err(StartupError::Watch)?;
+            let library = library.clone();
+            actix_web::rt::spawn(async move {
+                let say = |line: &str| tracing::info!(target: "bor::watch", "{line}");
+                crate::watch::keep_in_step(&library, watch, &say).await;
+            });
+        }
         let config = Arc::new(config);
         let state = web::Data::new(AppState::new(
             Arc::clone(&config),

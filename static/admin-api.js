@@ -104,6 +104,34 @@ export function uploadFile(token, file, { onProgress, onSent }) {
   });
 }
 
+/** `GET /api/admin/watched-files`: `{imported, skipped, removed, skipped_files: [{path, reason}]}`. */
+export async function fetchWatchedFiles(token) {
+  const { status, body } = await request("/api/admin/watched-files", { token });
+  if (status === 200 && Array.isArray(body?.skipped_files)) return body;
+  throw failure(status, body);
+}
+
+/** A fetch of pages reads and embeds each one: allow it time. */
+const URL_ANSWER_MS = 600_000;
+
+/**
+ * `POST /api/admin/documents/url` `{url, crawl?}`: resolves with the server's report,
+ * `{documents: [{url, id, title, chunks, status}], skipped: [{url, reason}], notes}`.
+ */
+export async function addFromUrl(token, url, crawl) {
+  const body = crawl > 1 ? { url, crawl } : { url };
+  const { status, body: report } = await request("/api/admin/documents/url", {
+    token,
+    method: "POST",
+    json: body,
+    timeoutMs: URL_ANSWER_MS,
+  });
+  if (status === 200 && Array.isArray(report?.documents) && Array.isArray(report?.skipped)) {
+    return report;
+  }
+  throw failure(status, report);
+}
+
 /** `DELETE /api/admin/documents/{id}`; resolves with false when it was already gone. */
 export async function deleteDocument(token, id) {
   const { status, body } = await request(`/api/admin/documents/${encodeURIComponent(id)}`, {

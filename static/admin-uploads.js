@@ -182,3 +182,26 @@ function describe(file) {
 function carriesFiles(event) {
   return event.dataTransfer?.types?.includes("Files") ?? false;
 }
+
+/**
+ * What "Add from URL" says of the server's report: how many pages were stored, then
+ * each page skipped with its reason (user content: shown only as text).
+ */
+export function urlReportSummary(report) {
+  const stored = report.documents.length;
+  const skipped = report.skipped.length;
+  const parts = [`${stored} ${stored === 1 ? "page" : "pages"} added or up to date`];
+  if (skipped > 0) {
+    const reasons = report.skipped.map(({ url, reason }) => `${url}: ${reason}`).join("; ");
+    parts.push(`${skipped} skipped (${reasons})`);
+  }
+  for (const note of report.notes ?? []) parts.push(note);
+  return `${parts.join("; ")}.`;
+}
+
+/** What the watcher last did with its files, in one line; "" when it watched none. */
+export function watchedFilesSummary(report) {
+  const total = report.imported + report.skipped + report.removed;
+  if (total === 0) return "";
+  return `${report.imported} imported, ${report.skipped} skipped, ${report.removed} removed.`;
+}

@@ -5,9 +5,11 @@
 import { mountAccountMenu } from "./account-menu.js";
 import {
   ApiError,
+  addFromUrl,
   deleteDocument,
   fetchDocuments,
   fetchHealth,
+  fetchWatchedFiles,
   searchKnowledge,
   uploadFile,
 } from "./admin-api.js";
@@ -15,7 +17,7 @@ import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
 import { RetrievalTrial } from "./admin-search.js";
-import { Uploads } from "./admin-uploads.js";
+import { Uploads, urlReportSummary, watchedFilesSummary } from "./admin-uploads.js";
 import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
 
@@ -41,6 +43,14 @@ const ui = {
   refresh: document.getElementById("refresh"),
   uploadLimit: document.getElementById("upload-limit"),
   documentsStatus: document.getElementById("documents-status"),
+  urlForm: document.getElementById("url-form"),
+  urlInput: document.getElementById("url-input"),
+  urlCrawl: document.getElementById("url-crawl"),
+  urlAdd: document.getElementById("url-add"),
+  urlStatus: document.getElementById("url-status"),
+  watched: document.getElementById("watched"),
+  watchedSummary: document.getElementById("watched-summary"),
+  watchedSkipped: document.getElementById("watched-skipped"),
 };
 
 const state = {
@@ -69,6 +79,10 @@ const uploads = new Uploads({ onFiles: addFiles });
 new RetrievalTrial({ search: searchKnowledge });
 
 async function start() {
+  ui.urlForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    addUrl();
+  });
   ui.tokenForm.addEventListener("submit", (event) => {
     event.preventDefault();
     useTypedToken();
@@ -252,8 +266,52 @@ function scheduleRefresh() {
   }, AUTO_REFRESH_MS);
 }
 
+/** The watcher's file states, shown only when it watched any; paths and reasons as text. */
+async function loadWatchedFiles(token) {
+  let report;
+  try {
+    report = await fetchWatchedFiles(token);
+  } catch {
+    ui.watched.hidden = true;
+    return;
+  }
+  const summary = watchedFilesSummary(report);
+  ui.watchedSummary.textContent = summary;
+  ui.watchedSkipped.replaceChildren(
+    ...report.skipped_files.map(({ path, reason }) => {
+      const item = document.createElement("li");
+      item.textContent = `${path}: ${reason ?? "skipped"}`;
+      return item;
+    }),
+  );
+  ui.watched.hidden = summary === "";
+}
+
+/** "Add from URL": the page (or pages) fetched by the server, then the list refreshed. */
+async function addUrl() {
+  const url = ui.urlInput.value.trim();
+  if (state.token === null || url === "") return;
+  const crawl = Number.parseInt(ui.urlCrawl.value, 10);
+  ui.urlAdd.disabled = true;
+  setStatus(ui.urlStatus, "Fetching…", "busy");
+  try {
+    const report = await addFromUrl(state.token, url, Number.isSafeInteger(crawl) ? crawl : 1);
+    setStatus(ui.urlStatus, urlReportSummary(report), report.skipped.length > 0 ? "error" : "success");
+    if (report.documents.length > 0) loadDocuments();
+  } catch (error) {
+    if (error instanceof ApiError && error.isAuthFailure) {
+      leave(error.message);
+      return;
+    }
+    setStatus(ui.urlStatus, `Could not add the page. ${messageOf(error)}`, "error");
+  } finally {
+    ui.urlAdd.disabled = false;
+  }
+}
+
 async function loadDocuments() {
   const ticket = (state.documentsTicket += 1);
+  if (state.token !== null) loadWatchedFiles(state.token);
   try {
     const list = await fetchDocuments();
     if (ticket === state.documentsTicket && state.token !== null) documentList.show(list);

@@ -5,7 +5,7 @@
 
 import { placeLabel } from "./citations.js";
 import { element } from "./dom.js";
-import { documentFacts, overlapLength, passageTarget } from "./passage.js";
+import { documentFacts, overlapLength, passageTarget, webAddress } from "./passage.js";
 
 const MESSAGE = {
   loading: "Loading the document…",
@@ -27,6 +27,8 @@ const ui = {
   header: document.getElementById("document-header"),
   title: document.getElementById("document-title"),
   facts: document.getElementById("document-facts"),
+  origin: document.getElementById("document-origin"),
+  originLink: document.getElementById("document-origin-link"),
   summary: document.getElementById("document-summary"),
   notes: document.getElementById("document-notes"),
   passages: document.getElementById("passages"),
@@ -99,6 +101,10 @@ function showDocument(doc, chunkId) {
   document.title = `${title} — bor`;
   ui.title.textContent = title;
   ui.facts.textContent = documentFacts(doc);
+  const page = webAddress(doc.source);
+  ui.originLink.textContent = page;
+  ui.originLink.href = page === "" ? "#" : page;
+  ui.origin.hidden = page === "";
   const summary = typeof doc.summary === "string" ? doc.summary.trim() : "";
   ui.summary.textContent = summary;
   ui.summary.hidden = summary === "";

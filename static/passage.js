@@ -36,13 +36,29 @@ export function formatDay(timestamp, locale) {
   return date.toLocaleDateString(locale, { year: "numeric", month: "long", day: "numeric" });
 }
 
-/** The facts of a document on one line: kind, file, day of import, number of passages. */
+/** A document's source when it is a web page's address (http or https), else "". */
+export function webAddress(source) {
+  if (typeof source !== "string") return "";
+  const text = source.trim();
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? text : "";
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * The facts of a document on one line: kind, file, day of import, number of passages.
+ * A web page's address is left out: the page links it on a line of its own.
+ */
 export function documentFacts(doc, locale) {
   const day = formatDay(doc.created_at, locale);
   const count = Array.isArray(doc.chunks) ? doc.chunks.length : 0;
+  const source = typeof doc.source === "string" ? doc.source.trim() : "";
   return [
     kindLabel(doc.content_type),
-    typeof doc.source === "string" ? doc.source.trim() : "",
+    webAddress(source) === "" ? source : "",
     day === "" ? "" : `added ${day}`,
     `${count} ${count === 1 ? "passage" : "passages"}`,
   ]

@@ -68,6 +68,38 @@ impl FormatReader for HtmlReader {
     }
 }
 
+/// The links of a web page, as written (`href` of `<a>` and `<area>`, in page order),
+/// with the `<base href>` they are relative to when the page names one. Bounded as
+/// reading the page is (size and nesting).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageLinks {
+    pub base: Option<String>,
+    pub hrefs: Vec<String>,
+}
+
+/// The links of the web page `bytes` (see [`PageLinks`]).
+pub fn links(bytes: &[u8], limits: &Limits) -> Result<PageLinks, ReadError> {
+    limits.check_input(bytes.len())?;
+    let source = decode(bytes);
+    depth::check(&source, limits.max_depth)?;
+    let html = Html::parse_document(&source);
+    let mut links = PageLinks::default();
+    for node in html.tree.root().descendants() {
+        let Node::Element(element) = node.value() else {
+            continue;
+        };
+        let Some(href) = element.attr("href") else {
+            continue;
+        };
+        match element.name() {
+            "a" | "area" => links.hrefs.push(href.trim().to_owned()),
+            "base" if links.base.is_none() => links.base = Some(href.trim().to_owned()),
+            _ => {}
+        }
+    }
+    Ok(links)
+}
+
 /// The page's text as Unicode: by its byte order mark, else by the charset its head
 /// declares, else UTF-8 when it is valid UTF-8, else Windows-1252 (what browsers assume).
 fn decode(bytes: &[u8]) -> String {

@@ -23,6 +23,7 @@ mod text;
 mod worker;
 
 pub use error::ReadError;
+pub use html::{PageLinks, links as html_links};
 pub use kind::{Kind, SUPPORTED_EXTENSIONS};
 pub use limits::Limits;
 pub use worker::{MAX_OVERDUE, overdue_reads};

@@ -197,6 +197,53 @@ pub async fn ids_from_source(
         .await?)
 }
 
+/// The documents whose source lies inside `folder` (an absolute path without a trailing
+/// separator): `(id, source)`, by id. Matched by the prefix `folder/`, so a sibling
+/// folder whose name starts the same (`notes-old` beside `notes`) is never included.
+pub async fn sources_inside(
+    conn: &mut AsyncPgConnection,
+    folder: &str,
+) -> Result<Vec<(i64, String)>, DbError> {
+    let prefix = format!("{folder}/");
+    let pattern = format!("{}%", escape_like(&prefix));
+    let found: Vec<(i64, Option<String>)> = documents::table
+        .filter(documents::source.like(pattern).escape('\\'))
+        .select((documents::id, documents::source))
+        .order(documents::id)
+        .load(conn)
+        .await?;
+    Ok(found
+        .into_iter()
+        .filter_map(|(id, source)| Some((id, source?)))
+        .filter(|(_, source)| source.starts_with(&prefix))
+        .collect())
+}
+
+/// `text` with the characters `LIKE` reads as wildcards (and the escape) escaped by `\`.
+pub(super) fn escape_like(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        if matches!(character, '%' | '_' | '\\') {
+            escaped.push('\\');
+        }
+        escaped.push(character);
+    }
+    escaped
+}
+
+/// Records that the document `id` now comes from `source` (its file was moved).
+pub async fn set_source(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    source: &str,
+) -> Result<(), DbError> {
+    diesel::update(documents::table.find(id))
+        .set(documents::source.eq(source))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub async fn insert_document(
     conn: &mut AsyncPgConnection,
     document: &NewDocument<'_>,
@@ -329,6 +376,40 @@ pub(super) mod tests {
             ),
             "{error:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn sources_inside_a_folder_are_matched_exactly() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let mut ids = Vec::new();
+        for (content, source) in [
+            ("a", Some("/data/notes/a.md")),
+            ("b", Some("/data/notes/sub/b.md")),
+            ("c", Some("/data/notes-old/c.md")),
+            ("d", Some("/data/notes")),
+            ("e", Some("/data/n%tes/e.md")),
+            ("f", Some("/data/n_tes/f.md")),
+            ("g", None),
+        ] {
+            ids.push(
+                insert_document(&mut conn, &NewDocument::new(content, source, content))
+                    .await
+                    .id,
+            );
+        }
+        let inside = sources_inside(&mut conn, "/data/notes").await.unwrap();
+        assert_eq!(
+            inside,
+            [
+                (ids[0], "/data/notes/a.md".to_owned()),
+                (ids[1], "/data/notes/sub/b.md".to_owned())
+            ]
+        );
+        let wildcard = sources_inside(&mut conn, "/data/n%tes").await.unwrap();
+        assert_eq!(wildcard, [(ids[4], "/data/n%tes/e.md".to_owned())]);
+        let underscore = sources_inside(&mut conn, "/data/n_tes").await.unwrap();
+        assert_eq!(underscore, [(ids[5], "/data/n_tes/f.md".to_owned())]);
     }
 
     #[tokio::test]

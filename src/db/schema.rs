@@ -91,6 +91,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    page_validators (document_id) {
+        document_id -> Int8,
+        etag -> Nullable<Text>,
+        last_modified -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     query_log (id) {
         id -> Int8,
         turn_id -> Uuid,
@@ -136,11 +144,21 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    watched_files (path) {
+        path -> Text,
+        state -> Text,
+        reason -> Nullable<Text>,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(chunks -> documents (document_id));
 diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(group_members -> groups (group_id));
 diesel::joinable!(group_members -> users (user_id));
+diesel::joinable!(page_validators -> documents (document_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
 diesel::joinable!(sessions -> users (user_id));
@@ -153,7 +171,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     documents,
     group_members,
     groups,
+    page_validators,
     query_log,
     sessions,
     users,
+    watched_files,
 );

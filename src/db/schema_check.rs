@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 10] = [
+pub(super) const TABLES: [&str; 12] = [
     "api_keys",
     "chunks",
     "conversation_search",
@@ -17,9 +17,11 @@ pub(super) const TABLES: [&str; 10] = [
     "documents",
     "group_members",
     "groups",
+    "page_validators",
     "query_log",
     "sessions",
     "users",
+    "watched_files",
 ];
 
 #[derive(Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@ pub mod chat;
 mod conversations;
 pub mod documents;
 pub mod error;
+mod from_url;
 mod health;
 mod host;
 mod keys;
@@ -22,6 +23,7 @@ mod static_files;
 mod turn;
 mod upload;
 pub mod users;
+mod watched;
 
 use actix_web::error::{InternalError, PathError, QueryPayloadError};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
@@ -70,6 +72,8 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(documents::list)
         .service(documents::passages)
         .service(documents::add)
+        .service(from_url::add_from_url)
+        .service(watched::watched)
         .service(documents::delete)
         .service(documents::reindex)
         .service(metrics::scrape)

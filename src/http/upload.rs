@@ -183,7 +183,7 @@ async fn store(state: &AppState, file: String, bytes: Vec<u8>, report: &mut Uplo
     }
 }
 
-fn status_of(outcome: &IngestOutcome) -> &'static str {
+pub(super) fn status_of(outcome: &IngestOutcome) -> &'static str {
     match outcome {
         IngestOutcome::Created { .. } => "imported",
         // The same text, embedded anew for the current model: nothing a person changed.

@@ -230,6 +230,11 @@ impl Ingestor {
         }
     }
 
+    /// The database it stores into.
+    pub fn pool(&self) -> &DbPool {
+        &self.pool
+    }
+
     /// Stores `document` (see the module documentation). Must run inside an actix
     /// system (the embeddings go through an LlmActor).
     pub async fn ingest(

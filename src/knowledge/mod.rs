@@ -75,6 +75,11 @@ impl KnowledgeService {
         self
     }
 
+    /// The database it stores into.
+    pub fn pool(&self) -> &DbPool {
+        &self.pool
+    }
+
     pub fn index(&self) -> &Arc<LiveIndex> {
         &self.index
     }

@@ -76,6 +76,18 @@ impl TestApp {
             .await
     }
 
+    /// `POST /api/admin/documents/url` with a JSON body (`{"url","crawl"?}`).
+    pub async fn post_url(&self, token: Option<&str>, body: &Value) -> JsonResponse {
+        let body = Some(("application/json", body.to_string().into_bytes()));
+        self.admin_request(
+            awc::http::Method::POST,
+            "/api/admin/documents/url",
+            token,
+            body,
+        )
+        .await
+    }
+
     /// `DELETE /api/admin/documents/{id}`.
     pub async fn delete_document(&self, token: Option<&str>, id: &str) -> JsonResponse {
         self.admin_request(

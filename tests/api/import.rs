@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bor::config::Config;
 use bor::db::schema::{chunks, documents};
-use bor::import::{ImportSummary, import_paths};
+use bor::import::{ImportOptions, ImportSummary, import, import_paths};
 use bor::knowledge::ingest::{Ingestor, ModelDimension};
 use bor::state::{chunking_settings, llm_settings};
 use bor::testing::TestDatabase;
@@ -22,17 +22,17 @@ use crate::documents::insert_one_chunk;
 use crate::support::format_fixture as fixture;
 
 /// A folder of its own under the system's temporary folder, removed on drop.
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
+    pub(crate) fn new() -> TempDir {
         let path =
             std::env::temp_dir().join(format!("bor-import-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&path).expect("a temporary folder");
         TempDir(path)
     }
 
-    fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
         let path = self.0.join(name);
         let folder = path.parent().expect("a file in a folder");
         std::fs::create_dir_all(folder).expect("the folder is made");
@@ -63,7 +63,7 @@ fn notes() -> TempDir {
     dir
 }
 
-fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
+pub(crate) fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
     let config = Config::from_vars([
         ("BOR_DATABASE_URL".to_owned(), db.url().to_owned()),
         ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
@@ -78,7 +78,7 @@ fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
     )
 }
 
-async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
+pub(crate) async fn stored(db: &TestDatabase) -> Vec<(i64, String, Option<String>)> {
     let mut conn = db.connect().await;
     documents::table
         .select((documents::id, documents::title, documents::source))
@@ -98,7 +98,7 @@ async fn chunk_dimensions(db: &TestDatabase) -> Vec<i32> {
         .expect("chunks are readable")
 }
 
-fn source(path: &Path) -> Option<String> {
+pub(crate) fn source(path: &Path) -> Option<String> {
     let absolute = std::fs::canonicalize(path).expect("the file exists");
     Some(absolute.display().to_string())
 }
@@ -421,4 +421,115 @@ async fn pdf_word_and_html_files_are_imported_with_their_kind_headings_and_pages
         .await
         .unwrap();
     assert_eq!(other_pages, 0, "only a PDF has pages");
+}
+
+#[actix_web::test]
+async fn sync_removes_the_documents_of_files_gone_from_the_folder_and_nothing_else() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let ingestor = ingestor(&db, &mock);
+    let root = TempDir::new();
+    let notes = root.0.join("notes");
+    let cats = root.write("notes/cats.md", b"# Cats\n\nCats sleep most of the day.");
+    let dogs = root.write("notes/sub/dogs.txt", b"Dogs bark at the postman.");
+    root.write("notes/.hidden/owls.md", b"# Owls\n\nOwls hunt at night.");
+    let sibling = root.write("notes-old/bats.md", b"# Bats\n\nBats sleep upside down.");
+    let hidden = root.0.join("notes/.hidden/owls.md");
+    let sync = ImportOptions {
+        sync: true,
+        ..ImportOptions::default()
+    };
+    let everything = [notes.clone(), sibling.clone(), hidden.clone()];
+    import(&ingestor, &everything, &ImportOptions::default())
+        .await
+        .unwrap();
+    let (cats_source, dogs_source) = (source(&cats), source(&dogs));
+    let (sibling_source, hidden_source) = (source(&sibling), source(&hidden));
+    assert_eq!(stored(&db).await.len(), 4);
+
+    std::fs::remove_file(&cats).unwrap();
+    let hounds = notes.join("sub/hounds.txt");
+    std::fs::rename(&dogs, &hounds).unwrap();
+    root.write("notes/mice.md", b"# Mice\n\nMice like cheese.");
+    let summary = import(&ingestor, std::slice::from_ref(&notes), &sync)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            summary.imported,
+            summary.unchanged,
+            summary.removed,
+            summary.skipped
+        ),
+        (1, 1, Some(1), 0),
+        "{summary:?}"
+    );
+    let sources: Vec<Option<String>> = stored(&db).await.into_iter().map(|d| d.2).collect();
+    assert!(!sources.contains(&cats_source), "{sources:?}");
+    assert!(!sources.contains(&dogs_source), "{sources:?}");
+    assert!(sources.contains(&source(&hounds)), "moved: {sources:?}");
+    assert!(
+        sources.contains(&sibling_source),
+        "a sibling folder with the same start is not inside: {sources:?}"
+    );
+    assert!(
+        sources.contains(&hidden_source),
+        "a file still there (though hidden) keeps its document: {sources:?}"
+    );
+    assert_eq!(sources.len(), 4, "{sources:?}");
+
+    std::fs::remove_dir_all(&notes).unwrap();
+    let gone_folder = import(&ingestor, std::slice::from_ref(&notes), &sync)
+        .await
+        .unwrap();
+    assert_eq!(
+        gone_folder.removed,
+        Some(0),
+        "a folder not found removes nothing"
+    );
+    assert_eq!(stored(&db).await.len(), 4);
+}
+
+#[actix_web::test]
+async fn bor_import_sync_says_what_it_removed() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let dir = notes();
+    let import = |sync: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bor"));
+        command.arg("import");
+        if sync {
+            command.arg("--sync");
+        }
+        command
+            .arg(&dir.0)
+            .current_dir(&dir.0)
+            .env("BOR_DATABASE_URL", db.url())
+            .env("BOR_LLM_BASE_URL", mock.base_url())
+            .env("BOR_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    assert!(import(false).status.success());
+    let cats = dir.0.join("cats.md");
+    let cats_source = source(&cats).unwrap();
+    std::fs::remove_file(&cats).unwrap();
+    dir.write("sub/dogs.txt", b"Dogs bark at the mail carrier.");
+
+    let output = import(true);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line == format!("removed   {cats_source} (the file is gone)")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "imported 0, unchanged 0, replaced 1, re-embedded 0, removed 1, skipped 4; 1 chunks in "
+        ),
+        "{stdout}"
+    );
+    assert_eq!(stored(&db).await.len(), 1);
 }

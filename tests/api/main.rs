@@ -31,5 +31,7 @@ mod search;
 mod service;
 mod shutdown;
 mod uploads;
+mod watch;
+mod web_pages;
 
 use bor_test_support as support;

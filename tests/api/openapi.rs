@@ -44,6 +44,16 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/documents/{id}", "/documents/1"),
     ("post", "/api/admin/documents", "/api/admin/documents"),
     (
+        "post",
+        "/api/admin/documents/url",
+        "/api/admin/documents/url",
+    ),
+    (
+        "get",
+        "/api/admin/watched-files",
+        "/api/admin/watched-files",
+    ),
+    (
         "delete",
         "/api/admin/documents/{id}",
         "/api/admin/documents/1",

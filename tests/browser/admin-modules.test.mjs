@@ -173,3 +173,28 @@ test("a report with sections missing still reads, with dashes", () => {
   assert.deepEqual(rowsAsObject(sections.turns)["In flight"], ["— of —", ""]);
   assert.deepEqual(sections.config, []);
 });
+
+test("Add from URL says how many pages were stored and why each other one was not", async () => {
+  const { urlReportSummary } = await import("../../static/admin-uploads.js");
+  assert.equal(
+    urlReportSummary({ documents: [{ url: "https://a.example/" }], skipped: [], notes: [] }),
+    "1 page added or up to date.",
+  );
+  assert.equal(
+    urlReportSummary({
+      documents: [],
+      skipped: [{ url: "http://10.0.0.1/", reason: "10.0.0.1 is 10.0.0.1, a private address: refused" }],
+      notes: ["https://a.example/sitemap.xml: the server answered HTTP 500"],
+    }),
+    "0 pages added or up to date; 1 skipped (http://10.0.0.1/: 10.0.0.1 is 10.0.0.1, a private address: refused); https://a.example/sitemap.xml: the server answered HTTP 500.",
+  );
+});
+
+test("the watched files read as counts, and not at all when nothing is watched", async () => {
+  const { watchedFilesSummary } = await import("../../static/admin-uploads.js");
+  assert.equal(watchedFilesSummary({ imported: 0, skipped: 0, removed: 0, skipped_files: [] }), "");
+  assert.equal(
+    watchedFilesSummary({ imported: 3, skipped: 1, removed: 2, skipped_files: [] }),
+    "3 imported, 1 skipped, 2 removed.",
+  );
+});

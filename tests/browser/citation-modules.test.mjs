@@ -19,6 +19,7 @@ import {
   kindLabel,
   overlapLength,
   passageTarget,
+  webAddress,
 } from "../../static/passage.js";
 
 // dom.js builds the links with the global document.
@@ -137,6 +138,16 @@ test("a document's kind, day and size read as words", () => {
     "Plain text · notes/otters.txt · added 1 December 2026 · 1 passage",
   );
   assert.equal(documentFacts({ content_type: "application/pdf", source: null, chunks: [{}, {}] }), "PDF · 2 passages");
+  assert.equal(
+    documentFacts({ content_type: "text/html", source: "https://example.com/guide", chunks: [{}] }),
+    "Web page · 1 passage",
+    "a web page's address is linked on a line of its own",
+  );
+  assert.equal(webAddress(" https://example.com/guide "), "https://example.com/guide");
+  assert.equal(webAddress("http://127.0.0.1:8080/a?b=c"), "http://127.0.0.1:8080/a?b=c");
+  assert.equal(webAddress("/home/me/notes/otters.txt"), "");
+  assert.equal(webAddress("javascript:alert(1)"), "");
+  assert.equal(webAddress(null), "");
 });
 
 test("the start a chunk repeats from the one before is found at a word", () => {

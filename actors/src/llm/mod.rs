@@ -30,6 +30,7 @@ pub use handle::LlmClient;
 pub use messages::{ChatRequest, LlmCommand, LlmEvent};
 pub use settings::LlmSettings;
 pub use sse::{MAX_EVENT_BYTES, SseError, SseFramer};
+pub use transport::install_tls_provider;
 pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
 
 use crate::metrics::{self, LlmEndpoint, metrics};

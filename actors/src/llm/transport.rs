@@ -65,7 +65,7 @@ fn client(connect_timeout: Duration) -> awc::Client {
 
 /// rustls needs a process-wide crypto provider before the first TLS client is built
 /// (`https://` base URLs); bor uses ring's.
-fn install_tls_provider() {
+pub fn install_tls_provider() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         // An error means another provider was installed first, which serves as well.

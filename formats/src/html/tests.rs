@@ -47,3 +47,19 @@ fn a_declared_charset_is_honoured() {
     let document = HtmlReader.read(bytes, &Limits::default()).expect("reads");
     assert_eq!(document.text, "Café\n");
 }
+
+#[test]
+fn links_are_read_in_page_order_with_the_base() {
+    let page = r#"<!doctype html><html><head><base href="/docs/"><title>T</title></head>
+        <body><a href=" guide.html ">Guide</a><p><a name="x">no href</a>
+        <map><area href="/map"></map><a href="https://other.example/">Out</a>
+        <link href="/style.css"></body></html>"#;
+    let links = links(page.as_bytes(), &Limits::default()).expect("reads");
+    assert_eq!(links.base.as_deref(), Some("/docs/"));
+    assert_eq!(
+        links.hrefs,
+        ["guide.html", "/map", "https://other.example/"]
+    );
+    let deep = "<div>".repeat(Limits::default().max_depth + 10);
+    assert!(super::links(deep.as_bytes(), &Limits::default()).is_err());
+}

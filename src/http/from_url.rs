@@ -1,0 +1,157 @@
+//! `POST /api/admin/documents/url` `{"url","crawl"?}`: the admin page's "Add from URL".
+//! The page (or, with `crawl`, up to that many pages of its site) is fetched and stored
+//! as `bor import https://…` does (`import/pages.rs`); each page is listed as stored or
+//! skipped with the reason (docs/PROTOCOL.md, "Document routes").
+
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::Admin;
+use super::body::{RequestBody, read_json_body};
+use super::error::{ApiError, ErrorBody};
+use super::upload::status_of;
+use crate::import::pages::{PageListener, PageReport, import_address};
+use crate::knowledge::ingest::{IngestError, Unobserved};
+use crate::state::AppState;
+use crate::web::crawl::MAX_CRAWL_PAGES;
+use crate::web::{FetchSettings, Fetcher};
+
+/// Largest accepted body: an address and a number.
+const MAX_URL_BODY_BYTES: usize = 16 * 1024;
+
+/// A page to add.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object with a `url`")]
+pub struct AddFromUrl {
+    /// An `http://` or `https://` address.
+    url: String,
+    /// Add up to this many pages of the site (its sitemap, else its links), 1 to 100,000.
+    crawl: Option<u32>,
+}
+
+impl RequestBody for AddFromUrl {}
+
+/// The pages stored and those skipped.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct UrlReport {
+    pub documents: Vec<PageDocument>,
+    pub skipped: Vec<SkippedPage>,
+    /// What a person should know about the crawl (a sitemap that could not be read).
+    pub notes: Vec<String>,
+}
+
+/// A page stored (or found unchanged).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PageDocument {
+    /// The page's address: its document's source.
+    pub url: String,
+    pub id: i64,
+    pub title: String,
+    pub chunks: usize,
+    /// `imported`, `unchanged` or `replaced`.
+    #[schema(example = "imported")]
+    pub status: &'static str,
+}
+
+/// A page left out, and why.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SkippedPage {
+    pub url: String,
+    pub reason: String,
+}
+
+impl PageListener for UrlReport {
+    fn page(&mut self, report: PageReport) {
+        match report {
+            PageReport::Stored {
+                url,
+                title,
+                outcome,
+            } => self.documents.push(PageDocument {
+                url,
+                id: outcome.id(),
+                title,
+                chunks: outcome.chunks(),
+                status: status_of(&outcome),
+            }),
+            PageReport::NotModified {
+                url,
+                id,
+                title,
+                chunks,
+            } => self.documents.push(PageDocument {
+                url,
+                id,
+                title,
+                chunks,
+                status: "unchanged",
+            }),
+            PageReport::Skipped { url, reason } => self.skipped.push(SkippedPage { url, reason }),
+        }
+    }
+
+    fn note(&mut self, note: &str) {
+        self.notes.push(note.to_owned());
+    }
+}
+
+/// `POST /api/admin/documents/url`: 200 `{"documents","skipped","notes"}`.
+#[utoipa::path(
+    tag = "documents",
+    security(("admin_token" = [])),
+    request_body(content = AddFromUrl, content_type = "application/json"),
+    responses(
+        (status = 200, description = "the pages stored and those skipped, with why", body = UrlReport),
+        (status = 400, description = "`invalid_json`: malformed, no `url`, or `crawl` out of 1..=100000", body = ErrorBody),
+        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
+        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
+    )
+)]
+#[post("/api/admin/documents/url")]
+pub async fn add_from_url(
+    _: Admin,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body: AddFromUrl = read_json_body(
+        &request,
+        payload,
+        MAX_URL_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
+    if body.url.trim().is_empty() {
+        return Err(ApiError::InvalidJson("`url` is empty".to_owned()));
+    }
+    if body
+        .crawl
+        .is_some_and(|pages| !(1..=MAX_CRAWL_PAGES).contains(&pages))
+    {
+        return Err(ApiError::InvalidJson(format!(
+            "`crawl` must be from 1 to {MAX_CRAWL_PAGES}"
+        )));
+    }
+    let library = state.library.clone();
+    let settings = FetchSettings::from_config(&state.config);
+    // On a task of its own, so that a client that goes away does not cut a page's
+    // transaction short.
+    let imported = actix_web::rt::spawn(async move {
+        let fetcher = Fetcher::new(settings);
+        let mut report = UrlReport::default();
+        let crawl = body.crawl.map(|pages| pages as usize);
+        let address = body.url.trim();
+        import_address(&library, &fetcher, address, crawl, &Unobserved, &mut report)
+            .await
+            .map(|()| report)
+    })
+    .await
+    .map_err(|error| ApiError::Internal(format!("the import task failed: {error}")))?;
+    match imported {
+        Ok(report) => Ok(HttpResponse::Ok().json(report)),
+        Err(IngestError::Database(error)) => Err(error.into()),
+        Err(error) => Err(ApiError::Unavailable(error.to_string())),
+    }
+}
