@@ -146,7 +146,7 @@ async fn a_star_answers_any_host() {
 
 #[actix_web::test]
 async fn a_bor_bound_beyond_loopback_without_names_says_how_to_accept_one() {
-    let app = TestApp::spawn_with(&[("BOR_BIND", "0.0.0.0:0")]).await;
+    let app = TestApp::spawn_with_accounts(&[("BOR_BIND", "0.0.0.0:0")]).await;
     let warned = log_lines_containing("set BOR_PUBLIC_URL to the address people use");
     assert_eq!(warned.len(), 1, "{warned:?}");
     assert!(warned[0].contains("0.0.0.0"), "{warned:?}");
@@ -156,7 +156,7 @@ async fn a_bor_bound_beyond_loopback_without_names_says_how_to_accept_one() {
 
 #[actix_web::test]
 async fn a_bor_bound_beyond_loopback_with_its_public_url_says_nothing() {
-    let _app = TestApp::spawn_with(&[
+    let _app = TestApp::spawn_with_accounts(&[
         ("BOR_BIND", "0.0.0.0:0"),
         ("BOR_PUBLIC_URL", "https://bor.example.org"),
     ])

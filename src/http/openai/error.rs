@@ -131,13 +131,21 @@ mod tests {
         use crate::http::error::tests::{documented_codes, one_of_each, turn_error_codes};
         use std::collections::BTreeSet;
 
-        // Refusals of bor's own routes only: conversations, exports and the admin API.
+        // Refusals of bor's own routes only: conversations, exports, sign-in, keys and
+        // the admin API.
         let not_on_v1 = [
             "invalid_conversation",
             "invalid_title",
             "invalid_format",
-            "unauthorized",
             "admin_disabled",
+            "invalid_credentials",
+            "too_many_attempts",
+            "invalid_password",
+            "invalid_username",
+            "invalid_name",
+            "forbidden",
+            "username_taken",
+            "last_admin",
         ];
         let mut sent: BTreeSet<(String, String)> = one_of_each()
             .into_iter()
