@@ -27,7 +27,7 @@ impl FromRequest for Admin {
 fn authorize(request: &HttpRequest) -> Result<Admin, ApiError> {
     let state = request
         .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Internal("the app state is missing".to_owned()))?;
+        .ok_or_else(|| ApiError::Internal("the app state is missing".into()))?;
     let Some(expected) = state.config.admin_token.as_ref() else {
         return Err(ApiError::AdminDisabled);
     };
