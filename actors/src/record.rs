@@ -252,10 +252,7 @@ mod tests {
     #[test]
     fn the_stored_words_are_the_words_of_the_frames() {
         for path in TurnPath::ALL {
-            assert_eq!(
-                serde_json::to_string(&path).unwrap(),
-                format!("\"{path}\"")
-            );
+            assert_eq!(serde_json::to_string(&path).unwrap(), format!("\"{path}\""));
         }
         for status in TurnStatus::ALL {
             assert_eq!(

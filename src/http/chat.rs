@@ -4,14 +4,14 @@
 
 use actix_web::{HttpRequest, Responder, post, web};
 use bor_actors::llm::ChatMessage;
-use bor_actors::turn::Frame;
+use bor_actors::turn::{Frame, TurnSpec};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
-use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
+use super::turn::{event_stream, frame_event, refuse_when_stopping, start_turn};
 use crate::conversations::{self, HISTORY_LIMIT};
 use crate::state::AppState;
 use uuid::Uuid;
@@ -100,17 +100,22 @@ pub async fn chat(
         state.config.request_body_timeout,
     )
     .await?;
-    let ChatInput {
-        mut input,
-        continues,
-    } = parse_chat_input(body, state.config.max_message_chars)?;
-    let conversation_id = input.conversation_id.unwrap_or_else(Uuid::new_v4);
-    input.conversation_id = Some(conversation_id);
-    if continues {
-        input.history = conversations::history(&state.pool, &state.log, conversation_id).await?;
-    }
-    let turn = start_turn(&state, input)?;
-    let events = turn.into_frames().map(|frame| frame.to_event());
+    let ChatInput { question, history } = parse_chat_input(body, state.config.max_message_chars)?;
+    let (conversation_id, history) = match history {
+        History::Stored(id) => (
+            id,
+            conversations::history(&state.pool, &state.log, id).await?,
+        ),
+        History::Given(messages) => (Uuid::new_v4(), messages),
+        History::None => (Uuid::new_v4(), Vec::new()),
+    };
+    let spec = TurnSpec {
+        conversation_id: Some(conversation_id),
+        question,
+        history,
+    };
+    let turn = start_turn(&state, spec)?;
+    let events = turn.into_frames().map(|frame| frame_event(&frame));
     Ok(event_stream(events, state.config.sse_keepalive)
         .insert_header((CONVERSATION_ID_HEADER, conversation_id.to_string())))
 }
@@ -121,9 +126,21 @@ pub const CONVERSATION_ID_HEADER: &str = "X-Conversation-Id";
 /// A chat request, checked.
 #[derive(Debug, PartialEq)]
 pub struct ChatInput {
-    pub input: TurnInput,
+    /// As sent, trimmed.
+    pub question: String,
+    pub history: History,
+}
+
+/// Where the history of a chat turn comes from; each but `Stored` starts a new
+/// conversation.
+#[derive(Debug, PartialEq)]
+pub enum History {
+    /// The request sent it (`history`), oldest first.
+    Given(Vec<ChatMessage>),
     /// The request named a conversation: its stored turns are the history.
-    pub continues: bool,
+    Stored(Uuid),
+    /// The request sent neither: the turn has nothing before it.
+    None,
 }
 
 /// A question trimmed: refused when empty or longer than `max_message_chars` Unicode
@@ -154,7 +171,19 @@ pub fn parse_chat_input(
             "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),
         ));
     }
-    let entries = body.history.unwrap_or_default();
+    let question = question.to_owned();
+    if let Some(id) = body.conversation_id {
+        return Ok(ChatInput {
+            question,
+            history: History::Stored(id),
+        });
+    }
+    let Some(entries) = body.history else {
+        return Ok(ChatInput {
+            question,
+            history: History::None,
+        });
+    };
     if entries.len() > HISTORY_LIMIT {
         return Err(ApiError::InvalidHistory(format!(
             "`history` holds {} entries; at most {HISTORY_LIMIT} are allowed",
@@ -169,12 +198,8 @@ pub fn parse_chat_input(
         })
         .collect();
     Ok(ChatInput {
-        input: TurnInput {
-            conversation_id: body.conversation_id,
-            question: question.to_owned(),
-            history,
-        },
-        continues: body.conversation_id.is_some(),
+        question,
+        history: History::Given(history),
     })
 }
 
@@ -189,8 +214,8 @@ mod tests {
         parse_chat_input(parse_json_body(&bytes)?, 10)
     }
 
-    fn parse(body: Value) -> Result<TurnInput, ApiError> {
-        parse_input(body).map(|parsed| parsed.input)
+    fn parse(body: Value) -> Result<ChatInput, ApiError> {
+        parse_input(body)
     }
 
     #[test]
@@ -203,13 +228,19 @@ mod tests {
         assert_eq!(input.question, "Hi there");
         assert_eq!(
             input.history,
-            vec![ChatMessage::user("a"), ChatMessage::assistant("b")]
+            History::Given(vec![ChatMessage::user("a"), ChatMessage::assistant("b")])
         );
-        assert!(
+        assert_eq!(
+            parse(json!({"message": "x", "history": []}))
+                .unwrap()
+                .history,
+            History::Given(Vec::new())
+        );
+        assert_eq!(
             parse(json!({"message": "x", "history": null}))
                 .unwrap()
-                .history
-                .is_empty()
+                .history,
+            History::None
         );
     }
 
@@ -259,12 +290,11 @@ mod tests {
     fn a_named_conversation_is_continued() {
         let id = Uuid::new_v4();
         let spaced = parse_input(json!({"message": "x", "conversation_id": format!(" {id} ")}));
-        assert_eq!(spaced.unwrap().input.conversation_id, Some(id));
+        assert_eq!(spaced.unwrap().history, History::Stored(id));
         let named = parse_input(json!({"message": "x", "conversation_id": id})).unwrap();
-        assert_eq!(named.input.conversation_id, Some(id));
-        assert!(named.continues);
+        assert_eq!(named.history, History::Stored(id));
         let fresh = parse_input(json!({"message": "x"})).unwrap();
-        assert!(!fresh.continues);
+        assert_eq!(fresh.history, History::None);
     }
 
     #[test]

@@ -33,7 +33,7 @@ impl TurnActor {
 
     pub(super) fn retrieve(&mut self, vectors: Vec<Vec<f32>>, ctx: &mut Context<Self>) -> Phase {
         let Some(embedding) = vectors.into_iter().next() else {
-            tracing::error!(turn_id = %self.spec.turn_id, "the embedding response held no vector");
+            tracing::error!(turn_id = %self.turn_id, "the embedding response held no vector");
             return self.fail(ErrorCode::Internal, ctx);
         };
         let retrieval =
@@ -136,7 +136,7 @@ impl TurnActor {
             return phase;
         }
         tracing::warn!(
-            turn_id = %self.spec.turn_id,
+            turn_id = %self.turn_id,
             max_answer_chars = self.settings.max_answer_chars,
             "the answer reached its bound; ending the turn with what was sent"
         );
@@ -169,7 +169,7 @@ impl TurnActor {
                     }
                 }
                 FilterEvent::Stripped(span) => tracing::warn!(
-                    turn_id = %self.spec.turn_id,
+                    turn_id = %self.turn_id,
                     round = self.counters.rounds,
                     span = %cut(&span, STRIP_LOG_CHARS),
                     "stripped model scaffolding"
@@ -220,7 +220,7 @@ impl TurnActor {
         }
         if round.visible_chars == 0 && stripped > 0 {
             tracing::warn!(
-                turn_id = %self.spec.turn_id,
+                turn_id = %self.turn_id,
                 round = self.counters.rounds,
                 "reply was only scaffolding; sending the one recovery request"
             );
@@ -338,7 +338,7 @@ impl TurnActor {
     ) {
         let ok = result.is_ok();
         if let Err(message) = &result {
-            tracing::info!(turn_id = %self.spec.turn_id, tool = %call.function.name, %message, "tool call failed");
+            tracing::info!(turn_id = %self.turn_id, tool = %call.function.name, %message, "tool call failed");
         }
         let text = result.unwrap_or_else(|message| tools::error_result(&message));
         self.send_frame(Frame::tool_end(&call.id, &call.function.name, ok), ctx);
@@ -385,7 +385,7 @@ impl TurnActor {
 
     pub(super) fn fail(&mut self, code: ErrorCode, ctx: &mut Context<Self>) -> Phase {
         self.send_frame(
-            Frame::error(self.spec.turn_id, self.spec.conversation_id, code),
+            Frame::error(self.turn_id, self.spec.conversation_id, code),
             ctx,
         );
         self.log
@@ -407,11 +407,7 @@ impl TurnActor {
     /// the partial answer is kept as a `stopped` row, like a turn whose client left.
     pub(super) fn cut_by_shutdown(&mut self, ctx: &mut Context<Self>) -> Phase {
         self.send_frame(
-            Frame::error(
-                self.spec.turn_id,
-                self.spec.conversation_id,
-                ErrorCode::Internal,
-            ),
+            Frame::error(self.turn_id, self.spec.conversation_id, ErrorCode::Internal),
             ctx,
         );
         self.log
@@ -422,7 +418,7 @@ impl TurnActor {
 
     fn record(&self, outcome: TurnOutcome) -> TurnRecord {
         TurnRecord {
-            turn_id: self.spec.turn_id,
+            turn_id: self.turn_id,
             conversation_id: self.spec.conversation_id,
             created_at: self.created_at,
             question: self.spec.question.clone(),

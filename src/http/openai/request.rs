@@ -10,6 +10,7 @@
 //! `empty_message` or `message_too_long`, and another model is `not_found`.
 
 use bor_actors::llm::ChatMessage;
+use bor_actors::turn::TurnSpec;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -18,7 +19,6 @@ use super::wire::MODEL_ID;
 use crate::conversations::HISTORY_LIMIT;
 use crate::http::body::RequestBody;
 use crate::http::error::ApiError;
-use crate::http::turn::TurnInput;
 
 /// Roles of the OpenAI API whose messages bor leaves out of the history.
 const IGNORED_ROLES: [&str; 4] = ["system", "developer", "tool", "function"];
@@ -82,7 +82,7 @@ pub struct ContentPart {
 #[derive(Debug, PartialEq)]
 pub struct CompletionRequest {
     pub stream: bool,
-    pub input: TurnInput,
+    pub input: TurnSpec,
 }
 
 /// Checks what the body's type cannot: the model is bor's, the last message is the
@@ -105,7 +105,7 @@ pub fn parse_completion_request(
     let history = history(earlier)?;
     Ok(CompletionRequest {
         stream: body.stream.unwrap_or(false),
-        input: TurnInput {
+        input: TurnSpec {
             conversation_id: None,
             question,
             history,
