@@ -16,6 +16,7 @@ use crate::log::TurnFinished;
 use crate::metrics::metrics;
 use crate::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord, snippet_of};
 use crate::scaffolding::{FilterEvent, ScaffoldingFilter};
+use crate::text::prefix_chars;
 
 /// Strip warnings quote at most this many characters of the span.
 const STRIP_LOG_CHARS: usize = 200;
@@ -116,12 +117,12 @@ impl TurnActor {
             .settings
             .max_answer_chars
             .saturating_sub(self.kept_chars);
-        let text = match text.char_indices().nth(room) {
-            Some((end, _)) => {
-                self.truncated = true;
-                text[..end].to_owned()
-            }
-            None => text,
+        let kept = prefix_chars(&text, room);
+        let text = if kept.len() < text.len() {
+            self.truncated = true;
+            kept.to_owned()
+        } else {
+            text
         };
         self.kept_chars += text.chars().count();
         if self.kept_chars >= self.settings.max_answer_chars {
@@ -171,7 +172,7 @@ impl TurnActor {
                 FilterEvent::Stripped(span) => tracing::warn!(
                     turn_id = %self.turn_id,
                     round = self.counters.rounds,
-                    span = %cut(&span, STRIP_LOG_CHARS),
+                    span = %prefix_chars(&span, STRIP_LOG_CHARS),
                     "stripped model scaffolding"
                 ),
                 _ => {}
@@ -489,13 +490,6 @@ fn ranked_sources(sources: &[Source]) -> Vec<Source> {
     ranked
 }
 
-fn cut(text: &str, limit: usize) -> &str {
-    match text.char_indices().nth(limit) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -523,7 +517,7 @@ mod tests {
 
     #[test]
     fn cut_keeps_whole_characters() {
-        assert_eq!(cut("ééé", 2), "éé");
-        assert_eq!(cut("ab", 5), "ab");
+        assert_eq!(prefix_chars("ééé", 2), "éé");
+        assert_eq!(prefix_chars("ab", 5), "ab");
     }
 }

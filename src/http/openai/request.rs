@@ -10,6 +10,7 @@
 //! `empty_message` or `message_too_long`, and another model is `not_found`.
 
 use bor_actors::llm::ChatMessage;
+use bor_actors::text::prefix_chars;
 use bor_actors::turn::TurnSpec;
 use serde::Deserialize;
 use serde_json::Value;
@@ -118,7 +119,7 @@ fn check_model(model: Option<&str>) -> Result<(), ApiError> {
         Some(MODEL_ID) => Ok(()),
         Some(model) => Err(ApiError::NotFound(format!(
             "the model `{}` does not exist; bor serves one model, `{MODEL_ID}`",
-            cut(model, 100)
+            prefix_chars(model, 100)
         ))),
         None => Err(ApiError::InvalidJson(format!(
             "`model` is missing; bor serves one model, `{MODEL_ID}`"
@@ -132,7 +133,7 @@ fn question(message: &RequestMessage, index: usize, max_chars: usize) -> Result<
     if message.role != "user" {
         return Err(ApiError::InvalidHistory(format!(
             "the last message must be the user's question; messages[{index}] is a `{}` message",
-            cut(&message.role, 40)
+            prefix_chars(&message.role, 40)
         )));
     }
     let text = text_content(message)
@@ -160,7 +161,7 @@ fn history(messages: &[RequestMessage]) -> Result<Vec<ChatMessage>, ApiError> {
         if role != "user" && role != "assistant" {
             return Err(invalid(format!(
                 "`role` must be one of system, developer, user, assistant or tool, not `{}`",
-                cut(role, 40)
+                prefix_chars(role, 40)
             )));
         }
         // An assistant message that only called tools has no text: nothing to keep.
@@ -208,18 +209,12 @@ fn text_part(part: &ContentPart) -> Result<&str, String> {
         ("text", None) => Err("a text part needs a string `text`".to_owned()),
         (kind, _) => Err(format!(
             "parts of type `{}` are not supported; bor takes text only",
-            cut(kind, 40)
+            prefix_chars(kind, 40)
         )),
     }
 }
 
 /// At most `limit` characters of a client's string, for an error message.
-fn cut(text: &str, limit: usize) -> &str {
-    text.char_indices()
-        .nth(limit)
-        .map_or(text, |(end, _)| &text[..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
