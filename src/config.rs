@@ -367,7 +367,7 @@ fn variable_name(field: &str) -> String {
 
 /// One warning per distinct `BOR_` name that is neither a variable nor a tooling one,
 /// in the order first seen, with the variable it most resembles when one is close.
-fn unknown_variables(names: Vec<String>) -> Vec<String> {
+pub(crate) fn unknown_variables(names: Vec<String>) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for name in names {

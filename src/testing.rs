@@ -282,6 +282,23 @@ pub fn query_log_entry() -> NewQueryLogEntry {
     }
 }
 
+/// The configuration of `defaults` with `overrides` replacing or adding variables.
+/// Panics on a name that is no bor variable, as the environment would warn of it: a
+/// misspelt override would otherwise leave its test running on the default.
+pub fn test_config(defaults: &[(&str, &str)], overrides: &[(&str, &str)]) -> crate::config::Config {
+    let names = overrides
+        .iter()
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    let unknown = crate::config::unknown_variables(names);
+    assert!(unknown.is_empty(), "{}", unknown.join("; "));
+    let vars = defaults
+        .iter()
+        .chain(overrides)
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()));
+    crate::config::Config::from_vars(vars).expect("the test configuration is valid")
+}
+
 /// The `query_log` rows, oldest first.
 pub async fn query_log_rows(pool: &DbPool) -> Vec<QueryLogEntry> {
     use crate::db::schema::query_log;
@@ -302,12 +319,29 @@ pub async fn build_application(
     defaults: &[(&str, &str)],
     overrides: &[(&str, &str)],
 ) -> crate::startup::Application {
-    let vars = defaults
-        .iter()
-        .chain(overrides)
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()));
-    let config = crate::config::Config::from_vars(vars).expect("the test configuration is valid");
-    crate::startup::Application::build(config)
+    crate::startup::Application::build(test_config(defaults, overrides))
         .await
         .expect("the app builds")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_config;
+
+    const DEFAULTS: [(&str, &str); 2] = [
+        ("BOR_DATABASE_URL", "postgres://postgres@127.0.0.1/bor"),
+        ("BOR_LLM_BASE_URL", "http://127.0.0.1:1/v1"),
+    ];
+
+    #[test]
+    fn known_overrides_replace_the_defaults() {
+        let config = test_config(&DEFAULTS, &[("BOR_LLM_RETRIES", "7")]);
+        assert_eq!(config.llm_retries, 7);
+    }
+
+    #[test]
+    #[should_panic(expected = "BOR_LLM_RETRYS is not a bor variable")]
+    fn a_misspelt_override_is_refused_like_in_the_environment() {
+        test_config(&DEFAULTS, &[("BOR_LLM_RETRYS", "7")]);
+    }
 }

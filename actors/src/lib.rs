@@ -9,6 +9,7 @@ pub mod log;
 pub mod metrics;
 pub mod record;
 pub mod scaffolding;
+pub mod text;
 pub mod turn;
 
 pub use error_chain::error_chain;

@@ -162,11 +162,11 @@ pub fn snippet_of(text: &str) -> String {
 /// (`…` included) when longer.
 pub fn shortened(text: &str, max_chars: usize) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match collapsed.char_indices().nth(max_chars.saturating_sub(1)) {
-        Some((end, _)) if collapsed.chars().count() > max_chars => {
-            format!("{}…", collapsed[..end].trim_end())
-        }
-        _ => collapsed,
+    if collapsed.chars().count() > max_chars {
+        let kept = crate::text::prefix_chars(&collapsed, max_chars.saturating_sub(1));
+        format!("{}…", kept.trim_end())
+    } else {
+        collapsed
     }
 }
 

@@ -122,9 +122,7 @@ impl<'a> Parts<'a> {
 pub(crate) fn check_entry_count(bytes: &[u8]) -> Result<(), ReadError> {
     const RECORD: usize = 22;
     let search_from = bytes.len().saturating_sub(RECORD + u16::MAX as usize);
-    let Some(record) = bytes[search_from..]
-        .windows(4)
-        .rposition(|window| window == b"PK\x05\x06")
+    let Some(record) = memchr::memmem::rfind(&bytes[search_from..], b"PK\x05\x06")
         .map(|at| &bytes[search_from + at..])
     else {
         return Ok(());

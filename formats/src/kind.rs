@@ -8,6 +8,8 @@
 
 use std::io::Cursor;
 
+use memchr::memmem;
+
 use crate::{FormatReader, ReadError, docx, html, markdown, pdf, plain};
 
 /// File name extensions read, lower case, without the dot.
@@ -99,7 +101,7 @@ impl Kind {
 /// The kinds told by their first bytes; an error for binary kinds that are not read.
 fn binary_kind(bytes: &[u8]) -> Result<Option<Kind>, ReadError> {
     let head = &bytes[..bytes.len().min(PDF_HEADER_WINDOW)];
-    if memfind(head, b"%PDF-").is_some() {
+    if memmem::find(head, b"%PDF-").is_some() {
         return Ok(Some(Kind::Pdf));
     }
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
@@ -153,13 +155,13 @@ fn sniffs_as_html(bytes: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let mut rest = head.trim_ascii_start();
     while let Some(comment) = rest.strip_prefix(b"<!--") {
-        match memfind(comment, b"-->") {
+        match memmem::find(comment, b"-->") {
             Some(end) => rest = comment[end + 3..].trim_ascii_start(),
             None => return false,
         }
     }
     if rest.starts_with(b"<?xml") {
-        rest = memfind(rest, b"?>").map_or(&[][..], |end| rest[end + 2..].trim_ascii_start());
+        rest = memmem::find(rest, b"?>").map_or(&[][..], |end| rest[end + 2..].trim_ascii_start());
     }
     let lower: Vec<u8> = rest.iter().take(16).map(u8::to_ascii_lowercase).collect();
     ["<!doctype html", "<html", "<head", "<body"]
@@ -175,12 +177,6 @@ fn describe_text(bytes: &[u8]) -> &'static str {
     } else {
         "its content is of an unknown kind"
     }
-}
-
-pub(crate) fn memfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ impl Connection {
 
     pub(crate) async fn read_request(&mut self) -> Result<Request, ReadError> {
         let head_end = loop {
-            if let Some(end) = find(&self.received, b"\r\n\r\n") {
+            if let Some(end) = memchr::memmem::find(&self.received, b"\r\n\r\n") {
                 break end;
             }
             if self.received.len() > MAX_HEAD_BYTES {
@@ -205,12 +205,6 @@ fn refused(status: u16, message: &str) -> ReadError {
         status,
         message: message.to_owned(),
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
 }
 
 fn parse_head(head: &str) -> Result<Request, ReadError> {

@@ -67,7 +67,7 @@ pub async fn enforce(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
     let Some(state) = request.app_data::<web::Data<AppState>>().cloned() else {
-        return Err(ApiError::Internal("the app state is missing".to_owned()).into());
+        return Err(ApiError::Internal("the app state is missing".into()).into());
     };
     let area = area(request.path());
     let decided = match identify(&state, request.request()).await {

@@ -143,10 +143,11 @@ fn search_pieces(text: &str, max_chars: usize) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut rest = text;
     while !rest.is_empty() {
-        let Some((limit, _)) = rest.char_indices().nth(max_chars) else {
+        let limit = bor_actors::text::prefix_chars(rest, max_chars).len();
+        if limit == rest.len() {
             pieces.push(rest);
             break;
-        };
+        }
         let cut = rest[..limit]
             .rfind(char::is_whitespace)
             .map(|at| at + rest[at..].chars().next().map_or(1, char::len_utf8))

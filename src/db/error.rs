@@ -18,9 +18,10 @@ pub enum DbError {
     /// A query failed.
     #[error("database query failed")]
     Query(#[from] diesel::result::Error),
-    /// The in-memory full-text index built from the rows failed to take them.
+    /// The in-memory full-text index built from the rows failed to take them (the
+    /// index and its error type are the knowledge base's, src/knowledge/).
     #[error("the in-memory full-text index failed")]
-    FullText(#[source] tantivy::TantivyError),
+    FullText(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Running, reverting or listing migrations failed.
     #[error("database migrations failed")]
     Migration(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -31,7 +31,7 @@ impl FromRequest for Admin {
 fn authorize(request: &HttpRequest) -> Result<Admin, ApiError> {
     let state = request
         .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Internal("the app state is missing".to_owned()))?;
+        .ok_or_else(|| ApiError::Internal("the app state is missing".into()))?;
     if state.accounts.mode == AuthMode::Accounts {
         return match request.extensions().get::<Caller>() {
             Some(caller) if caller.is_admin() => Ok(Admin),

@@ -85,15 +85,15 @@ pub async fn login(
             .verify(&password, stored.as_deref())
     })
     .await
-    .map_err(|error| ApiError::Internal(format!("the password check failed: {error}")))?;
+    .map_err(|error| ApiError::internal("checking a password", error.to_string()))?;
     let Some(user) = user.filter(|_| matches) else {
         accounts
             .limiter
             .record_failure(&body.username, address, Instant::now());
         return Err(ApiError::InvalidCredentials);
     };
-    let issued =
-        secret::new_session_secret().map_err(|error| ApiError::Internal(error.to_string()))?;
+    let issued = secret::new_session_secret()
+        .map_err(|error| ApiError::internal("making a session secret", error.to_string()))?;
     let now = Utc::now();
     let session = SessionRow {
         id: Uuid::new_v4(),
@@ -243,12 +243,13 @@ pub async fn change_password(
             .then(|| hash_password(&new))
     })
     .await
-    .map_err(|error| ApiError::Internal(format!("the password check failed: {error}")))?;
+    .map_err(|error| ApiError::internal("checking a password", error.to_string()))?;
     let Some(hashed) = hashed else {
         limiter.record_failure(&caller.username, address, Instant::now());
         return Err(ApiError::InvalidCredentials);
     };
-    let hashed = hashed.map_err(|error| ApiError::Internal(error.to_string()))?;
+    let hashed =
+        hashed.map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
     let keep = match caller.via {
         Via::Session(id) => Some(id),
         _ => None,

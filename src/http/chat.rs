@@ -4,14 +4,14 @@
 
 use actix_web::{HttpRequest, Responder, post, web};
 use bor_actors::llm::ChatMessage;
-use bor_actors::turn::Frame;
+use bor_actors::turn::{Frame, TurnSpec};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
-use super::turn::{TurnInput, event_stream, refuse_when_stopping, start_turn};
+use super::turn::{event_stream, frame_event, refuse_when_stopping, start_turn};
 use crate::auth::Caller;
 use crate::conversations::{self, HISTORY_LIMIT};
 use crate::state::AppState;
@@ -102,21 +102,26 @@ pub async fn chat(
         state.config.request_body_timeout,
     )
     .await?;
-    let ChatInput {
-        mut input,
-        continues,
-    } = parse_chat_input(body, state.config.max_message_chars)?;
-    let conversation_id = input.conversation_id.unwrap_or_else(Uuid::new_v4);
-    input.conversation_id = Some(conversation_id);
-    input.user_id = caller.user_row();
-    if continues {
-        let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
-        input.history = conversations::history(&state.pool, &state.log, owner, conversation_id)
-            .await?
-            .ok_or_else(|| super::conversations::not_found(&conversation_id.to_string()))?;
-    }
-    let turn = start_turn(&state, input)?;
-    let events = turn.into_frames().map(|frame| frame.to_event());
+    let ChatInput { question, history } = parse_chat_input(body, state.config.max_message_chars)?;
+    let (conversation_id, history) = match history {
+        History::Stored(id) => {
+            let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
+            let stored = conversations::history(&state.pool, &state.log, owner, id)
+                .await?
+                .ok_or_else(|| super::conversations::not_found(&id.to_string()))?;
+            (id, stored)
+        }
+        History::Given(messages) => (Uuid::new_v4(), messages),
+        History::None => (Uuid::new_v4(), Vec::new()),
+    };
+    let spec = TurnSpec {
+        conversation_id: Some(conversation_id),
+        user_id: caller.user_row(),
+        question,
+        history,
+    };
+    let turn = start_turn(&state, spec)?;
+    let events = turn.into_frames().map(|frame| frame_event(&frame));
     Ok(event_stream(events, state.config.sse_keepalive)
         .insert_header((CONVERSATION_ID_HEADER, conversation_id.to_string())))
 }
@@ -127,9 +132,21 @@ pub const CONVERSATION_ID_HEADER: &str = "X-Conversation-Id";
 /// A chat request, checked.
 #[derive(Debug, PartialEq)]
 pub struct ChatInput {
-    pub input: TurnInput,
+    /// As sent, trimmed.
+    pub question: String,
+    pub history: History,
+}
+
+/// Where the history of a chat turn comes from; each but `Stored` starts a new
+/// conversation.
+#[derive(Debug, PartialEq)]
+pub enum History {
+    /// The request sent it (`history`), oldest first.
+    Given(Vec<ChatMessage>),
     /// The request named a conversation: its stored turns are the history.
-    pub continues: bool,
+    Stored(Uuid),
+    /// The request sent neither: the turn has nothing before it.
+    None,
 }
 
 /// A question trimmed: refused when empty or longer than `max_message_chars` Unicode
@@ -160,7 +177,19 @@ pub fn parse_chat_input(
             "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),
         ));
     }
-    let entries = body.history.unwrap_or_default();
+    let question = question.to_owned();
+    if let Some(id) = body.conversation_id {
+        return Ok(ChatInput {
+            question,
+            history: History::Stored(id),
+        });
+    }
+    let Some(entries) = body.history else {
+        return Ok(ChatInput {
+            question,
+            history: History::None,
+        });
+    };
     if entries.len() > HISTORY_LIMIT {
         return Err(ApiError::InvalidHistory(format!(
             "`history` holds {} entries; at most {HISTORY_LIMIT} are allowed",
@@ -175,13 +204,8 @@ pub fn parse_chat_input(
         })
         .collect();
     Ok(ChatInput {
-        input: TurnInput {
-            conversation_id: body.conversation_id,
-            user_id: None,
-            question: question.to_owned(),
-            history,
-        },
-        continues: body.conversation_id.is_some(),
+        question,
+        history: History::Given(history),
     })
 }
 
@@ -196,8 +220,8 @@ mod tests {
         parse_chat_input(parse_json_body(&bytes)?, 10)
     }
 
-    fn parse(body: Value) -> Result<TurnInput, ApiError> {
-        parse_input(body).map(|parsed| parsed.input)
+    fn parse(body: Value) -> Result<ChatInput, ApiError> {
+        parse_input(body)
     }
 
     #[test]
@@ -210,13 +234,19 @@ mod tests {
         assert_eq!(input.question, "Hi there");
         assert_eq!(
             input.history,
-            vec![ChatMessage::user("a"), ChatMessage::assistant("b")]
+            History::Given(vec![ChatMessage::user("a"), ChatMessage::assistant("b")])
         );
-        assert!(
+        assert_eq!(
+            parse(json!({"message": "x", "history": []}))
+                .unwrap()
+                .history,
+            History::Given(Vec::new())
+        );
+        assert_eq!(
             parse(json!({"message": "x", "history": null}))
                 .unwrap()
-                .history
-                .is_empty()
+                .history,
+            History::None
         );
     }
 
@@ -266,12 +296,11 @@ mod tests {
     fn a_named_conversation_is_continued() {
         let id = Uuid::new_v4();
         let spaced = parse_input(json!({"message": "x", "conversation_id": format!(" {id} ")}));
-        assert_eq!(spaced.unwrap().input.conversation_id, Some(id));
+        assert_eq!(spaced.unwrap().history, History::Stored(id));
         let named = parse_input(json!({"message": "x", "conversation_id": id})).unwrap();
-        assert_eq!(named.input.conversation_id, Some(id));
-        assert!(named.continues);
+        assert_eq!(named.history, History::Stored(id));
         let fresh = parse_input(json!({"message": "x"})).unwrap();
-        assert!(!fresh.continues);
+        assert_eq!(fresh.history, History::None);
     }
 
     #[test]

@@ -201,7 +201,7 @@ pub async fn export(
     let conversation = load(&state, &caller, &id).await?;
     let (content_type, extension, body) = if format == "json" {
         let body = serde_json::to_vec_pretty(&conversation)
-            .map_err(|error| ApiError::Internal(format!("export: {error}")))?;
+            .map_err(|error| ApiError::internal("exporting a conversation as JSON", error))?;
         ("application/json", "json", body)
     } else {
         let body = conversations::markdown(&conversation).into_bytes();

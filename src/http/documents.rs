@@ -4,7 +4,6 @@
 //! for rows written by other means).
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use bor_actors::llm::LlmError;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -177,7 +176,7 @@ pub async fn add(
     let library = state.library.clone();
     let outcome = actix_web::rt::spawn(async move { library.add_document(&document).await })
         .await
-        .map_err(|error| ApiError::Internal(format!("the import task failed: {error}")))?
+        .map_err(|error| ApiError::internal("the import task", error))?
         .map_err(ingest_error)?;
     let body = StoredDocument {
         id: outcome.id(),
@@ -267,10 +266,8 @@ fn ingest_error(error: IngestError) -> ApiError {
     match error {
         IngestError::Empty => ApiError::InvalidJson("`content` is empty".to_owned()),
         IngestError::Database(error) => error.into(),
-        IngestError::Embedding(LlmError::Rejected(cause)) => {
-            ApiError::Internal(format!("the embedding request was rejected: {cause}"))
-        }
-        other => ApiError::Unavailable(bor_actors::error_chain(&other)),
+        IngestError::Embedding(error) => ApiError::embedding(error),
+        other => ApiError::unavailable("importing a document", other),
     }
 }
 

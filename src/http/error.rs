@@ -67,25 +67,65 @@ pub enum ApiError {
     MisdirectedHost(String),
     #[error("the service is at capacity; try again shortly")]
     Busy,
-    #[error("a dependency is unavailable: {0}")]
-    Unavailable(String),
+    /// The cause is logged with its whole chain, never shown.
+    #[error("a dependency is unavailable")]
+    Unavailable(#[source] Cause),
     /// The service is stopping and takes no new turns.
     #[error("bor is shutting down and takes no new chat turns — please try again in a moment.")]
     ShuttingDown,
-    /// The cause is logged, never shown.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// The cause is logged with its whole chain, never shown.
+    #[error("internal error")]
+    Internal(#[source] Cause),
+}
+
+/// What went wrong behind an [`ApiError::Internal`] or [`ApiError::Unavailable`], kept
+/// whole so that the log shows its chain of sources.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
+/// A cause with what was being done when it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("{doing}")]
+pub struct Failed {
+    doing: &'static str,
+    #[source]
+    cause: Cause,
+}
+
+impl ApiError {
+    /// A 500 whose log line says what was being done and why it failed.
+    pub fn internal(doing: &'static str, cause: impl Into<Cause>) -> ApiError {
+        ApiError::Internal(Box::new(Failed {
+            doing,
+            cause: cause.into(),
+        }))
+    }
+
+    /// A 503 whose log line says what was being done and why it failed.
+    pub fn unavailable(doing: &'static str, cause: impl Into<Cause>) -> ApiError {
+        ApiError::Unavailable(Box::new(Failed {
+            doing,
+            cause: cause.into(),
+        }))
+    }
+
+    /// An embedding request's failure: the server refusing bor's own request is bor's
+    /// fault (500), anything else a dependency down (503).
+    pub fn embedding(error: bor_actors::llm::LlmError) -> ApiError {
+        match error {
+            bor_actors::llm::LlmError::Rejected(_) => ApiError::internal("embedding", error),
+            other => ApiError::unavailable("embedding", other),
+        }
+    }
 }
 
 /// A database failure: 503 `unavailable` when the database is down or overloaded,
 /// else a 500 whose cause goes to the log.
 impl From<crate::db::DbError> for ApiError {
     fn from(error: crate::db::DbError) -> Self {
-        let cause = bor_actors::error_chain(&error);
         if error.is_unavailable() {
-            ApiError::Unavailable(cause)
+            ApiError::Unavailable(Box::new(error))
         } else {
-            ApiError::Internal(cause)
+            ApiError::Internal(Box::new(error))
         }
     }
 }
@@ -131,6 +171,17 @@ impl ApiError {
     /// The stable `code` of the JSON body.
     pub fn code(&self) -> &'static str {
         self.code_and_status().0
+    }
+
+    /// The cause of a 500 or 503 with its whole chain of sources, for the log; empty
+    /// for every other error, whose message says it all.
+    fn hidden_cause(&self) -> String {
+        match self {
+            Self::Internal(cause) | Self::Unavailable(cause) => {
+                bor_actors::error_chain(cause.as_ref())
+            }
+            _ => String::new(),
+        }
     }
 
     /// What the client reads: the error itself, except for 500s and 503s whose cause
@@ -182,8 +233,10 @@ impl ApiError {
     /// adds the body in its own error shape.
     pub(super) fn response_head(&self) -> HttpResponseBuilder {
         match self {
-            Self::Internal(cause) => tracing::error!(%cause, "internal error"),
-            Self::Unavailable(cause) => tracing::warn!(%cause, "dependency unavailable"),
+            Self::Internal(_) => tracing::error!(cause = self.hidden_cause(), "internal error"),
+            Self::Unavailable(_) => {
+                tracing::warn!(cause = self.hidden_cause(), "dependency unavailable");
+            }
             _ => {}
         }
         let mut response = HttpResponse::build(self.status_code());
@@ -430,6 +483,31 @@ pub(crate) mod tests {
         assert!(!json.to_string().contains("hunter2"));
         let (_, json) = body(ApiError::Unavailable("connect to 10.0.0.5 failed".into())).await;
         assert!(!json.to_string().contains("10.0.0.5"));
+    }
+
+    /// The log line of a 500 or 503 names what was being done and every source below.
+    #[test]
+    fn hidden_causes_keep_their_chain() {
+        let query = || crate::db::DbError::Query(diesel::result::Error::NotFound);
+        assert_eq!(
+            ApiError::internal("exporting a conversation", query()).hidden_cause(),
+            "exporting a conversation: database query failed: Record not found"
+        );
+        assert_eq!(
+            ApiError::from(query()).hidden_cause(),
+            "database query failed: Record not found"
+        );
+        let refused = bor_actors::llm::LlmError::Rejected(bor_actors::llm::AttemptError::Status {
+            status: 400,
+            body: "bad model".to_owned(),
+        });
+        let error = ApiError::embedding(refused);
+        assert_eq!(error.code(), "internal");
+        assert!(
+            error
+                .hidden_cause()
+                .starts_with("embedding: the LLM server rejected")
+        );
     }
 
     #[actix_web::test]

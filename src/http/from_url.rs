@@ -148,10 +148,10 @@ pub async fn add_from_url(
             .map(|()| report)
     })
     .await
-    .map_err(|error| ApiError::Internal(format!("the import task failed: {error}")))?;
+    .map_err(|error| ApiError::internal("running the import task", error.to_string()))?;
     match imported {
         Ok(report) => Ok(HttpResponse::Ok().json(report)),
         Err(IngestError::Database(error)) => Err(error.into()),
-        Err(error) => Err(ApiError::Unavailable(error.to_string())),
+        Err(error) => Err(ApiError::unavailable("importing a page", error.to_string())),
     }
 }

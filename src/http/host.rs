@@ -146,7 +146,7 @@ fn shown_host(request: &ServiceRequest) -> String {
         .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
         .or_else(|| authority_of(request.uri()).map(str::to_owned))
         .unwrap_or_default();
-    host.chars().take(LOGGED_HOST_CHARS).collect()
+    bor_actors::text::prefix_chars(&host, LOGGED_HOST_CHARS).to_owned()
 }
 
 #[cfg(test)]

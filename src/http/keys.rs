@@ -95,7 +95,8 @@ pub async fn create(
             "a key's name has 1 to {MAX_KEY_NAME_CHARS} characters"
         )));
     }
-    let issued = secret::new_api_key().map_err(|error| ApiError::Internal(error.to_string()))?;
+    let issued = secret::new_api_key()
+        .map_err(|error| ApiError::internal("making an API key", error.to_string()))?;
     let new = NewApiKey {
         id: Uuid::new_v4(),
         user_id: owner,

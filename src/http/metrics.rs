@@ -36,6 +36,6 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
             .content_type(CONTENT_TYPE)
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .body(text),
-        Err(error) => ApiError::Internal(format!("metrics: {error}")).error_response(),
+        Err(error) => ApiError::internal("encoding the metrics", error).error_response(),
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use bor_actors::llm::{LlmClient, LlmError};
+use bor_actors::llm::LlmClient;
 use bor_actors::record::snippet_of;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -136,10 +136,12 @@ pub async fn search(
     let embedding = LlmClient::new(state.llm.clone())
         .embed(vec![query.clone()], |_, _| {})
         .await
-        .map_err(embedding_error)?
+        .map_err(ApiError::embedding)?
         .into_iter()
         .next()
-        .ok_or_else(|| ApiError::Unavailable("the embedding response held no vector".to_owned()))?;
+        .ok_or_else(|| {
+            ApiError::unavailable("embedding the query", "the response held no vector")
+        })?;
     let embedding_ms = started.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();
     let (rankings, retrieval) = state
@@ -182,13 +184,4 @@ pub async fn search(
             retrieval: retrieval_ms,
         },
     }))
-}
-
-fn embedding_error(error: LlmError) -> ApiError {
-    match error {
-        LlmError::Rejected(cause) => {
-            ApiError::Internal(format!("the embedding request was rejected: {cause}"))
-        }
-        other => ApiError::Unavailable(format!("embedding the query: {other}")),
-    }
 }

@@ -11,7 +11,7 @@ use actix::Actor;
 use actix_web::http::header;
 use actix_web::{CustomizeResponder, Responder};
 use actix_web_lab::sse;
-use bor_actors::llm::{ChatMessage, LlmActor};
+use bor_actors::llm::LlmActor;
 use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
@@ -22,19 +22,6 @@ use crate::state::AppState;
 
 /// Frames buffered between a turn and its HTTP response.
 const FRAME_CHANNEL_CAPACITY: usize = 64;
-
-/// What a turn is asked, validated by its edge.
-#[derive(Debug, PartialEq)]
-pub struct TurnInput {
-    /// The conversation the turn belongs to; `None` for the OpenAI-compatible API.
-    pub conversation_id: Option<Uuid>,
-    /// The person who asks (`None` for a caller without a user row).
-    pub user_id: Option<Uuid>,
-    /// As sent, trimmed.
-    pub question: String,
-    /// Earlier user and assistant messages, oldest first.
-    pub history: Vec<ChatMessage>,
-}
 
 /// A running turn: its id, and its frames as the TurnActor sends them. Dropping the
 /// receiver is the client going away: the turn stops and its upstream request is
@@ -67,7 +54,7 @@ pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
 /// Takes a turn slot and starts the turn. Refused with 503 `busy` when every slot is
 /// taken and 503 `unavailable` while the service stops; the slot is free again when
 /// the turn's actor stops.
-pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, ApiError> {
+pub fn start_turn(state: &AppState, spec: TurnSpec) -> Result<StartedTurn, ApiError> {
     refuse_when_stopping(state)?;
     let slot = Arc::clone(&state.turn_slots)
         .try_acquire_owned()
@@ -80,13 +67,8 @@ pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, Api
     let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
     let llm_settings = Arc::clone(&state.llm);
     TurnActor::new(
-        TurnSpec {
-            turn_id,
-            conversation_id: input.conversation_id,
-            user_id: input.user_id,
-            question: input.question,
-            history: input.history,
-        },
+        turn_id,
+        spec,
         Arc::clone(&state.turn),
         TurnDeps {
             knowledge: Arc::clone(&state.knowledge),
@@ -104,6 +86,14 @@ pub fn start_turn(state: &AppState, input: TurnInput) -> Result<StartedTurn, Api
         turn_id,
         frames: receiver,
     })
+}
+
+/// A frame as `/api/chat` sends it: `event: NAME` and its JSON on one `data:` line
+/// (docs/PROTOCOL.md, "Event stream").
+pub fn frame_event(frame: &Frame) -> sse::Event {
+    sse::Data::new(frame.data_json())
+        .event(frame.event_name())
+        .into()
 }
 
 /// A `text/event-stream` response of `events`, with comment keep-alives every

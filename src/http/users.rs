@@ -121,15 +121,16 @@ pub async fn create_user(
             (password, false)
         }
         None => (
-            generate_password().map_err(|error| ApiError::Internal(error.to_string()))?,
+            generate_password()
+                .map_err(|error| ApiError::internal("generating a password", error.to_string()))?,
             true,
         ),
     };
     let to_hash = password.clone();
     let hash = web::block(move || hash_password(&to_hash))
         .await
-        .map_err(|error| ApiError::Internal(error.to_string()))?
-        .map_err(|error| ApiError::Internal(error.to_string()))?;
+        .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?
+        .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
     let new = NewUser {
         id: Uuid::new_v4(),
         username,
@@ -290,8 +291,8 @@ pub async fn update(
             check_new_password(&password).map_err(ApiError::InvalidPassword)?;
             let hash = web::block(move || hash_password(&password))
                 .await
-                .map_err(|error| ApiError::Internal(error.to_string()))?
-                .map_err(|error| ApiError::Internal(error.to_string()))?;
+                .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?
+                .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
             Some(hash)
         }
         None => None,

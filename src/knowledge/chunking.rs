@@ -71,13 +71,6 @@ pub fn chunk_text(
     chunks
 }
 
-/// The text of the first Markdown heading, when there is one with text.
-pub fn markdown_title(text: &str) -> Option<String> {
-    heading_starts(text)
-        .into_iter()
-        .find_map(|start| Some(heading_at(text, start)?.1.to_owned()))
-}
-
 /// The level and text of the ATX heading that starts at `start`; `None` when it has
 /// no text.
 fn heading_at(text: &str, start: usize) -> Option<(usize, &str)> {

@@ -66,7 +66,7 @@ fn vector_of(row: &mut IndexedChunk) -> ChunkVector {
 }
 
 fn full_text_error(error: tantivy::TantivyError) -> DbError {
-    DbError::FullText(error)
+    DbError::FullText(Box::new(error))
 }
 
 impl LiveIndex {

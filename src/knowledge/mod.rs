@@ -26,6 +26,7 @@ use bor_actors::knowledge::{
     DocumentRef, DocumentText, KnowledgeBase, KnowledgeError, READ_DOCUMENT_MAX_CHARS, Retrieval,
 };
 use bor_actors::llm::LlmClient;
+use bor_actors::text::prefix_chars;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
@@ -206,10 +207,8 @@ impl KnowledgeBase for KnowledgeService {
                 .optional()
                 .map_err(|err| knowledge_error(err.into()))?;
             Ok(found.map(|(document_id, title, content)| {
-                let (text, truncated) = match content.char_indices().nth(READ_DOCUMENT_MAX_CHARS) {
-                    Some((end, _)) => (content[..end].to_owned(), true),
-                    None => (content, false),
-                };
+                let text = prefix_chars(&content, READ_DOCUMENT_MAX_CHARS).to_owned();
+                let truncated = text.len() < content.len();
                 DocumentText {
                     document_id,
                     title,

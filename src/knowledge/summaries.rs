@@ -93,7 +93,7 @@ async fn summarise(
     llm: &LlmClient,
     document: &documents::Document,
 ) -> Result<(), SummaryError> {
-    let excerpt: String = document.content.chars().take(SUMMARY_INPUT_CHARS).collect();
+    let excerpt = bor_actors::text::prefix_chars(&document.content, SUMMARY_INPUT_CHARS);
     let answer = llm
         .complete(vec![
             ChatMessage::system(INSTRUCTION),

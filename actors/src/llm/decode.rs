@@ -210,9 +210,11 @@ pub(crate) fn error_message(error: &Value) -> String {
 /// Shortens server text quoted in errors and logs.
 pub(crate) fn cut(text: &str) -> String {
     const LIMIT: usize = 300;
-    match text.char_indices().nth(LIMIT) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
+    let kept = crate::text::prefix_chars(text, LIMIT);
+    if kept.len() < text.len() {
+        format!("{kept}…")
+    } else {
+        text.to_owned()
     }
 }
 

@@ -1,7 +1,6 @@
 //! The SSE frames of a turn (docs/PROTOCOL.md, "Event stream"), as the TurnActor sends
-//! them to its client.
+//! them to its client; each edge encodes them on its own wire (src/http/).
 
-use actix_web_lab::sse;
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -120,12 +119,6 @@ impl Frame {
     pub fn data_json(&self) -> String {
         // Frames hold only strings, numbers and enums: serialising them cannot fail.
         serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned())
-    }
-
-    pub fn to_event(&self) -> sse::Event {
-        sse::Data::new(self.data_json())
-            .event(self.event_name())
-            .into()
     }
 }
 

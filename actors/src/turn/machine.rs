@@ -144,11 +144,11 @@ impl TurnActor {
             (Phase::RunningTools(run), ToolDone(outcome)) => self.tool_finished(run, outcome, ctx),
             (_, Llm(Failed(err))) => self.fail(error_code(&err), ctx),
             (_, Retrieved(Err(err))) => {
-                tracing::error!(turn_id = %self.spec.turn_id, error = %error_chain(&err), "retrieval failed");
+                tracing::error!(turn_id = %self.turn_id, error = %error_chain(&err), "retrieval failed");
                 self.fail(ErrorCode::Internal, ctx)
             }
             (phase, input) => {
-                tracing::warn!(turn_id = %self.spec.turn_id, ?input, "unexpected input ignored");
+                tracing::warn!(turn_id = %self.turn_id, ?input, "unexpected input ignored");
                 phase
             }
         };

@@ -5,10 +5,10 @@ use uuid::Uuid;
 
 use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
 
-/// The question of one turn.
-#[derive(Debug, Clone)]
+/// What a turn is asked, as its edge parsed and checked it (the one input type from
+/// the request to the actor).
+#[derive(Debug, Clone, PartialEq)]
 pub struct TurnSpec {
-    pub turn_id: Uuid,
     /// The conversation the turn belongs to (docs/PROTOCOL.md, "Conversations");
     /// `None` for a turn of the OpenAI-compatible API.
     pub conversation_id: Option<Uuid>,

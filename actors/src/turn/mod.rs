@@ -17,6 +17,7 @@ use std::time::Instant;
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
+use uuid::Uuid;
 
 pub use frames::{DoneFrame, Frame};
 pub use messages::{ClientGone, LlmConnector, TurnSettings, TurnSpec};
@@ -44,6 +45,7 @@ pub struct TurnDeps {
 }
 
 pub struct TurnActor {
+    turn_id: Uuid,
     spec: TurnSpec,
     settings: Arc<TurnSettings>,
     knowledge: Arc<dyn KnowledgeBase>,
@@ -89,6 +91,7 @@ struct Counters {
 
 impl TurnActor {
     pub fn new(
+        turn_id: Uuid,
         spec: TurnSpec,
         settings: Arc<TurnSettings>,
         deps: TurnDeps,
@@ -113,7 +116,8 @@ impl TurnActor {
             started: Instant::now(),
             phase_started: Instant::now(),
             first_delta_ms: None,
-            span: tracing::info_span!("turn", turn_id = %spec.turn_id),
+            span: tracing::info_span!("turn", %turn_id),
+            turn_id,
             stop: deps.stop,
             _slot: deps.slot,
             spec,

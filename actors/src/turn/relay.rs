@@ -87,7 +87,7 @@ impl TurnActor {
         };
         if !self.relay.backlog.is_empty() {
             if self.relay.backlog.len() >= MAX_BACKLOG_FRAMES {
-                tracing::warn!(turn_id = %self.spec.turn_id, "client does not keep up; stopping the turn");
+                tracing::warn!(turn_id = %self.turn_id, "client does not keep up; stopping the turn");
                 self.relay.backlog.clear();
                 ctx.notify(ClientGone);
                 return;
@@ -123,7 +123,7 @@ impl TurnActor {
                         Ok(Err(_closed)) => return act.client_unreachable(ctx),
                         Err(_elapsed) => {
                             tracing::warn!(
-                                turn_id = %act.spec.turn_id,
+                                turn_id = %act.turn_id,
                                 waiting_frames = act.relay.backlog.len(),
                                 "client has read nothing for {STALLED_CLIENT_TIMEOUT:?}; stopping the turn"
                             );

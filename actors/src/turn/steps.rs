@@ -16,6 +16,7 @@ use crate::log::TurnFinished;
 use crate::metrics::metrics;
 use crate::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord, snippet_of};
 use crate::scaffolding::{FilterEvent, ScaffoldingFilter};
+use crate::text::prefix_chars;
 
 /// Strip warnings quote at most this many characters of the span.
 const STRIP_LOG_CHARS: usize = 200;
@@ -33,7 +34,7 @@ impl TurnActor {
 
     pub(super) fn retrieve(&mut self, vectors: Vec<Vec<f32>>, ctx: &mut Context<Self>) -> Phase {
         let Some(embedding) = vectors.into_iter().next() else {
-            tracing::error!(turn_id = %self.spec.turn_id, "the embedding response held no vector");
+            tracing::error!(turn_id = %self.turn_id, "the embedding response held no vector");
             return self.fail(ErrorCode::Internal, ctx);
         };
         let retrieval =
@@ -116,12 +117,12 @@ impl TurnActor {
             .settings
             .max_answer_chars
             .saturating_sub(self.kept_chars);
-        let text = match text.char_indices().nth(room) {
-            Some((end, _)) => {
-                self.truncated = true;
-                text[..end].to_owned()
-            }
-            None => text,
+        let kept = prefix_chars(&text, room);
+        let text = if kept.len() < text.len() {
+            self.truncated = true;
+            kept.to_owned()
+        } else {
+            text
         };
         self.kept_chars += text.chars().count();
         if self.kept_chars >= self.settings.max_answer_chars {
@@ -136,7 +137,7 @@ impl TurnActor {
             return phase;
         }
         tracing::warn!(
-            turn_id = %self.spec.turn_id,
+            turn_id = %self.turn_id,
             max_answer_chars = self.settings.max_answer_chars,
             "the answer reached its bound; ending the turn with what was sent"
         );
@@ -169,9 +170,9 @@ impl TurnActor {
                     }
                 }
                 FilterEvent::Stripped(span) => tracing::warn!(
-                    turn_id = %self.spec.turn_id,
+                    turn_id = %self.turn_id,
                     round = self.counters.rounds,
-                    span = %cut(&span, STRIP_LOG_CHARS),
+                    span = %prefix_chars(&span, STRIP_LOG_CHARS),
                     "stripped model scaffolding"
                 ),
                 _ => {}
@@ -220,7 +221,7 @@ impl TurnActor {
         }
         if round.visible_chars == 0 && stripped > 0 {
             tracing::warn!(
-                turn_id = %self.spec.turn_id,
+                turn_id = %self.turn_id,
                 round = self.counters.rounds,
                 "reply was only scaffolding; sending the one recovery request"
             );
@@ -338,7 +339,7 @@ impl TurnActor {
     ) {
         let ok = result.is_ok();
         if let Err(message) = &result {
-            tracing::info!(turn_id = %self.spec.turn_id, tool = %call.function.name, %message, "tool call failed");
+            tracing::info!(turn_id = %self.turn_id, tool = %call.function.name, %message, "tool call failed");
         }
         let text = result.unwrap_or_else(|message| tools::error_result(&message));
         self.send_frame(Frame::tool_end(&call.id, &call.function.name, ok), ctx);
@@ -385,7 +386,7 @@ impl TurnActor {
 
     pub(super) fn fail(&mut self, code: ErrorCode, ctx: &mut Context<Self>) -> Phase {
         self.send_frame(
-            Frame::error(self.spec.turn_id, self.spec.conversation_id, code),
+            Frame::error(self.turn_id, self.spec.conversation_id, code),
             ctx,
         );
         self.log
@@ -407,11 +408,7 @@ impl TurnActor {
     /// the partial answer is kept as a `stopped` row, like a turn whose client left.
     pub(super) fn cut_by_shutdown(&mut self, ctx: &mut Context<Self>) -> Phase {
         self.send_frame(
-            Frame::error(
-                self.spec.turn_id,
-                self.spec.conversation_id,
-                ErrorCode::Internal,
-            ),
+            Frame::error(self.turn_id, self.spec.conversation_id, ErrorCode::Internal),
             ctx,
         );
         self.log
@@ -422,7 +419,7 @@ impl TurnActor {
 
     fn record(&self, outcome: TurnOutcome) -> TurnRecord {
         TurnRecord {
-            turn_id: self.spec.turn_id,
+            turn_id: self.turn_id,
             conversation_id: self.spec.conversation_id,
             user_id: self.spec.user_id,
             created_at: self.created_at,
@@ -494,13 +491,6 @@ fn ranked_sources(sources: &[Source]) -> Vec<Source> {
     ranked
 }
 
-fn cut(text: &str, limit: usize) -> &str {
-    match text.char_indices().nth(limit) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,7 +518,7 @@ mod tests {
 
     #[test]
     fn cut_keeps_whole_characters() {
-        assert_eq!(cut("ééé", 2), "éé");
-        assert_eq!(cut("ab", 5), "ab");
+        assert_eq!(prefix_chars("ééé", 2), "éé");
+        assert_eq!(prefix_chars("ab", 5), "ab");
     }
 }

@@ -83,7 +83,7 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
 }
 
 fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    crate::kind::memfind(bytes.get(from..)?, needle).map(|at| from + at)
+    memchr::memmem::find(bytes.get(from..)?, needle).map(|at| from + at)
 }
 
 fn find_ignoring_case(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {

@@ -74,11 +74,11 @@ fn literal_end(content: &[u8], at: usize) -> usize {
 /// The end of an inline image whose `BI` ends at `at`: past its `ID`, the data, and
 /// the `EI` that follows whitespace.
 fn inline_image_end(content: &[u8], at: usize) -> usize {
-    let Some(data) = crate::kind::memfind(&content[at..], b"ID").map(|found| at + found + 2) else {
+    let Some(data) = memchr::memmem::find(&content[at..], b"ID").map(|found| at + found + 2) else {
         return content.len();
     };
     let mut index = data;
-    while let Some(found) = crate::kind::memfind(&content[index..], b"EI") {
+    while let Some(found) = memchr::memmem::find(&content[index..], b"EI") {
         let end = index + found;
         let before = end.checked_sub(1).map(|before| content[before]);
         let after = content.get(end + 2).copied();

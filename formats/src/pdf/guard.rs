@@ -11,8 +11,8 @@ use std::io::{self, Read, Write};
 
 use flate2::read::{DeflateDecoder, ZlibDecoder};
 
-use crate::kind::memfind;
 use crate::{Limits, ReadError};
+use memchr::memmem;
 
 /// How far before a `stream` keyword its dictionary is looked for.
 const DICTIONARY_WINDOW: usize = 2048;
@@ -21,7 +21,7 @@ const DICTIONARY_WINDOW: usize = 2048;
 pub(super) fn check_unpacked_size(bytes: &[u8], limits: &Limits) -> Result<(), ReadError> {
     let mut budget = limits.max_unpacked_bytes;
     let mut at = 0;
-    while let Some(found) = memfind(&bytes[at..], b"stream") {
+    while let Some(found) = memmem::find(&bytes[at..], b"stream") {
         let keyword = at + found;
         at = keyword + b"stream".len();
         if keyword >= 3 && &bytes[keyword - 3..keyword] == b"end" {
@@ -34,7 +34,7 @@ pub(super) fn check_unpacked_size(bytes: &[u8], limits: &Limits) -> Result<(), R
         };
         let window_start = keyword.saturating_sub(DICTIONARY_WINDOW);
         let window = &bytes[window_start..keyword];
-        let dictionary = match memfind_last(window, b" obj") {
+        let dictionary = match memmem::rfind(window, b" obj") {
             Some(start) => &window[start..],
             None => window,
         };
@@ -91,10 +91,7 @@ impl Write for Counter {
 }
 
 fn count(haystack: &[u8], needle: &[u8]) -> usize {
-    haystack
-        .windows(needle.len())
-        .filter(|w| *w == needle)
-        .count()
+    memmem::find_iter(haystack, needle).count()
 }
 
 /// `/Fl` as a whole name (the abbreviation inline images and some writers use).
@@ -103,10 +100,6 @@ fn count_abbreviated(haystack: &[u8]) -> usize {
         .windows(4)
         .filter(|w| &w[..3] == b"/Fl" && !w[3].is_ascii_alphanumeric())
         .count()
-}
-
-fn memfind_last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).rposition(|w| w == needle)
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@
 //! `empty_message` or `message_too_long`, and another model is `not_found`.
 
 use bor_actors::llm::ChatMessage;
+use bor_actors::text::prefix_chars;
+use bor_actors::turn::TurnSpec;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -18,7 +20,6 @@ use super::wire::MODEL_ID;
 use crate::conversations::HISTORY_LIMIT;
 use crate::http::body::RequestBody;
 use crate::http::error::ApiError;
-use crate::http::turn::TurnInput;
 
 /// Roles of the OpenAI API whose messages bor leaves out of the history.
 const IGNORED_ROLES: [&str; 4] = ["system", "developer", "tool", "function"];
@@ -82,7 +83,7 @@ pub struct ContentPart {
 #[derive(Debug, PartialEq)]
 pub struct CompletionRequest {
     pub stream: bool,
-    pub input: TurnInput,
+    pub input: TurnSpec,
 }
 
 /// Checks what the body's type cannot: the model is bor's, the last message is the
@@ -105,7 +106,7 @@ pub fn parse_completion_request(
     let history = history(earlier)?;
     Ok(CompletionRequest {
         stream: body.stream.unwrap_or(false),
-        input: TurnInput {
+        input: TurnSpec {
             conversation_id: None,
             user_id: None,
             question,
@@ -119,7 +120,7 @@ fn check_model(model: Option<&str>) -> Result<(), ApiError> {
         Some(MODEL_ID) => Ok(()),
         Some(model) => Err(ApiError::NotFound(format!(
             "the model `{}` does not exist; bor serves one model, `{MODEL_ID}`",
-            cut(model, 100)
+            prefix_chars(model, 100)
         ))),
         None => Err(ApiError::InvalidJson(format!(
             "`model` is missing; bor serves one model, `{MODEL_ID}`"
@@ -133,7 +134,7 @@ fn question(message: &RequestMessage, index: usize, max_chars: usize) -> Result<
     if message.role != "user" {
         return Err(ApiError::InvalidHistory(format!(
             "the last message must be the user's question; messages[{index}] is a `{}` message",
-            cut(&message.role, 40)
+            prefix_chars(&message.role, 40)
         )));
     }
     let text = text_content(message)
@@ -161,7 +162,7 @@ fn history(messages: &[RequestMessage]) -> Result<Vec<ChatMessage>, ApiError> {
         if role != "user" && role != "assistant" {
             return Err(invalid(format!(
                 "`role` must be one of system, developer, user, assistant or tool, not `{}`",
-                cut(role, 40)
+                prefix_chars(role, 40)
             )));
         }
         // An assistant message that only called tools has no text: nothing to keep.
@@ -209,18 +210,12 @@ fn text_part(part: &ContentPart) -> Result<&str, String> {
         ("text", None) => Err("a text part needs a string `text`".to_owned()),
         (kind, _) => Err(format!(
             "parts of type `{}` are not supported; bor takes text only",
-            cut(kind, 40)
+            prefix_chars(kind, 40)
         )),
     }
 }
 
 /// At most `limit` characters of a client's string, for an error message.
-fn cut(text: &str, limit: usize) -> &str {
-    text.char_indices()
-        .nth(limit)
-        .map_or(text, |(end, _)| &text[..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

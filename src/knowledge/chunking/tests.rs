@@ -77,19 +77,6 @@ fn a_run_without_spaces_is_cut_at_character_boundaries() {
     assert_eq!(chunks[1].start, chunks[0].end() - 5 * "日".len());
 }
 
-#[test]
-fn the_title_is_the_first_heading() {
-    assert_eq!(
-        markdown_title("Some text\n\n## How bor works ##\n# Later").as_deref(),
-        Some("How bor works")
-    );
-    assert_eq!(markdown_title("```\n# code\n```\nno heading"), None);
-    assert_eq!(
-        markdown_title("#\n#hashtag\n# Real"),
-        Some("Real".to_owned())
-    );
-}
-
 /// A generated Markdown document and the byte offsets of its headings.
 #[derive(Debug, Clone)]
 struct Document {

@@ -364,8 +364,8 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
         relayed: Arc::clone(&relayed),
     };
     let turn = TurnActor::new(
+        Uuid::new_v4(),
         TurnSpec {
-            turn_id: Uuid::new_v4(),
             conversation_id: None,
             user_id: None,
             question: setup.question.to_owned(),
