@@ -5,6 +5,7 @@
 //! the HTTP layer when to answer 503 `unavailable`.
 
 pub mod chunks;
+pub mod collections;
 pub mod conversations;
 pub mod documents;
 mod error;

@@ -181,6 +181,7 @@ mod tests {
 
         let every_table = [
             "chunks",
+            "collections",
             "conversation_search",
             "conversations",
             "documents",

@@ -25,6 +25,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    collections (id) {
+        id -> Int8,
+        name -> Text,
+        description -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     use diesel::sql_types::*;
     use super::sql_types::Tsvector;
 
@@ -59,6 +68,7 @@ diesel::table! {
         content_type -> Text,
         summary -> Nullable<Text>,
         page_starts -> Array<Int4>,
+        collection_id -> Int8,
     }
 }
 
@@ -85,11 +95,13 @@ diesel::table! {
 }
 
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(documents -> collections (collection_id));
 diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     chunks,
+    collections,
     conversation_search,
     conversations,
     documents,

@@ -14,6 +14,13 @@
 //! a row missed by the first pass is missed by the search (the benchmark measures
 //! recall against an exact scan, see `docs/RETRIEVAL.md`).
 //!
+//! Every row knows its document's collection. A search may be limited to a set of
+//! collections ([`CollectionFilter`]): the rows of the other collections are left out
+//! of the first pass itself, so the candidates and the best `k` are chosen among the
+//! collections' own rows, never cut from a top taken over all of them. The candidate
+//! count follows the rows searched, and a filter holding at most that many rows is
+//! scored whole, so a small collection's result is exact.
+//!
 //! All rows have one dimension, the embedding model's. Rows of another dimension (from
 //! an earlier model) cannot be compared with a query; they are refused and counted per
 //! document ([`IndexStats::dimension_mismatch`]) until the document is embedded anew (`bor reembed`).
@@ -24,14 +31,15 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::OnceLock;
 
-use codes::SignCodes;
 pub use codes::dot;
+use codes::{Rows, SignCodes};
 
 /// A chunk's embedding as stored in the database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkVector {
     pub chunk_id: i64,
     pub document_id: i64,
+    pub collection_id: i64,
     pub embedding: Vec<f32>,
 }
 
@@ -67,10 +75,34 @@ pub struct Refused {
     pub unusable: usize,
 }
 
+/// The collections a search may return chunks of (a search without one returns
+/// chunks of every collection).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollectionFilter(Vec<i64>);
+
+impl CollectionFilter {
+    pub fn new(collection_ids: impl IntoIterator<Item = i64>) -> CollectionFilter {
+        let mut ids: Vec<i64> = collection_ids.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        CollectionFilter(ids)
+    }
+
+    pub fn contains(&self, collection_id: i64) -> bool {
+        self.0.binary_search(&collection_id).is_ok()
+    }
+
+    /// The collection ids, ascending.
+    pub fn ids(&self) -> &[i64] {
+        &self.0
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct RowKey {
     chunk_id: i64,
     document_id: i64,
+    collection_id: i64,
 }
 
 #[derive(Debug, Default)]
@@ -168,12 +200,20 @@ impl VectorIndex {
         self.release_spare_capacity();
     }
 
-    /// The `k` chunks most similar to `query`, best first (ties: lower chunk id first).
+    /// The `k` chunks most similar to `query`, best first (ties: lower chunk id first),
+    /// of the collections of `filter` (`None`: of all).
     /// Empty when the query's dimension is not the index's or the query is zero.
-    pub fn search(&self, query: &[f32], k: usize) -> Vec<ScoredChunk> {
-        let candidates = candidate_count(k, self.rows.len());
-        let parts = scan_parts(self.rows.len(), self.codes.words_per_row());
-        self.search_with(query, k, candidates, parts)
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&CollectionFilter>,
+    ) -> Vec<ScoredChunk> {
+        let listed = filter.map(|filter| self.rows_in(filter));
+        let rows = listed.as_ref().map_or(self.rows.len(), Vec::len);
+        let candidates = candidate_count(k, rows);
+        let parts = scan_parts(rows, self.codes.words_per_row());
+        self.scan(query, k, candidates, parts, listed.as_deref())
     }
 
     /// [`VectorIndex::search`] scoring `candidates` rows exactly, with the first pass
@@ -182,8 +222,29 @@ impl VectorIndex {
         &self,
         query: &[f32],
         k: usize,
+        filter: Option<&CollectionFilter>,
         candidates: usize,
         parts: usize,
+    ) -> Vec<ScoredChunk> {
+        let listed = filter.map(|filter| self.rows_in(filter));
+        self.scan(query, k, candidates, parts, listed.as_deref())
+    }
+
+    /// The rows of the collections of `filter`, ascending.
+    fn rows_in(&self, filter: &CollectionFilter) -> Vec<u32> {
+        (0..self.rows.len() as u32)
+            .filter(|row| filter.contains(self.rows[*row as usize].collection_id))
+            .collect()
+    }
+
+    /// The search over `listed` rows (`None`: every row).
+    fn scan(
+        &self,
+        query: &[f32],
+        k: usize,
+        candidates: usize,
+        parts: usize,
+        listed: Option<&[u32]>,
     ) -> Vec<ScoredChunk> {
         let Some(dimension) = self.dimension.filter(|&d| d == query.len() && d > 0) else {
             return Vec::new();
@@ -194,7 +255,8 @@ impl VectorIndex {
         if k == 0 {
             return Vec::new();
         }
-        let rows = self.rows.len();
+        let rows = listed.map_or(self.rows.len(), <[u32]>::len);
+        let row_at = |position: usize| listed.map_or(position, |listed| listed[position] as usize);
         let mut best: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
         let mut score = |row: usize| {
             let vector = &self.vectors[row * dimension..(row + 1) * dimension];
@@ -208,10 +270,11 @@ impl VectorIndex {
             }
         };
         if rows <= candidates.max(k) {
-            (0..rows).for_each(&mut score);
+            (0..rows).map(row_at).for_each(&mut score);
         } else {
-            self.nearest_codes(&query, candidates.max(k), parts)
+            self.nearest_codes(&query, candidates.max(k), parts, listed)
                 .into_iter()
+                .map(row_at)
                 .for_each(&mut score);
         }
         let mut found: Vec<Candidate> = best.into_iter().map(|Reverse(c)| c).collect();
@@ -226,18 +289,29 @@ impl VectorIndex {
             .collect()
     }
 
-    /// The first pass: the `wanted` rows whose sign codes are nearest the query's
-    /// (Hamming distance; ties: lower row first), measured in `parts` slices of rows
-    /// at once on their own threads (the scan is bound by each core's memory bandwidth).
-    fn nearest_codes(&self, query: &[f32], wanted: usize, parts: usize) -> Vec<usize> {
+    /// The first pass: the `wanted` rows of `listed` (`None`: of all) whose sign codes
+    /// are nearest the query's (Hamming distance; ties: lower row first), as positions
+    /// in `listed`, measured in `parts` slices of rows at once on their own threads (the
+    /// scan is bound by each core's memory bandwidth).
+    fn nearest_codes(
+        &self,
+        query: &[f32],
+        wanted: usize,
+        parts: usize,
+        listed: Option<&[u32]>,
+    ) -> Vec<usize> {
         let code = SignCodes::encode(query);
-        let rows = self.rows.len();
+        let rows = listed.map_or(self.rows.len(), <[u32]>::len);
+        let rows_of = |range: std::ops::Range<usize>| match listed {
+            Some(listed) => Rows::Listed(&listed[range]),
+            None => Rows::Span(range),
+        };
         let mut distances = vec![0u16; rows];
         let histogram_len = query.len() + 1;
         let histogram = if parts <= 1 {
             let mut histogram = vec![0u32; histogram_len];
             self.codes
-                .distances(&code, 0..rows, &mut distances, &mut histogram);
+                .distances(&code, rows_of(0..rows), &mut distances, &mut histogram);
             histogram
         } else {
             let mut slices = Vec::with_capacity(parts);
@@ -255,9 +329,10 @@ impl VectorIndex {
                 let running: Vec<_> = slices
                     .into_iter()
                     .map(|(range, out)| {
+                        let rows = rows_of(range);
                         scope.spawn(move || {
                             let mut histogram = vec![0u32; histogram_len];
-                            self.codes.distances(code, range, out, &mut histogram);
+                            self.codes.distances(code, rows, out, &mut histogram);
                             histogram
                         })
                     })
@@ -331,6 +406,7 @@ impl VectorIndex {
         let ChunkVector {
             chunk_id,
             document_id,
+            collection_id,
             embedding,
         } = chunk;
         let dimension = match self.dimension {
@@ -359,6 +435,7 @@ impl VectorIndex {
         self.rows.push(RowKey {
             chunk_id,
             document_id,
+            collection_id,
         });
         self.rows_of_document
             .entry(document_id)
