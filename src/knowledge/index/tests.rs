@@ -182,8 +182,11 @@ fn vectors(dimension: usize) -> impl Strategy<Value = Vec<f32>> {
     )
 }
 
+/// Rows of a test index: each a document id with a vector.
+type DocumentRows = Vec<(i64, Vec<f32>)>;
+
 /// A dimension, rows of documents 0 to 11 with their vectors, and a query.
-fn documents_and_query() -> impl Strategy<Value = (usize, Vec<(i64, Vec<f32>)>, Vec<f32>)> {
+fn documents_and_query() -> impl Strategy<Value = (usize, DocumentRows, Vec<f32>)> {
     (1usize..24).prop_flat_map(|dimension| {
         (
             Just(dimension),
