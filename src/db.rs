@@ -6,6 +6,7 @@
 
 pub mod api_keys;
 pub mod chunks;
+pub mod collections;
 pub mod conversations;
 pub mod documents;
 mod error;

@@ -156,18 +156,26 @@ pub async fn run() -> Vec<Relevance> {
             .collect();
         insert_chunks(&mut conn, &rows).await.expect("stored");
     }
-    let stored: Vec<(i64, i64, String)> = {
-        use bor::db::schema::chunks::dsl;
+    let stored: Vec<(i64, i64, i64, String)> = {
+        use bor::db::schema::{chunks::dsl, documents};
         use diesel::QueryDsl;
         dsl::chunks
-            .select((dsl::id, dsl::document_id, dsl::text))
+            .inner_join(documents::table)
+            .select((
+                dsl::id,
+                dsl::document_id,
+                documents::collection_id,
+                dsl::text,
+            ))
             .order(dsl::id)
             .load(&mut conn)
             .await
             .expect("the chunks")
     };
-    for (id, document_id, text) in &stored {
-        text_index.add(*id, *document_id, text).expect("indexed");
+    for (id, document_id, collection_id, text) in &stored {
+        text_index
+            .add(*id, *document_id, *collection_id, text)
+            .expect("indexed");
         chunks.push((*id, text.clone()));
     }
     text_index.commit().expect("committed");
@@ -190,7 +198,7 @@ pub async fn run() -> Vec<Relevance> {
         .await
         .expect("ranked");
         postgres.push((ranked.into_iter().map(|r| r.id).collect(), right.clone()));
-        let found = text_index.search(question, 50).expect("searched");
+        let found = text_index.search(question, 50, None).expect("searched");
         bm25.push((found.ranked.iter().map(|(id, _)| *id).collect(), right));
     }
     vec![
@@ -207,7 +215,7 @@ pub fn full_text_memory(prefix: &str) -> Option<(usize, f64, f64)> {
     let mut chunks = 0usize;
     let mut text_bytes = 0usize;
     for (id, line) in texts.lines().enumerate() {
-        index.add(id as i64, id as i64 / 8, line).ok()?;
+        index.add(id as i64, id as i64 / 8, 0, line).ok()?;
         chunks += 1;
         text_bytes += line.len();
     }

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use bor::knowledge::index::{ChunkVector, VectorIndex, candidate_count};
+use bor::knowledge::index::{ChunkVector, CollectionFilter, VectorIndex, candidate_count};
 
 use super::int8::Int8Index;
 
@@ -14,6 +14,12 @@ pub const TOP_K: usize = 5;
 /// Clusters the synthetic vectors gather around (real embeddings are far from uniform).
 const CLUSTERS: u64 = 256;
 const CHUNKS_PER_DOCUMENT: i64 = 8;
+/// Collections the rows fall in, each of about a hundredth of them.
+const COLLECTIONS: u64 = 100;
+/// The top of a search limited to some collections, as the recall target counts it.
+pub const FILTERED_TOP_K: usize = 10;
+/// Collections a filtered search names, and the share of the rows they hold (percent).
+const SELECTIVITIES: [u64; 3] = [100, 10, 1];
 /// Candidate counts the sweep tries.
 const SWEEP: [usize; 6] = [250, 500, 1_000, 2_000, 4_000, 8_000];
 
@@ -72,6 +78,18 @@ pub struct SearchResult {
     pub recall_queries: usize,
     /// (kind, candidates, recall, p50) of the sweep.
     pub sweep: Vec<(&'static str, usize, f64, Duration)>,
+    /// Searches limited to some collections, by the share of the rows they hold.
+    pub filtered: Vec<FilteredResult>,
+}
+
+/// Top-[`FILTERED_TOP_K`] searches limited to collections holding `percent` of the rows.
+pub struct FilteredResult {
+    pub percent: u64,
+    pub p50: Duration,
+    pub p99: Duration,
+    /// Against an exact scan of the collections' own rows.
+    pub recall: f64,
+    pub recall_queries: usize,
 }
 
 impl SearchResult {
@@ -91,6 +109,24 @@ impl SearchResult {
             self.recall,
             self.recall_queries,
         )
+    }
+
+    pub fn filtered_rows(&self) -> String {
+        self.filtered
+            .iter()
+            .map(|filtered| {
+                format!(
+                    "| {} | {} | {}% | {:.2} ms | {:.2} ms | {:.3} ({} queries) |\n",
+                    self.vectors,
+                    self.chunks,
+                    filtered.percent,
+                    millis(filtered.p50),
+                    millis(filtered.p99),
+                    filtered.recall,
+                    filtered.recall_queries,
+                )
+            })
+            .collect()
     }
 
     pub fn sweep_rows(&self) -> String {
@@ -186,18 +222,19 @@ pub fn run(set: VectorSet, sweep: bool) -> SearchResult {
         index.push(ChunkVector {
             chunk_id: id as i64,
             document_id: id as i64 / CHUNKS_PER_DOCUMENT,
+            collection_id: collection_of(id as u64 / CHUNKS_PER_DOCUMENT as u64),
             embedding: embedding.clone(),
         });
     }
     let queries = &set.queries;
     // Warm-up: the first pass brings the index into the caches it fits in.
-    index.search(&queries[0], TOP_K);
+    index.search(&queries[0], TOP_K, None);
     let cpu_before = process_cpu_time();
     let mut times: Vec<Duration> = queries
         .iter()
         .map(|q| {
             let started = Instant::now();
-            let hits = index.search(q, TOP_K);
+            let hits = index.search(q, TOP_K, None);
             let elapsed = started.elapsed();
             assert_eq!(hits.len(), TOP_K.min(size));
             elapsed
@@ -213,11 +250,11 @@ pub fn run(set: VectorSet, sweep: bool) -> SearchResult {
     let recall_queries = &queries[..queries.len().min(if size >= 1_000_000 { 20 } else { 100 })];
     let exact: Vec<Vec<i64>> = recall_queries
         .iter()
-        .map(|q| ids(&index.search_with(q, TOP_K, size, 1)))
+        .map(|q| ids(&index.search_with(q, TOP_K, None, size, 1)))
         .collect();
     let found: Vec<Vec<i64>> = recall_queries
         .iter()
-        .map(|q| ids(&index.search(q, TOP_K)))
+        .map(|q| ids(&index.search(q, TOP_K, None)))
         .collect();
 
     let mut swept = Vec::new();
@@ -226,7 +263,7 @@ pub fn run(set: VectorSet, sweep: bool) -> SearchResult {
         let int8 = Int8Index::build(&set.rows);
         for candidates in SWEEP {
             let (p50, answers) = timed(recall_queries, |q| {
-                ids(&index.search_with(q, TOP_K, candidates, parts))
+                ids(&index.search_with(q, TOP_K, None, candidates, parts))
             });
             swept.push(("sign bits", candidates, recall(&exact, &answers), p50));
             let (p50, answers) =
@@ -234,7 +271,12 @@ pub fn run(set: VectorSet, sweep: bool) -> SearchResult {
             swept.push(("int8", candidates, recall(&exact, &answers), p50));
         }
     }
+    let filtered = SELECTIVITIES
+        .iter()
+        .map(|&percent| filtered(&index, queries, recall_queries, percent))
+        .collect();
     SearchResult {
+        filtered,
         vectors: set.name,
         chunks: size,
         queries: queries.len(),
@@ -246,6 +288,51 @@ pub fn run(set: VectorSet, sweep: bool) -> SearchResult {
         recall: recall(&exact, &found),
         recall_queries: recall_queries.len(),
         sweep: swept,
+    }
+}
+
+/// The collection of document `document` (a hash, so that collections do not follow
+/// the synthetic clusters).
+fn collection_of(document: u64) -> i64 {
+    (Rng::new(document).next_u64() % COLLECTIONS) as i64
+}
+
+/// Latency of searches limited to the first `percent` collections, and their recall
+/// against an exact scan of those collections' rows.
+fn filtered(
+    index: &VectorIndex,
+    queries: &[Vec<f32>],
+    recall_queries: &[Vec<f32>],
+    percent: u64,
+) -> FilteredResult {
+    let filter = CollectionFilter::new((0..COLLECTIONS * percent / 100).map(|id| id as i64));
+    let mut times: Vec<Duration> = queries
+        .iter()
+        .map(|q| {
+            let started = Instant::now();
+            let hits = index.search(q, FILTERED_TOP_K, Some(&filter));
+            let elapsed = started.elapsed();
+            assert_eq!(hits.len(), FILTERED_TOP_K, "every collection holds rows");
+            elapsed
+        })
+        .collect();
+    times.sort();
+    let percentile = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let rows = index.stats().chunks;
+    let exact: Vec<Vec<i64>> = recall_queries
+        .iter()
+        .map(|q| ids(&index.search_with(q, FILTERED_TOP_K, Some(&filter), rows, 1)))
+        .collect();
+    let found: Vec<Vec<i64>> = recall_queries
+        .iter()
+        .map(|q| ids(&index.search(q, FILTERED_TOP_K, Some(&filter))))
+        .collect();
+    FilteredResult {
+        percent,
+        p50: percentile(0.5),
+        p99: percentile(0.99),
+        recall: recall(&exact, &found),
+        recall_queries: recall_queries.len(),
     }
 }
 

@@ -47,6 +47,7 @@ pub struct NewChunk<'a> {
 pub struct IndexedChunk {
     pub id: i64,
     pub document_id: i64,
+    pub collection_id: i64,
     pub title: String,
     pub text: String,
     pub embedding: Vec<f32>,
@@ -161,6 +162,7 @@ pub async fn indexed_of(
 const INDEXED_COLUMNS: (
     chunks::id,
     chunks::document_id,
+    documents::collection_id,
     documents::title,
     chunks::text,
     chunks::embedding,
@@ -169,6 +171,7 @@ const INDEXED_COLUMNS: (
 ) = (
     chunks::id,
     chunks::document_id,
+    documents::collection_id,
     documents::title,
     chunks::text,
     chunks::embedding,

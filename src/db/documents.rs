@@ -25,6 +25,7 @@ pub struct Document {
     pub summary: Option<String>,
     /// For a PDF, the byte offset in `content` where each page begins.
     pub page_starts: Vec<i32>,
+    pub collection_id: i64,
 }
 
 /// A document to insert; its digest is computed from the content.
@@ -37,6 +38,8 @@ pub struct NewDocument<'a> {
     content_sha256: String,
     content_type: &'a str,
     page_starts: Vec<i32>,
+    /// `None`: the `default` collection (the column's default).
+    collection_id: Option<i64>,
 }
 
 impl<'a> NewDocument<'a> {
@@ -59,7 +62,14 @@ impl<'a> NewDocument<'a> {
             content_sha256: content_sha256(content),
             content_type,
             page_starts: Vec::new(),
+            collection_id: None,
         }
+    }
+
+    /// In the collection `collection_id` (else in `default`).
+    pub fn in_collection(mut self, collection_id: i64) -> NewDocument<'a> {
+        self.collection_id = Some(collection_id);
+        self
     }
 
     /// With the byte offsets where the pages of `content` begin.
@@ -357,10 +367,20 @@ pub(super) mod tests {
     }
 
     #[tokio::test]
-    async fn the_same_content_cannot_be_stored_twice() {
+    async fn the_same_content_cannot_be_stored_twice_in_a_collection() {
         let db = TestDatabase::migrated().await;
         let mut conn = db.pool().get().await.unwrap();
-        insert_document(&mut conn, &NewDocument::new("First", None, "same text")).await;
+        let first = insert_document(&mut conn, &NewDocument::new("First", None, "same text")).await;
+        let other = crate::db::collections::create(&mut conn, "other", "")
+            .await
+            .unwrap()
+            .unwrap();
+        let copy = NewDocument::new("Copy", None, "same text").in_collection(other.id);
+        let copy = insert_document(&mut conn, &copy).await;
+        assert_ne!(
+            first.collection_id, copy.collection_id,
+            "another collection may hold it"
+        );
         let error = diesel::insert_into(documents::table)
             .values(&NewDocument::new("Second", None, "same text"))
             .execute(&mut conn)

@@ -37,6 +37,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    collections (id) {
+        id -> Int8,
+        name -> Text,
+        description -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     use diesel::sql_types::*;
     use super::sql_types::Tsvector;
 
@@ -72,6 +81,7 @@ diesel::table! {
         content_type -> Text,
         summary -> Nullable<Text>,
         page_starts -> Array<Int4>,
+        collection_id -> Int8,
     }
 }
 
@@ -155,6 +165,7 @@ diesel::table! {
 
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(documents -> collections (collection_id));
 diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(group_members -> groups (group_id));
 diesel::joinable!(group_members -> users (user_id));
@@ -166,6 +177,7 @@ diesel::joinable!(sessions -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     chunks,
+    collections,
     conversation_search,
     conversations,
     documents,

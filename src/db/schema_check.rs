@@ -9,9 +9,10 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 12] = [
+pub(super) const TABLES: [&str; 13] = [
     "api_keys",
     "chunks",
+    "collections",
     "conversation_search",
     "conversations",
     "documents",

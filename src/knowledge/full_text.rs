@@ -8,7 +8,10 @@
 //! (the full-text half of the grounded rule) when it holds every one of them.
 //!
 //! Each chunk is one tantivy document: its id (a fast field, to name the hits), its
-//! document's id (indexed, so a document's chunks are deleted together) and its words
+//! document's id (indexed, so a document's chunks are deleted together), its
+//! collection's id (indexed, for a search limited to some collections: the query itself
+//! requires one of their ids, a clause that scores nothing, so BM25 ranks only their
+//! chunks and the best are cut from those, with the same scores) and its words
 //! (indexed with term frequencies, not stored: the text lives in the chunk store): its
 //! document's title and the headings above it, then its text ([`searchable_text`]).
 
@@ -16,7 +19,7 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
@@ -26,6 +29,7 @@ use tantivy::tokenizer::{
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::chunking::HEADING_SEPARATOR;
+use super::index::CollectionFilter;
 use super::stop_words;
 
 /// The name the analyzer is registered under.
@@ -38,6 +42,7 @@ const WRITER_MEMORY: usize = 15_000_000;
 
 const CHUNK_ID: &str = "chunk_id";
 const DOCUMENT_ID: &str = "document_id";
+const COLLECTION_ID: &str = "collection_id";
 const TEXT: &str = "text";
 
 /// What the full-text search found for a question.
@@ -79,6 +84,7 @@ pub struct FullTextIndex {
     writer: Mutex<IndexWriter>,
     chunk_id: Field,
     document_id: Field,
+    collection_id: Field,
     text: Field,
 }
 
@@ -87,6 +93,7 @@ impl FullTextIndex {
         let mut schema = Schema::builder();
         let chunk_id = schema.add_i64_field(CHUNK_ID, FAST);
         let document_id = schema.add_i64_field(DOCUMENT_ID, INDEXED);
+        let collection_id = schema.add_i64_field(COLLECTION_ID, INDEXED);
         let text = schema.add_text_field(
             TEXT,
             TextOptions::default().set_indexing_options(
@@ -108,15 +115,24 @@ impl FullTextIndex {
             writer: Mutex::new(writer),
             chunk_id,
             document_id,
+            collection_id,
             text,
         })
     }
 
-    /// Adds a chunk; searches see it after [`FullTextIndex::commit`].
-    pub fn add(&self, chunk_id: i64, document_id: i64, text: &str) -> tantivy::Result<()> {
+    /// Adds a chunk of `document_id` in `collection_id`; searches see it after
+    /// [`FullTextIndex::commit`].
+    pub fn add(
+        &self,
+        chunk_id: i64,
+        document_id: i64,
+        collection_id: i64,
+        text: &str,
+    ) -> tantivy::Result<()> {
         let mut document = TantivyDocument::default();
         document.add_i64(self.chunk_id, chunk_id);
         document.add_i64(self.document_id, document_id);
+        document.add_i64(self.collection_id, collection_id);
         document.add_text(self.text, text);
         self.writer().add_document(document)?;
         Ok(())
@@ -134,14 +150,21 @@ impl FullTextIndex {
         self.reader.reload()
     }
 
-    /// The best `limit` chunks for `question`, and whether one holds all its words.
-    pub fn search(&self, question: &str, limit: usize) -> tantivy::Result<TextMatches> {
+    /// The best `limit` chunks for `question` of the collections of `filter` (`None`:
+    /// of all), and whether one of them holds all its words.
+    pub fn search(
+        &self,
+        question: &str,
+        limit: usize,
+        filter: Option<&CollectionFilter>,
+    ) -> tantivy::Result<TextMatches> {
         let terms = self.terms(question);
         if terms.is_empty() || limit == 0 {
             return Ok(TextMatches::default());
         }
-        let clauses = |occur: Occur| -> BooleanQuery {
-            BooleanQuery::new(
+        let in_filter = filter.map(|filter| self.collection_clause(filter));
+        let clauses = |occur: Occur| -> Box<dyn Query> {
+            let words = Box::new(BooleanQuery::new(
                 terms
                     .iter()
                     .map(|term| {
@@ -150,11 +173,18 @@ impl FullTextIndex {
                         (occur, query)
                     })
                     .collect(),
-            )
+            ));
+            match &in_filter {
+                Some(in_filter) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, words),
+                    (Occur::Must, in_filter.box_clone()),
+                ])),
+                None => words,
+            }
         };
         let searcher = self.reader.searcher();
         let top = searcher.search(
-            &clauses(Occur::Should),
+            &*clauses(Occur::Should),
             &TopDocs::with_limit(limit).order_by_score(),
         )?;
         let mut ranked = Vec::with_capacity(top.len());
@@ -168,7 +198,7 @@ impl FullTextIndex {
             }
         }
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let matched = !ranked.is_empty() && searcher.search(&clauses(Occur::Must), &Count)? > 0;
+        let matched = !ranked.is_empty() && searcher.search(&*clauses(Occur::Must), &Count)? > 0;
         Ok(TextMatches {
             ranked: ranked
                 .into_iter()
@@ -184,6 +214,24 @@ impl FullTextIndex {
             .searcher()
             .space_usage()
             .map_or(0, |usage| usage.total().get_bytes() as usize)
+    }
+
+    /// A clause held by the chunks of the collections of `filter`, scoring nothing (a
+    /// filter naming no collection is held by none).
+    fn collection_clause(&self, filter: &CollectionFilter) -> Box<dyn Query> {
+        let any_of = BooleanQuery::new(
+            filter
+                .ids()
+                .iter()
+                .map(|id| {
+                    let term = Term::from_field_i64(self.collection_id, *id);
+                    let query: Box<dyn Query> =
+                        Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+                    (Occur::Should, query)
+                })
+                .collect(),
+        );
+        Box::new(ConstScoreQuery::new(Box::new(any_of), 0.0))
     }
 
     /// The distinct indexed words of `question`.
@@ -227,7 +275,12 @@ fn analyzer() -> TextAnalyzer {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Collections the tests' documents fall in: document `d` is in collection `d % 3`.
+    const COLLECTIONS: i64 = 3;
 
     fn ids(found: &TextMatches) -> Vec<i64> {
         found.ranked.iter().map(|(id, _)| *id).collect()
@@ -236,7 +289,9 @@ mod tests {
     fn index_of(chunks: &[(i64, i64, &str)]) -> FullTextIndex {
         let index = FullTextIndex::new().unwrap();
         for (chunk_id, document_id, text) in chunks {
-            index.add(*chunk_id, *document_id, text).unwrap();
+            index
+                .add(*chunk_id, *document_id, document_id % COLLECTIONS, text)
+                .unwrap();
         }
         index.commit().unwrap();
         index
@@ -245,11 +300,11 @@ mod tests {
     #[test]
     fn words_are_stemmed_and_stop_words_ignored() {
         let index = index_of(&[(1, 1, "The cats were sleeping."), (2, 1, "Dogs bark.")]);
-        let found = index.search("cat sleeps", 10).unwrap();
+        let found = index.search("cat sleeps", 10, None).unwrap();
         assert_eq!(ids(&found), vec![1]);
         assert!(found.matched);
         assert_eq!(
-            index.search("what is the", 10).unwrap(),
+            index.search("what is the", 10, None).unwrap(),
             TextMatches::default(),
             "stop words only"
         );
@@ -270,14 +325,16 @@ mod tests {
             "What is oolong and how should I do it?",
             "Why have you had oolong before they were here?",
         ] {
-            let found = index.search(question, 10).unwrap();
+            let found = index.search(question, 10, None).unwrap();
             assert_eq!(ids(&found), vec![1], "{question}");
             assert!(
                 found.matched,
                 "{question}: only \"oolong\" is a word to match"
             );
         }
-        let partial = index.search("Which oolong is grown where?", 10).unwrap();
+        let partial = index
+            .search("Which oolong is grown where?", 10, None)
+            .unwrap();
         assert!(
             !partial.matched,
             "\"grown\" is no stop word and no chunk holds it"
@@ -291,11 +348,11 @@ mod tests {
             (2, 1, "The pool of database connections."),
             (3, 2, "Linux Linux Linux: bor runs on Linux."),
         ]);
-        let found = index.search("install on linux", 10).unwrap();
+        let found = index.search("install on linux", 10, None).unwrap();
         assert_eq!(ids(&found)[0], 1, "the chunk with both words first");
         assert_eq!(found.ranked.len(), 2);
         assert!(found.matched);
-        let partial = index.search("install windows", 10).unwrap();
+        let partial = index.search("install windows", 10, None).unwrap();
         assert_eq!(ids(&partial), vec![1]);
         assert!(!partial.matched, "no chunk holds every word");
     }
@@ -318,13 +375,13 @@ mod tests {
         assert_eq!(searchable_text("", "", "Plain."), "Plain.");
 
         let index = index_of(&[(1, 1, "Grown in Fujian."), (2, 2, "Oolong, says the menu.")]);
-        let unfound = index.search("oolong fujian", 10).unwrap();
+        let unfound = index.search("oolong fujian", 10, None).unwrap();
         assert!(!unfound.matched);
         let index = FullTextIndex::new().unwrap();
         let words = searchable_text("Teas", "Teas › Oolong", "Grown in Fujian.");
-        index.add(1, 1, &words).unwrap();
+        index.add(1, 1, 1, &words).unwrap();
         index.commit().unwrap();
-        let found = index.search("Where is oolong grown?", 10).unwrap();
+        let found = index.search("Where is oolong grown?", 10, None).unwrap();
         assert_eq!(ids(&found), vec![1]);
         assert!(found.matched, "the heading's word and the text's together");
     }
@@ -333,11 +390,67 @@ mod tests {
     fn a_removed_document_is_gone_after_the_commit() {
         let index = index_of(&[(1, 1, "alpha beta"), (2, 2, "alpha gamma")]);
         index.remove_document(1);
-        index.add(3, 1, "alpha delta").unwrap();
+        index.add(3, 1, 1, "alpha delta").unwrap();
         index.commit().unwrap();
-        let mut found = ids(&index.search("alpha", 10).unwrap());
+        let mut found = ids(&index.search("alpha", 10, None).unwrap());
         found.sort();
         assert_eq!(found, vec![2, 3]);
         assert!(index.memory_bytes() > 0);
+    }
+
+    const WORDS: [&str; 6] = ["tea", "green", "oolong", "water", "leaf", "cup"];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn a_filtered_search_equals_the_filtered_ranking_of_every_chunk(
+            chunks in prop::collection::vec(
+                (0i64..9, prop::collection::vec(0..WORDS.len(), 1..8)),
+                0..60,
+            ),
+            question in prop::collection::vec(0..WORDS.len(), 1..4),
+            collections in prop::collection::vec(0..COLLECTIONS + 1, 0..3),
+            limit in 1usize..8,
+        ) {
+            let texts: Vec<(i64, i64, String)> = chunks
+                .iter()
+                .zip(1..)
+                .map(|((document, words), id)| {
+                    let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+                    (id, *document, text.join(" "))
+                })
+                .collect();
+            let rows: Vec<(i64, i64, &str)> =
+                texts.iter().map(|(id, d, text)| (*id, *d, text.as_str())).collect();
+            let index = index_of(&rows);
+            let question: Vec<&str> = question.iter().map(|w| WORDS[*w]).collect();
+            let question = question.join(" ");
+            let filter = CollectionFilter::new(collections);
+            let of_filter = |chunk_id: &i64| {
+                rows.iter()
+                    .any(|(id, d, _)| id == chunk_id && filter.contains(d % COLLECTIONS))
+            };
+            let every = index.search(&question, rows.len().max(1), None).unwrap();
+            let mut expected: Vec<(i64, f32)> =
+                every.ranked.into_iter().filter(|(id, _)| of_filter(id)).collect();
+            expected.truncate(limit);
+            let found = index.search(&question, limit, Some(&filter)).unwrap();
+            // The same chunks in the same order, with the same BM25 scores but for the
+            // last bits (the filtered query sums the words' scores one level deeper).
+            let ids = |ranked: &[(i64, f32)]| ranked.iter().map(|(id, _)| *id).collect::<Vec<_>>();
+            prop_assert_eq!(ids(&found.ranked), ids(&expected));
+            for ((_, score), (_, exact)) in found.ranked.iter().zip(&expected) {
+                prop_assert!((score - exact).abs() <= exact.abs() * 1e-5, "{} against {}", score, exact);
+            }
+            let held_by_all = |id: &i64| {
+                let Some((_, _, text)) = rows.iter().find(|(chunk, _, _)| chunk == id) else {
+                    return false;
+                };
+                question.split(' ').all(|word| text.split(' ').any(|w| w == word))
+            };
+            let matched = rows.iter().any(|(id, _, _)| of_filter(id) && held_by_all(id));
+            prop_assert_eq!(found.matched, matched && !found.ranked.is_empty());
+        }
     }
 }

@@ -14,6 +14,13 @@
 //! a row missed by the first pass is missed by the search (the benchmark measures
 //! recall against an exact scan, see `docs/RETRIEVAL.md`).
 //!
+//! Every row knows its document's collection. A search may be limited to a set of
+//! collections ([`CollectionFilter`]): the rows of the other collections are left out
+//! of the first pass itself, so the candidates and the best `k` are chosen among the
+//! collections' own rows, never cut from a top taken over all of them. The candidate
+//! count follows the rows searched, and a filter holding at most that many rows is
+//! scored whole, so a small collection's result is exact.
+//!
 //! All rows have one dimension, the embedding model's. Rows of another dimension (from
 //! an earlier model) cannot be compared with a query; they are refused and counted per
 //! document ([`IndexStats::dimension_mismatch`]) until the document is embedded anew (`bor reembed`).
@@ -24,14 +31,15 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::OnceLock;
 
-use codes::SignCodes;
 pub use codes::dot;
+use codes::{Rows, SignCodes};
 
 /// A chunk's embedding as stored in the database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkVector {
     pub chunk_id: i64,
     pub document_id: i64,
+    pub collection_id: i64,
     pub embedding: Vec<f32>,
 }
 
@@ -67,6 +75,29 @@ pub struct Refused {
     pub unusable: usize,
 }
 
+/// The collections a search may return chunks of (a search without one returns
+/// chunks of every collection).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollectionFilter(Vec<i64>);
+
+impl CollectionFilter {
+    pub fn new(collection_ids: impl IntoIterator<Item = i64>) -> CollectionFilter {
+        let mut ids: Vec<i64> = collection_ids.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        CollectionFilter(ids)
+    }
+
+    pub fn contains(&self, collection_id: i64) -> bool {
+        self.0.binary_search(&collection_id).is_ok()
+    }
+
+    /// The collection ids, ascending.
+    pub fn ids(&self) -> &[i64] {
+        &self.0
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct RowKey {
     chunk_id: i64,
@@ -82,6 +113,11 @@ pub struct VectorIndex {
     codes: SignCodes,
     /// Which chunk each row is.
     rows: Vec<RowKey>,
+    /// The collection of each row, as its slot in `collection_slots`: a column of its
+    /// own, 4 bytes a row, so that listing a filter's rows reads little.
+    row_collections: Vec<u32>,
+    /// A small number per collection id, given when its first row comes.
+    collection_slots: HashMap<i64, u32>,
     /// The rows of each document, to replace or remove a document's chunks.
     rows_of_document: HashMap<i64, Vec<u32>>,
     /// Per document: chunks refused for their dimension, and which dimension.
@@ -106,6 +142,7 @@ impl VectorIndex {
         index.vectors.reserve_exact(rows * dimension);
         index.codes.reserve_rows(rows);
         index.rows.reserve_exact(rows);
+        index.row_collections.reserve_exact(rows);
         index
     }
 
@@ -168,12 +205,20 @@ impl VectorIndex {
         self.release_spare_capacity();
     }
 
-    /// The `k` chunks most similar to `query`, best first (ties: lower chunk id first).
+    /// The `k` chunks most similar to `query`, best first (ties: lower chunk id first),
+    /// of the collections of `filter` (`None`: of all).
     /// Empty when the query's dimension is not the index's or the query is zero.
-    pub fn search(&self, query: &[f32], k: usize) -> Vec<ScoredChunk> {
-        let candidates = candidate_count(k, self.rows.len());
-        let parts = scan_parts(self.rows.len(), self.codes.words_per_row());
-        self.search_with(query, k, candidates, parts)
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&CollectionFilter>,
+    ) -> Vec<ScoredChunk> {
+        let listed = filter.and_then(|filter| self.rows_in(filter));
+        let rows = listed.as_ref().map_or(self.rows.len(), Vec::len);
+        let candidates = candidate_count(k, rows);
+        let parts = scan_parts(rows, self.codes.words_per_row());
+        self.scan(query, k, candidates, parts, listed.as_deref())
     }
 
     /// [`VectorIndex::search`] scoring `candidates` rows exactly, with the first pass
@@ -182,8 +227,38 @@ impl VectorIndex {
         &self,
         query: &[f32],
         k: usize,
+        filter: Option<&CollectionFilter>,
         candidates: usize,
         parts: usize,
+    ) -> Vec<ScoredChunk> {
+        let listed = filter.and_then(|filter| self.rows_in(filter));
+        self.scan(query, k, candidates, parts, listed.as_deref())
+    }
+
+    /// The rows of the collections of `filter`, ascending; `None` when that is every row.
+    fn rows_in(&self, filter: &CollectionFilter) -> Option<Vec<u32>> {
+        let mut wanted = vec![false; self.collection_slots.len()];
+        for (collection_id, slot) in &self.collection_slots {
+            wanted[*slot as usize] = filter.contains(*collection_id);
+        }
+        if wanted.iter().all(|wanted| *wanted) {
+            return None;
+        }
+        Some(
+            (0..self.rows.len() as u32)
+                .filter(|row| wanted[self.row_collections[*row as usize] as usize])
+                .collect(),
+        )
+    }
+
+    /// The search over `listed` rows (`None`: every row).
+    fn scan(
+        &self,
+        query: &[f32],
+        k: usize,
+        candidates: usize,
+        parts: usize,
+        listed: Option<&[u32]>,
     ) -> Vec<ScoredChunk> {
         let Some(dimension) = self.dimension.filter(|&d| d == query.len() && d > 0) else {
             return Vec::new();
@@ -194,7 +269,8 @@ impl VectorIndex {
         if k == 0 {
             return Vec::new();
         }
-        let rows = self.rows.len();
+        let rows = listed.map_or(self.rows.len(), <[u32]>::len);
+        let row_at = |position: usize| listed.map_or(position, |listed| listed[position] as usize);
         let mut best: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
         let mut score = |row: usize| {
             let vector = &self.vectors[row * dimension..(row + 1) * dimension];
@@ -208,10 +284,11 @@ impl VectorIndex {
             }
         };
         if rows <= candidates.max(k) {
-            (0..rows).for_each(&mut score);
+            (0..rows).map(row_at).for_each(&mut score);
         } else {
-            self.nearest_codes(&query, candidates.max(k), parts)
+            self.nearest_codes(&query, candidates.max(k), parts, listed)
                 .into_iter()
+                .map(row_at)
                 .for_each(&mut score);
         }
         let mut found: Vec<Candidate> = best.into_iter().map(|Reverse(c)| c).collect();
@@ -226,18 +303,29 @@ impl VectorIndex {
             .collect()
     }
 
-    /// The first pass: the `wanted` rows whose sign codes are nearest the query's
-    /// (Hamming distance; ties: lower row first), measured in `parts` slices of rows
-    /// at once on their own threads (the scan is bound by each core's memory bandwidth).
-    fn nearest_codes(&self, query: &[f32], wanted: usize, parts: usize) -> Vec<usize> {
+    /// The first pass: the `wanted` rows of `listed` (`None`: of all) whose sign codes
+    /// are nearest the query's (Hamming distance; ties: lower row first), as positions
+    /// in `listed`, measured in `parts` slices of rows at once on their own threads (the
+    /// scan is bound by each core's memory bandwidth).
+    fn nearest_codes(
+        &self,
+        query: &[f32],
+        wanted: usize,
+        parts: usize,
+        listed: Option<&[u32]>,
+    ) -> Vec<usize> {
         let code = SignCodes::encode(query);
-        let rows = self.rows.len();
+        let rows = listed.map_or(self.rows.len(), <[u32]>::len);
+        let rows_of = |range: std::ops::Range<usize>| match listed {
+            Some(listed) => Rows::Listed(&listed[range]),
+            None => Rows::Span(range),
+        };
         let mut distances = vec![0u16; rows];
         let histogram_len = query.len() + 1;
         let histogram = if parts <= 1 {
             let mut histogram = vec![0u32; histogram_len];
             self.codes
-                .distances(&code, 0..rows, &mut distances, &mut histogram);
+                .distances(&code, rows_of(0..rows), &mut distances, &mut histogram);
             histogram
         } else {
             let mut slices = Vec::with_capacity(parts);
@@ -255,9 +343,10 @@ impl VectorIndex {
                 let running: Vec<_> = slices
                     .into_iter()
                     .map(|(range, out)| {
+                        let rows = rows_of(range);
                         scope.spawn(move || {
                             let mut histogram = vec![0u32; histogram_len];
-                            self.codes.distances(code, range, out, &mut histogram);
+                            self.codes.distances(code, rows, out, &mut histogram);
                             histogram
                         })
                     })
@@ -307,6 +396,8 @@ impl VectorIndex {
         let memory_bytes = self.vectors.capacity() * size_of::<f32>()
             + self.codes.capacity_bytes()
             + self.rows.capacity() * size_of::<RowKey>()
+            + self.row_collections.capacity() * size_of::<u32>()
+            + self.collection_slots.capacity() * (size_of::<(i64, u32)>() + 1)
             + self.rows_of_document.capacity() * map_entry
             + self
                 .rows_of_document
@@ -331,6 +422,7 @@ impl VectorIndex {
         let ChunkVector {
             chunk_id,
             document_id,
+            collection_id,
             embedding,
         } = chunk;
         let dimension = match self.dimension {
@@ -360,6 +452,9 @@ impl VectorIndex {
             chunk_id,
             document_id,
         });
+        let slots = self.collection_slots.len() as u32;
+        let slot = *self.collection_slots.entry(collection_id).or_insert(slots);
+        self.row_collections.push(slot);
         self.rows_of_document
             .entry(document_id)
             .or_default()
@@ -402,6 +497,7 @@ impl VectorIndex {
         }
         let rows = additional + self.rows.len() / 16;
         self.rows.reserve_exact(rows);
+        self.row_collections.reserve_exact(rows);
         self.vectors.reserve_exact(rows * dimension);
         self.codes.reserve_rows(rows);
     }
@@ -413,6 +509,7 @@ impl VectorIndex {
         if self.rows.capacity() > len + len / 16 + 16 {
             let keep = len + len / 64;
             self.rows.shrink_to(keep);
+            self.row_collections.shrink_to(keep);
             self.vectors.shrink_to(keep * self.dimension.unwrap_or(0));
             self.codes.shrink_to_rows(keep);
         }
@@ -427,6 +524,7 @@ impl VectorIndex {
             self.codes.copy_row(last, row);
             let moved = self.rows[last];
             self.rows[row] = moved;
+            self.row_collections[row] = self.row_collections[last];
             if let Some(slot) = self
                 .rows_of_document
                 .get_mut(&moved.document_id)
@@ -436,6 +534,7 @@ impl VectorIndex {
             }
         }
         self.rows.pop();
+        self.row_collections.pop();
         self.vectors.truncate(last * dimension);
         self.codes.truncate(last);
     }

@@ -13,7 +13,7 @@ use bor_actors::knowledge::Retrieval;
 use futures_util::TryStreamExt;
 
 use super::full_text::{FullTextIndex, searchable_text};
-use super::index::{ChunkVector, IndexStats, MIN_CANDIDATES, VectorIndex};
+use super::index::{ChunkVector, CollectionFilter, IndexStats, MIN_CANDIDATES, VectorIndex};
 use super::retrieval::{self, Rankings};
 use super::store::{ChunkStore, StoredChunk};
 use crate::db::chunks::{self, IndexedChunk};
@@ -61,6 +61,7 @@ fn vector_of(row: &mut IndexedChunk) -> ChunkVector {
     ChunkVector {
         chunk_id: row.id,
         document_id: row.document_id,
+        collection_id: row.collection_id,
         embedding: std::mem::take(&mut row.embedding),
     }
 }
@@ -151,7 +152,7 @@ impl LiveIndex {
         // Vectors and texts change together under the lock; the words after it, so that
         // searches do not wait for the full-text commit (a search between the two finds
         // the old words, and leaves out chunks it cannot find in the store).
-        let mut indexed: Vec<(i64, i64, String)> = Vec::new();
+        let mut indexed: Vec<(i64, i64, i64, String)> = Vec::new();
         let text = {
             let mut memory = self.write();
             for (document_id, mut rows) in by_document {
@@ -165,7 +166,7 @@ impl LiveIndex {
                         memory
                             .chunks
                             .insert(row.id, &row.title, StoredChunk::of_row(&row));
-                        indexed.push((row.id, document_id, searchable(&row)));
+                        indexed.push((row.id, document_id, row.collection_id, searchable(&row)));
                     }
                 }
             }
@@ -174,17 +175,26 @@ impl LiveIndex {
         for document_id in document_ids {
             text.remove_document(*document_id);
         }
-        for (chunk_id, document_id, words) in &indexed {
-            text.add(*chunk_id, *document_id, words)
+        for (chunk_id, document_id, collection_id, words) in &indexed {
+            text.add(*chunk_id, *document_id, *collection_id, words)
                 .map_err(full_text_error)?;
         }
         text.commit().map_err(full_text_error)
     }
 
-    /// Hybrid retrieval over the memory (see `retrieval.rs`).
-    pub async fn retrieve(&self, query: String, embedding: Vec<f32>, top_k: usize) -> Retrieval {
-        self.with_memory(move |memory| retrieval::retrieve(memory, &query, &embedding, top_k))
-            .await
+    /// Hybrid retrieval over the memory (see `retrieval.rs`), among the chunks of the
+    /// collections of `filter` (`None`: of all).
+    pub async fn retrieve(
+        &self,
+        query: String,
+        embedding: Vec<f32>,
+        top_k: usize,
+        filter: Option<CollectionFilter>,
+    ) -> Retrieval {
+        self.with_memory(move |memory| {
+            retrieval::retrieve(memory, &query, &embedding, top_k, filter.as_ref())
+        })
+        .await
     }
 
     /// The retrieval a turn does, with each signal's ranking of the best `per_signal`.
@@ -194,9 +204,10 @@ impl LiveIndex {
         embedding: Vec<f32>,
         per_signal: usize,
         top_k: usize,
+        filter: Option<CollectionFilter>,
     ) -> (Rankings, Retrieval) {
         self.with_memory(move |memory| {
-            let rankings = retrieval::rank(memory, &query, &embedding, per_signal);
+            let rankings = retrieval::rank(memory, &query, &embedding, per_signal, filter.as_ref());
             let hits = retrieval::retrieval_of(memory, &rankings, &embedding, top_k);
             (rankings, hits)
         })
@@ -298,7 +309,12 @@ async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbE
         if memory.vectors.push(vector_of(&mut row)) {
             memory
                 .text
-                .add(row.id, row.document_id, &searchable(&row))
+                .add(
+                    row.id,
+                    row.document_id,
+                    row.collection_id,
+                    &searchable(&row),
+                )
                 .map_err(full_text_error)?;
             memory
                 .chunks
@@ -345,7 +361,9 @@ mod tests {
         let stats = index.stats();
         assert_eq!(stats.dimension, Some(3), "the most common stored dimension");
         assert_eq!((stats.chunks, stats.dimension_mismatch), (2, 1));
-        let found = index.retrieve("old".into(), vec![1.0, 0.1, 0.0], 1).await;
+        let found = index
+            .retrieve("old".into(), vec![1.0, 0.1, 0.0], 1, None)
+            .await;
         assert_eq!(found.hits[0].document_id, old_a);
         assert_eq!(
             (&*found.hits[0].title, &*found.hits[0].text),
@@ -364,7 +382,7 @@ mod tests {
         assert_eq!(stats.dimension, Some(4));
         assert_eq!((stats.chunks, stats.dimension_mismatch), (1, 2));
         let found = index
-            .retrieve("old".into(), vec![0.0, 0.0, 0.5, 1.0], 5)
+            .retrieve("old".into(), vec![0.0, 0.0, 0.5, 1.0], 5, None)
             .await;
         assert_eq!(found.hits.len(), 1);
         assert_eq!(found.hits[0].document_id, new);

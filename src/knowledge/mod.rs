@@ -149,7 +149,10 @@ impl KnowledgeService {
     ) -> Result<(Rankings, Retrieval), DbError> {
         self.model_dimension.observe(embedding.len());
         self.index.ensure_dimension(embedding.len()).await?;
-        Ok(self.index.rank(query, embedding, per_signal, top_k).await)
+        Ok(self
+            .index
+            .rank(query, embedding, per_signal, top_k, None)
+            .await)
     }
 
     async fn retrieve_now(
@@ -160,7 +163,7 @@ impl KnowledgeService {
     ) -> Result<Retrieval, DbError> {
         self.model_dimension.observe(embedding.len());
         self.index.ensure_dimension(embedding.len()).await?;
-        Ok(self.index.retrieve(query, embedding, top_k).await)
+        Ok(self.index.retrieve(query, embedding, top_k, None).await)
     }
 }
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use bor_actors::knowledge::{ChunkHit, Retrieval};
 
 use super::fusion;
-use super::index::normalised;
+use super::index::{CollectionFilter, normalised};
 use super::live_index::Memory;
 
 /// How many chunks each signal ranks for fusion: the top of the cosine ranking and
@@ -35,16 +35,23 @@ pub struct Rankings {
     pub by_cosine: Vec<RankedChunk>,
     pub by_text: Vec<RankedChunk>,
     pub fused: Vec<RankedChunk>,
-    /// The best cosine similarity over the whole knowledge base.
+    /// The best cosine similarity over the chunks searched.
     pub best_cosine: Option<f32>,
     /// Some chunk holds every word of the question.
     pub text_match: bool,
 }
 
-/// Ranks the best `per_signal` chunks of each signal and fuses them all.
-pub fn rank(memory: &Memory, query: &str, embedding: &[f32], per_signal: usize) -> Rankings {
-    let by_cosine = memory.vectors.search(embedding, per_signal);
-    let by_text = memory.text.search(query, per_signal).unwrap_or_else(|error| {
+/// Ranks the best `per_signal` chunks of each signal among the chunks of the
+/// collections of `filter` (`None`: of all) and fuses them all.
+pub fn rank(
+    memory: &Memory,
+    query: &str,
+    embedding: &[f32],
+    per_signal: usize,
+    filter: Option<&CollectionFilter>,
+) -> Rankings {
+    let by_cosine = memory.vectors.search(embedding, per_signal, filter);
+    let by_text = memory.text.search(query, per_signal, filter).unwrap_or_else(|error| {
         tracing::warn!(error = %bor_actors::error_chain(&error), "the full-text search failed; ranking by cosine alone");
         Default::default()
     });
@@ -75,9 +82,21 @@ pub fn rank(memory: &Memory, query: &str, embedding: &[f32], per_signal: usize) 
     }
 }
 
-/// What a turn retrieves: the fused top `top_k`.
-pub fn retrieve(memory: &Memory, query: &str, embedding: &[f32], top_k: usize) -> Retrieval {
-    let rankings = rank(memory, query, embedding, RANKED_PER_SIGNAL.max(top_k));
+/// What a turn retrieves: the fused top `top_k` of the collections of `filter`.
+pub fn retrieve(
+    memory: &Memory,
+    query: &str,
+    embedding: &[f32],
+    top_k: usize,
+    filter: Option<&CollectionFilter>,
+) -> Retrieval {
+    let rankings = rank(
+        memory,
+        query,
+        embedding,
+        RANKED_PER_SIGNAL.max(top_k),
+        filter,
+    );
     retrieval_of(memory, &rankings, embedding, top_k)
 }
 

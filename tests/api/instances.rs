@@ -101,3 +101,52 @@ async fn after_a_lost_listener_connection_the_index_is_reloaded() {
         .await;
     assert_eq!(app.indexed_chunks(later), 1);
 }
+
+#[actix_web::test]
+async fn a_deleted_collection_s_documents_leave_every_instance_s_index() {
+    let a = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    let b = a.spawn_sharing(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    let mut conn = a.pool.get().await.unwrap();
+    let hr = bor::db::collections::create(&mut conn, "hr", "People")
+        .await
+        .unwrap()
+        .unwrap();
+    let mut ids = Vec::new();
+    for (title, content) in [
+        ("Leave", "Leave is asked for a week ahead."),
+        ("Pay", "Pay day is the last Friday."),
+    ] {
+        let created = a
+            .post_document(Some(TOKEN), &json!({"title": title, "content": content}))
+            .await;
+        assert_eq!(created.status, 201, "{:?}", created.json);
+        ids.push(created.json["id"].as_i64().unwrap());
+    }
+    // The first moves to `hr`: a change of its document row, re-read everywhere.
+    diesel::sql_query("UPDATE documents SET collection_id = $1 WHERE id = $2")
+        .bind::<diesel::sql_types::BigInt, _>(hr.id)
+        .bind::<diesel::sql_types::BigInt, _>(ids[0])
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let everywhere =
+        |id: i64, chunks: usize| a.indexed_chunks(id) == chunks && b.indexed_chunks(id) == chunks;
+    assert!(
+        within(PROPAGATION_LIMIT, || everywhere(ids[0], 1)
+            && everywhere(ids[1], 1))
+        .await
+        .is_some()
+    );
+
+    let deleted = bor::db::collections::delete(&mut conn, "hr").await.unwrap();
+    assert_eq!(deleted, Some(vec![ids[0]]));
+    let took = within(PROPAGATION_LIMIT, || everywhere(ids[0], 0)).await;
+    assert!(
+        took.is_some(),
+        "an instance kept a document of the deleted collection"
+    );
+    assert!(
+        everywhere(ids[1], 1),
+        "the default collection's document stays"
+    );
+}

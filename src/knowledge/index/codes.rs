@@ -15,6 +15,13 @@ const LANES: usize = 16;
 /// Bits per code word.
 const WORD_BITS: usize = u64::BITS as usize;
 
+/// Rows of a scan: a span of rows, or listed rows (ascending).
+#[derive(Debug, Clone)]
+pub enum Rows<'a> {
+    Span(Range<usize>),
+    Listed(&'a [u32]),
+}
+
 /// The sign codes of every row, `words_per_row` words each, row after row.
 #[derive(Debug, Default)]
 pub struct SignCodes {
@@ -52,27 +59,30 @@ impl SignCodes {
     }
 
     /// The Hamming distance of every row of `rows` to `query` (a code of this length)
-    /// into `out` (one per row), counted in `histogram` (indexed by distance, one more
-    /// entry than the dimension).
-    pub fn distances(
-        &self,
-        query: &[u64],
-        rows: Range<usize>,
-        out: &mut [u16],
-        histogram: &mut [u32],
-    ) {
-        let words = &self.words[rows.start * self.words_per_row..rows.end * self.words_per_row];
+    /// into `out` (one per row, in order), counted in `histogram` (indexed by distance,
+    /// one more entry than the dimension).
+    pub fn distances(&self, query: &[u64], rows: Rows<'_>, out: &mut [u16], histogram: &mut [u32]) {
         // Widths of common embedding sizes get a loop the compiler unrolls and vectorises.
         match self.words_per_row {
-            6 => fixed_width::<6>(query, words, out, histogram),
-            12 => fixed_width::<12>(query, words, out, histogram),
-            16 => fixed_width::<16>(query, words, out, histogram),
-            24 => fixed_width::<24>(query, words, out, histogram),
+            6 => fixed_width::<6>(query, &self.words, rows, out, histogram),
+            12 => fixed_width::<12>(query, &self.words, rows, out, histogram),
+            16 => fixed_width::<16>(query, &self.words, rows, out, histogram),
+            24 => fixed_width::<24>(query, &self.words, rows, out, histogram),
             width => {
-                for (distance, row) in out.iter_mut().zip(words.chunks_exact(width)) {
-                    let differing = differing_bits(row, query);
-                    *distance = differing as u16;
-                    histogram[differing as usize] += 1;
+                let code_of = |row: usize| &self.words[row * width..(row + 1) * width];
+                match rows {
+                    Rows::Span(range) => count(
+                        range.map(|row| differing_bits(code_of(row), query)),
+                        out,
+                        histogram,
+                    ),
+                    Rows::Listed(listed) => count(
+                        listed
+                            .iter()
+                            .map(|row| differing_bits(code_of(*row as usize), query)),
+                        out,
+                        histogram,
+                    ),
                 }
             }
         }
@@ -106,15 +116,34 @@ impl SignCodes {
 fn fixed_width<const W: usize>(
     query: &[u64],
     words: &[u64],
+    rows: Rows<'_>,
     out: &mut [u16],
     histogram: &mut [u32],
 ) {
     let Ok(query) = <&[u64; W]>::try_from(query) else {
         return;
     };
-    for (distance, row) in out.iter_mut().zip(words.as_chunks::<W>().0) {
-        let differing = differing_bits(row, query);
-        *distance = differing as u16;
+    let codes = words.as_chunks::<W>().0;
+    match rows {
+        Rows::Span(range) => count(
+            codes[range].iter().map(|row| differing_bits(row, query)),
+            out,
+            histogram,
+        ),
+        Rows::Listed(listed) => count(
+            listed
+                .iter()
+                .map(|row| differing_bits(&codes[*row as usize], query)),
+            out,
+            histogram,
+        ),
+    }
+}
+
+/// Writes each distance into `out` and counts it in `histogram`.
+fn count(distances: impl Iterator<Item = u32>, out: &mut [u16], histogram: &mut [u32]) {
+    for (slot, differing) in out.iter_mut().zip(distances) {
+        *slot = differing as u16;
         histogram[differing as usize] += 1;
     }
 }
@@ -173,7 +202,7 @@ mod tests {
             codes.push_row(&b);
             let mut out = [0u16; 2];
             let mut histogram = vec![0u32; a.len() + 1];
-            codes.distances(&SignCodes::encode(&a), 0..2, &mut out, &mut histogram);
+            codes.distances(&SignCodes::encode(&a), Rows::Span(0..2), &mut out, &mut histogram);
             let differing = a.iter().zip(&b).filter(|(x, y)| (**x > 0.0) != (**y > 0.0)).count();
             prop_assert_eq!(out, [0, differing as u16]);
             prop_assert_eq!(histogram.iter().sum::<u32>(), 2);

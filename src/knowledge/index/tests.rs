@@ -2,10 +2,14 @@ use proptest::prelude::*;
 
 use super::*;
 
+/// Collections the tests' documents fall in: document `d` is in collection `d % 3`.
+const COLLECTIONS: i64 = 3;
+
 fn chunk(chunk_id: i64, document_id: i64, embedding: &[f32]) -> ChunkVector {
     ChunkVector {
         chunk_id,
         document_id,
+        collection_id: document_id % COLLECTIONS,
         embedding: embedding.to_vec(),
     }
 }
@@ -26,8 +30,17 @@ fn brute_force(chunks: &[ChunkVector], query: &[f32], k: usize) -> Vec<(i64, f32
 }
 
 fn found(index: &VectorIndex, query: &[f32], k: usize) -> Vec<(i64, f32)> {
+    found_in(index, query, k, None)
+}
+
+fn found_in(
+    index: &VectorIndex,
+    query: &[f32],
+    k: usize,
+    filter: Option<&CollectionFilter>,
+) -> Vec<(i64, f32)> {
     index
-        .search(query, k)
+        .search(query, k, filter)
         .into_iter()
         .map(|hit| (hit.chunk_id, hit.score))
         .collect()
@@ -43,15 +56,18 @@ fn finds_the_most_similar_chunks_best_first() {
         ],
         None,
     );
-    let hits = index.search(&[5.0, 0.0], 2);
+    let hits = index.search(&[5.0, 0.0], 2, None);
     assert_eq!(hits.len(), 2);
     assert_eq!((hits[0].chunk_id, hits[0].document_id), (1, 10));
     assert!((hits[0].score - 1.0).abs() < 1e-6);
     assert_eq!(hits[1].chunk_id, 3);
     assert!((hits[1].score - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
-    assert!(index.search(&[0.0, 0.0], 2).is_empty(), "a zero query");
     assert!(
-        index.search(&[1.0, 0.0, 0.0], 2).is_empty(),
+        index.search(&[0.0, 0.0], 2, None).is_empty(),
+        "a zero query"
+    );
+    assert!(
+        index.search(&[1.0, 0.0, 0.0], 2, None).is_empty(),
         "another dimension"
     );
 }
@@ -125,11 +141,11 @@ fn chunks_of_another_dimension_are_refused_and_counted() {
 #[test]
 fn an_empty_index_takes_the_dimension_of_its_first_document() {
     let mut index = VectorIndex::new(None);
-    assert!(index.search(&[1.0], 1).is_empty());
+    assert!(index.search(&[1.0], 1, None).is_empty());
     let refused = index.replace_document(1, vec![chunk(1, 1, &[0.5, 0.5])]);
     assert_eq!(refused, Refused::default());
     assert_eq!(index.dimension(), Some(2));
-    assert_eq!(index.search(&[1.0, 1.0], 3).len(), 1);
+    assert_eq!(index.search(&[1.0, 1.0], 3, None).len(), 1);
 }
 
 #[test]
@@ -166,6 +182,43 @@ fn vectors(dimension: usize) -> impl Strategy<Value = Vec<f32>> {
     )
 }
 
+/// Rows of a test index: each a document id with a vector.
+type DocumentRows = Vec<(i64, Vec<f32>)>;
+
+/// A dimension, rows of documents 0 to 11 with their vectors, and a query.
+fn documents_and_query() -> impl Strategy<Value = (usize, DocumentRows, Vec<f32>)> {
+    (1usize..24).prop_flat_map(|dimension| {
+        (
+            Just(dimension),
+            prop::collection::vec((0i64..12, vectors(dimension)), 0..150),
+            vectors(dimension),
+        )
+    })
+}
+
+/// Chunks 0, 1, … of the documents and vectors of `rows`.
+fn chunks_of(rows: &[(i64, Vec<f32>)]) -> Vec<ChunkVector> {
+    rows.iter()
+        .zip(0..)
+        .map(|((document, embedding), id)| chunk(id, *document, embedding))
+        .collect()
+}
+
+fn hits_with(
+    index: &VectorIndex,
+    query: &[f32],
+    k: usize,
+    filter: Option<&CollectionFilter>,
+    candidates: usize,
+    parts: usize,
+) -> Vec<(i64, f32)> {
+    index
+        .search_with(query, k, filter, candidates, parts)
+        .into_iter()
+        .map(|hit| (hit.chunk_id, hit.score))
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 enum Change {
     Replace(i64, usize),
@@ -187,6 +240,10 @@ proptest! {
             ], 0..8),
         )),
         k in 1usize..12,
+        filters in prop::collection::vec(
+            prop::collection::vec(0..COLLECTIONS + 1, 0..3).prop_map(CollectionFilter::new),
+            1..3,
+        ),
     ) {
         let mut live: Vec<ChunkVector> = rows
             .iter()
@@ -217,6 +274,15 @@ proptest! {
                 }
             }
             prop_assert_eq!(found(&index, &query, k), brute_force(&live, &query, k));
+            for filter in &filters {
+                let of_filter: Vec<ChunkVector> =
+                    live.iter().filter(|c| filter.contains(c.collection_id)).cloned().collect();
+                prop_assert_eq!(
+                    found_in(&index, &query, k, Some(filter)),
+                    brute_force(&of_filter, &query, k),
+                    "{:?}", filter
+                );
+            }
         }
         let usable = live.iter().filter(|c| normalised(&c.embedding).is_some()).count();
         prop_assert_eq!(index.stats().chunks, usable);
@@ -224,29 +290,38 @@ proptest! {
 
     #[test]
     fn a_first_pass_split_over_threads_finds_what_one_thread_finds(
-        (dimension, rows, query) in (1usize..24).prop_flat_map(|dimension| (
-            Just(dimension),
-            prop::collection::vec((0i64..12, vectors(dimension)), 0..150),
-            vectors(dimension),
-        )),
+        (dimension, rows, query) in documents_and_query(),
         k in 1usize..12,
         candidates in 1usize..40,
         parts in 2usize..6,
     ) {
-        let live: Vec<ChunkVector> = rows
-            .iter()
-            .zip(0..)
-            .map(|((document, embedding), id)| chunk(id, *document, embedding))
-            .collect();
+        let live = chunks_of(&rows);
         let index = VectorIndex::build(live.clone(), Some(dimension));
-        let hits = |parts| -> Vec<(i64, f32)> {
-            index
-                .search_with(&query, k, candidates, parts)
-                .into_iter()
-                .map(|hit| (hit.chunk_id, hit.score))
-                .collect()
-        };
+        let hits = |parts| hits_with(&index, &query, k, None, candidates, parts);
         prop_assert_eq!(hits(parts), hits(1));
+    }
+
+    #[test]
+    fn a_filtered_first_pass_chooses_among_the_collections_own_rows(
+        (dimension, rows, query) in documents_and_query(),
+        k in 1usize..12,
+        candidates in 1usize..40,
+        parts in 1usize..4,
+        collections in prop::collection::vec(0..COLLECTIONS, 1..3),
+    ) {
+        // Filtering inside the first pass: the candidates of a filtered search are those
+        // an index of the collections' chunks alone would choose, not the share of them
+        // that a first pass over every row happens to keep.
+        let filter = CollectionFilter::new(collections);
+        let live = chunks_of(&rows);
+        let of_filter: Vec<ChunkVector> =
+            live.iter().filter(|c| filter.contains(c.collection_id)).cloned().collect();
+        let index = VectorIndex::build(live, Some(dimension));
+        let alone = VectorIndex::build(of_filter, Some(dimension));
+        prop_assert_eq!(
+            hits_with(&index, &query, k, Some(&filter), candidates, parts),
+            hits_with(&alone, &query, k, None, candidates, parts)
+        );
     }
 
     #[test]
@@ -281,7 +356,7 @@ proptest! {
         let mut expected: Vec<i64> = by_distance.iter().take(candidates).map(|(_, id)| *id).collect();
         expected.sort();
         let mut found: Vec<i64> = index
-            .search_with(&query, candidates, 0, 1)
+            .search_with(&query, candidates, None, 0, 1)
             .into_iter()
             .map(|hit| hit.chunk_id)
             .collect();
@@ -300,7 +375,7 @@ proptest! {
         let dot64: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
         let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
         prop_assume!(norm(a) > 1e-3 && norm(b) > 1e-3);
-        let hits = index.search(a, 1);
+        let hits = index.search(a, 1, None);
         prop_assert_eq!(hits.len(), 1);
         prop_assert!((f64::from(hits[0].score) - dot64 / (norm(a) * norm(b))).abs() < 1e-4);
     }
