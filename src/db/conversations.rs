@@ -361,6 +361,26 @@ pub async fn delete(conn: &mut AsyncPgConnection, owner: Uuid, id: Uuid) -> Resu
         > 0)
 }
 
+/// Gives the conversations and rows written before accounts (of no user) to the first
+/// admin made; returns how many conversations moved (none while there is no admin).
+pub async fn give_unowned_to_first_admin(conn: &mut AsyncPgConnection) -> Result<usize, DbError> {
+    const FIRST_ADMIN: &str =
+        "(SELECT id FROM users WHERE role = 'admin' ORDER BY created_at, id LIMIT 1)";
+    let moved = sql_query(format!(
+        "UPDATE conversations SET user_id = {FIRST_ADMIN}
+         WHERE user_id IS NULL AND {FIRST_ADMIN} IS NOT NULL"
+    ))
+    .execute(conn)
+    .await?;
+    sql_query(format!(
+        "UPDATE query_log SET user_id = {FIRST_ADMIN}
+         WHERE user_id IS NULL AND {FIRST_ADMIN} IS NOT NULL"
+    ))
+    .execute(conn)
+    .await?;
+    Ok(moved)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,24 +410,4 @@ mod tests {
         assert!(pieces.iter().all(|piece| piece.chars().count() <= 3));
         assert_eq!(pieces.concat(), text, "nothing lost or repeated");
     }
-}
-
-/// Gives the conversations and rows written before accounts (of no user) to the first
-/// admin made; returns how many conversations moved (none while there is no admin).
-pub async fn give_unowned_to_first_admin(conn: &mut AsyncPgConnection) -> Result<usize, DbError> {
-    const FIRST_ADMIN: &str =
-        "(SELECT id FROM users WHERE role = 'admin' ORDER BY created_at, id LIMIT 1)";
-    let moved = sql_query(format!(
-        "UPDATE conversations SET user_id = {FIRST_ADMIN}
-         WHERE user_id IS NULL AND {FIRST_ADMIN} IS NOT NULL"
-    ))
-    .execute(conn)
-    .await?;
-    sql_query(format!(
-        "UPDATE query_log SET user_id = {FIRST_ADMIN}
-         WHERE user_id IS NULL AND {FIRST_ADMIN} IS NOT NULL"
-    ))
-    .execute(conn)
-    .await?;
-    Ok(moved)
 }

@@ -74,10 +74,10 @@ async fn each_person_reaches_only_their_own_conversations_on_every_route() {
         let absent = Uuid::new_v4().to_string();
 
         let listed = get(&app, me, "/api/conversations").await;
-        assert_eq!(ids(&listed.json()), [mine.clone()]);
+        assert_eq!(&ids(&listed.json()), std::slice::from_ref(mine));
         // Both answers hold "Mock answer": each finds their own only.
         let found = get(&app, me, "/api/conversations?q=mock%20answer").await;
-        assert_eq!(ids(&found.json()), [mine.clone()]);
+        assert_eq!(&ids(&found.json()), std::slice::from_ref(mine));
 
         for path in ["", "/export?format=json", "/export?format=markdown"] {
             let own = get(&app, me, &format!("/api/conversations/{mine}{path}")).await;
