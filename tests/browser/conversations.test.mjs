@@ -344,10 +344,11 @@ test("New chat starts a conversation of its own; Back returns to the one before"
 test("More lists the next page of conversations", async (t) => {
   deleteAllConversations();
   t.after(deleteAllConversations);
-  // 55 conversations, a minute apart, "Old 55" the oldest.
+  // 55 conversations of the one person (`local`), a minute apart, "Old 55" the oldest.
   suite.database.query(
-    `INSERT INTO conversations (id, title, created_at, updated_at)
-     SELECT gen_random_uuid(), 'Old ' || n, now() - n * interval '1 minute', now() - n * interval '1 minute'
+    `INSERT INTO conversations (id, title, created_at, updated_at, user_id)
+     SELECT gen_random_uuid(), 'Old ' || n, now() - n * interval '1 minute', now() - n * interval '1 minute',
+            (SELECT id FROM users WHERE username = 'local')
      FROM generate_series(1, 55) AS n`,
   );
   await withChat(t, async ({ page }) => {
