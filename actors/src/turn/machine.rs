@@ -1,5 +1,5 @@
 //! The turn's state machine in one place: its phases, its inputs, and the table of
-//! transitions. The steps it calls live in `steps.rs`.
+//! transitions. The steps it calls live in `steps.rs` and `tool_runner.rs`.
 //!
 //! ```text
 //! Embedding ──Embedded──▶ Retrieving ──Retrieved──▶ Chatting ──ChatDone──┬──▶ Ended (done)
@@ -11,15 +11,15 @@
 //!                                                                 the client gets `error internal`)
 //! ```
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use actix::prelude::*;
 
 use super::TurnActor;
+use super::tool_runner::{ToolOutcome, ToolRun};
 use crate::error_chain;
-use crate::knowledge::{ChunkHit, KnowledgeError, Retrieval};
-use crate::llm::{LlmError, LlmEvent, ToolCall};
+use crate::knowledge::{KnowledgeError, Retrieval};
+use crate::llm::{LlmError, LlmEvent};
 use crate::metrics::metrics;
 use crate::record::ErrorCode;
 use crate::scaffolding::ScaffoldingFilter;
@@ -72,27 +72,6 @@ pub(super) struct ChatRound {
     pub visible_text: String,
 }
 
-/// The tool calls of a round still to run.
-pub(super) struct ToolRun {
-    pub pending: VecDeque<ToolCall>,
-    pub current: Option<RunningTool>,
-}
-
-/// The tool call being executed.
-pub(super) struct RunningTool {
-    pub call: ToolCall,
-    /// A search waits for its query's embedding first.
-    pub search: Option<(String, usize)>,
-}
-
-/// A tool call's result: JSON text for the model, or an error message for it; a
-/// search's hits instead, which the turn numbers before they become the result.
-#[derive(Debug)]
-pub(super) struct ToolOutcome {
-    pub result: Result<String, String>,
-    pub found: Option<Vec<ChunkHit>>,
-}
-
 impl TurnActor {
     /// The transition table.
     pub(super) fn advance(&mut self, input: Input, ctx: &mut Context<Self>) {
@@ -135,10 +114,7 @@ impl TurnActor {
                 self.search_with(run, vectors, ctx)
             }
             (Phase::RunningTools(run), Llm(Failed(err))) => {
-                let outcome = ToolOutcome {
-                    result: Err(format!("search is unavailable: {err}")),
-                    found: None,
-                };
+                let outcome = ToolOutcome::error(format!("search is unavailable: {err}"));
                 self.tool_finished(run, outcome, ctx)
             }
             (Phase::RunningTools(run), ToolDone(outcome)) => self.tool_finished(run, outcome, ctx),

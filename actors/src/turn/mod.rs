@@ -1,7 +1,8 @@
-//! The TurnActor: one per chat turn. It runs the turn's state machine (`machine.rs`),
-//! owns the message list, the scaffolding filter of the current request and the
-//! counters, and it alone writes frames to the client. When it stops, its LLM request
-//! is cancelled.
+//! The TurnActor: one per chat turn. It runs the turn's state machine (`machine.rs`,
+//! its steps in `steps.rs`, the tool calls in `tool_runner.rs`), owns the message list
+//! and the turn's transcript (`transcript.rs`: path, counters, sources, answer), and it
+//! alone writes frames to the client (`relay.rs`). When it stops, its LLM request is
+//! cancelled.
 
 mod frames;
 mod machine;
@@ -9,13 +10,14 @@ mod messages;
 mod prompts;
 mod relay;
 mod steps;
+mod tool_runner;
 mod tools;
+mod transcript;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use chrono::{DateTime, Utc};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 use uuid::Uuid;
 
@@ -28,9 +30,9 @@ pub use tools::{TOOL_NAMES, definitions as tool_definitions};
 use crate::knowledge::KnowledgeBase;
 use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
 use crate::log::TurnFinished;
-use crate::record::{Source, TurnPath};
 use machine::{Input, Phase};
 use relay::ClientRelay;
+use transcript::Transcript;
 
 /// What a turn talks to besides its client.
 pub struct TurnDeps {
@@ -44,49 +46,43 @@ pub struct TurnDeps {
     pub stop: Option<watch::Receiver<bool>>,
 }
 
+/// One turn: its state machine, its conversation with the model, and its client.
 pub struct TurnActor {
+    /// Named by the turn's frames, its row and its log lines.
     turn_id: Uuid,
+    /// What is asked: question, history, conversation and person.
     spec: TurnSpec,
+    /// The `BOR_*` settings of every turn.
     settings: Arc<TurnSettings>,
+    /// Retrieval for the question and the document tools.
     knowledge: Arc<dyn KnowledgeBase>,
+    /// Where the finished turn's row goes.
     log: Recipient<TurnFinished>,
-    connect_llm: Option<LlmConnector>,
+    /// The turn's LLM actor, once `started` has connected it.
     llm: Option<Recipient<LlmCommand>>,
+    /// What `started` takes to connect the LLM actor and to watch the stop signal.
+    at_start: Option<AtStart>,
+    /// The frames' way to the client (backlog, acknowledgements, closing).
     relay: ClientRelay,
+    /// Where the state machine is, with the data of its current step.
     phase: Phase,
-    path: TurnPath,
-    /// The conversation sent to the model: system first, the question last of round one.
-    messages: Vec<ChatMessage>,
-    counters: Counters,
-    /// Chunks given to the model so far (retrieval context and search results).
-    sources: Vec<Source>,
-    /// Every visible text sent as `delta`.
-    answer: String,
-    /// Characters of answer and reasoning sent so far (bounded by `max_answer_chars`).
-    kept_chars: usize,
-    /// The bound was reached: the turn ends with what was sent.
-    truncated: bool,
-    created_at: DateTime<Utc>,
-    started: Instant,
-    /// When the turn entered its current phase.
+    /// When the turn entered its current phase, for `bor_turn_phase_seconds`.
     phase_started: Instant,
-    first_delta_ms: Option<u64>,
+    /// The conversation sent to the model: system first, the question last of round
+    /// one, then each tool round's calls and results.
+    messages: Vec<ChatMessage>,
+    /// What the turn has produced so far: path, counters, sources, answer, timing.
+    transcript: Transcript,
     /// Entered while the actor works, so that every log line of the turn carries its id.
     span: tracing::Span,
-    stop: Option<watch::Receiver<bool>>,
+    /// The turn's place under the concurrency limit, freed when the actor is dropped.
     _slot: Option<OwnedSemaphorePermit>,
 }
 
-#[derive(Debug, Default)]
-struct Counters {
-    /// Chat requests sent (final and recovery included, retries not).
-    rounds: u32,
-    /// Rounds that ended with tool calls.
-    tool_rounds: u32,
-    tool_calls: u32,
-    retries: u32,
-    scaffold_stripped: u64,
-    recovered: bool,
+/// What the actor uses once, when it starts.
+struct AtStart {
+    connect_llm: LlmConnector,
+    stop: Option<watch::Receiver<bool>>,
 }
 
 impl TurnActor {
@@ -98,27 +94,21 @@ impl TurnActor {
         frames: mpsc::Sender<Frame>,
     ) -> Self {
         Self {
+            transcript: Transcript::new(settings.max_answer_chars),
             settings,
             knowledge: deps.knowledge,
             log: deps.log,
-            connect_llm: Some(deps.connect_llm),
             llm: None,
+            at_start: Some(AtStart {
+                connect_llm: deps.connect_llm,
+                stop: deps.stop,
+            }),
             relay: ClientRelay::new(frames),
             phase: Phase::Embedding,
-            path: TurnPath::Undecided,
-            messages: Vec::new(),
-            counters: Counters::default(),
-            sources: Vec::new(),
-            answer: String::new(),
-            kept_chars: 0,
-            truncated: false,
-            created_at: Utc::now(),
-            started: Instant::now(),
             phase_started: Instant::now(),
-            first_delta_ms: None,
+            messages: Vec::new(),
             span: tracing::info_span!("turn", %turn_id),
             turn_id,
-            stop: deps.stop,
             _slot: deps.slot,
             spec,
         }
@@ -131,10 +121,7 @@ impl TurnActor {
     }
 
     /// Ends the turn when the service stops (a dropped sender is no stop).
-    fn watch_stop_signal(&mut self, ctx: &mut Context<Self>) {
-        let Some(mut stop) = self.stop.take() else {
-            return;
-        };
+    fn watch_stop_signal(&mut self, mut stop: watch::Receiver<bool>, ctx: &mut Context<Self>) {
         ctx.spawn(
             async move { stop.wait_for(|stopping| *stopping).await.is_ok() }
                 .into_actor(self)
@@ -145,10 +132,6 @@ impl TurnActor {
                 }),
         );
     }
-
-    fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
 }
 
 impl Actor for TurnActor {
@@ -158,10 +141,12 @@ impl Actor for TurnActor {
         let span = self.span.clone();
         let _entered = span.enter();
         self.watch_client(ctx);
-        self.watch_stop_signal(ctx);
-        // Started inside the turn's span, the LLM actor takes it as its parent.
-        if let Some(connect) = self.connect_llm.take() {
-            self.llm = Some(connect(ctx.address().recipient()));
+        if let Some(AtStart { connect_llm, stop }) = self.at_start.take() {
+            if let Some(stop) = stop {
+                self.watch_stop_signal(stop, ctx);
+            }
+            // Started inside the turn's span, the LLM actor takes it as its parent.
+            self.llm = Some(connect_llm(ctx.address().recipient()));
         }
         self.phase = self.begin();
     }
