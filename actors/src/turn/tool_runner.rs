@@ -34,9 +34,9 @@ struct RunningTool {
 /// A tool call's result: JSON text for the model, or an error message for it; a
 /// search's hits instead, which the turn numbers before they become the result.
 #[derive(Debug)]
-pub(super) struct ToolOutcome {
-    result: Result<String, String>,
-    found: Option<Vec<ChunkHit>>,
+pub(super) enum ToolOutcome {
+    Result(Result<String, String>),
+    Found(Vec<ChunkHit>),
 }
 
 impl ToolRun {
@@ -120,7 +120,7 @@ impl TurnActor {
         ctx.spawn(
             async move {
                 match retrieval.await {
-                    Ok(retrieval) => ToolOutcome::found(retrieval.hits),
+                    Ok(retrieval) => ToolOutcome::Found(retrieval.hits),
                     Err(err) => ToolOutcome::knowledge_failed(&err),
                 }
             }
@@ -137,13 +137,13 @@ impl TurnActor {
         ctx: &mut Context<Self>,
     ) -> Phase {
         if let Some(tool) = run.current.take() {
-            let result = match outcome.found {
+            let result = match outcome {
                 // Search results are numbered like the context, so they can be cited.
-                Some(hits) => {
+                ToolOutcome::Found(hits) => {
                     let numbers = self.transcript.add_sources(&hits);
                     tools::search_result(&hits, &numbers)
                 }
-                None => outcome.result,
+                ToolOutcome::Result(result) => result,
             };
             self.record_tool_result(&tool.call, result, ctx);
         }
@@ -169,18 +169,12 @@ impl TurnActor {
 
 impl ToolOutcome {
     fn json(value: &impl serde::Serialize) -> Self {
-        Self {
-            result: serde_json::to_string(value).map_err(|err| err.to_string()),
-            found: None,
-        }
+        Self::Result(serde_json::to_string(value).map_err(|err| err.to_string()))
     }
 
     /// A call that failed; `message` tells the model why.
     pub(super) fn error(message: String) -> Self {
-        Self {
-            result: Err(message),
-            found: None,
-        }
+        Self::Result(Err(message))
     }
 
     /// A tool the knowledge base could not serve: the model is told what failed, the
@@ -188,13 +182,5 @@ impl ToolOutcome {
     fn knowledge_failed(error: &KnowledgeError) -> Self {
         tracing::warn!(error = %error_chain(error), "a document tool failed");
         Self::error(error.to_string())
-    }
-
-    /// A search's hits; numbered, and made the result, when the turn takes them.
-    fn found(hits: Vec<ChunkHit>) -> Self {
-        Self {
-            result: Ok(String::new()),
-            found: Some(hits),
-        }
     }
 }
