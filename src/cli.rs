@@ -46,6 +46,9 @@ enum Command {
         /// links), not only the page named.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::web::crawl::MAX_CRAWL_PAGES)))]
         crawl: Option<u32>,
+        /// The collection to import into (made when absent; default: `default`).
+        #[arg(long, value_name = "NAME")]
+        collection: Option<String>,
     },
     /// Keep folders in step until stopped: import them (removing the documents of files
     /// gone), then import, replace or remove each file created, changed, deleted or
@@ -54,6 +57,9 @@ enum Command {
         /// Folders to watch (recursively; hidden entries left out).
         #[arg(required = true)]
         folders: Vec<std::path::PathBuf>,
+        /// The collection to keep them in (made when absent; default: `default`).
+        #[arg(long, value_name = "NAME")]
+        collection: Option<String>,
     },
     /// Measure retrieval on a test collection in the BEIR layout (nDCG@10, recall, MRR).
     ///
@@ -101,14 +107,22 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Serve => serve(config).await,
         Command::Migrate => migrate(config).await,
         Command::Check => check(config).await,
-        Command::Import { paths, sync, crawl } => {
+        Command::Import {
+            paths,
+            sync,
+            crawl,
+            collection,
+        } => {
             let options = crate::import::ImportOptions {
                 sync,
                 crawl: crawl.map(|pages| pages as usize),
             };
-            crate::import::run(&config, &paths, &options).await
+            crate::import::run(&config, &paths, collection.as_deref(), &options).await
         }
-        Command::Watch { folders } => crate::watch::run(&config, &folders).await,
+        Command::Watch {
+            folders,
+            collection,
+        } => crate::watch::run(&config, &folders, collection.as_deref()).await,
         Command::Eval { dir, qrels, json } => {
             crate::eval::run(&config, &dir, qrels.as_deref(), json).await
         }

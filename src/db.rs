@@ -10,6 +10,7 @@ pub mod collections;
 pub mod conversations;
 pub mod documents;
 mod error;
+pub mod grants;
 pub mod groups;
 mod migrations;
 pub mod page_validators;

@@ -168,6 +168,7 @@ async fn evaluate(
                 embedding,
                 RANKED_PER_SIGNAL,
                 MEASURED_DEPTH,
+                None,
             )
             .await
             .map_err(|error| format!("searching query {}: {}", query.id, described(&error)))?;

@@ -38,7 +38,8 @@ pub use files::{ReadFile, collect_files, document_from_bytes, is_supported, read
 use progress::ImportProgress;
 
 /// Where documents are stored: the [`Ingestor`] of `bor import`, or the running service's
-/// [`KnowledgeService`] (which brings its index up to date at once).
+/// [`KnowledgeService`] (which brings its index up to date at once), into `default`, or
+/// either of them [`InCollection`].
 pub trait DocumentSink {
     fn pool(&self) -> &DbPool;
     fn store(
@@ -46,6 +47,43 @@ pub trait DocumentSink {
         document: &SourceDocument,
         progress: &dyn IngestProgress,
     ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
+    /// The collection it stores into; `None`: `default`.
+    fn collection_id(&self) -> Option<i64> {
+        None
+    }
+}
+
+/// A sink that stores into the collection `collection_id`.
+pub struct InCollection<'a, S> {
+    pub sink: &'a S,
+    pub collection_id: i64,
+}
+
+impl<S: DocumentSink> DocumentSink for InCollection<'_, S> {
+    fn pool(&self) -> &DbPool {
+        self.sink.pool()
+    }
+
+    async fn store(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<IngestOutcome, IngestError> {
+        let document = document.clone().in_collection(Some(self.collection_id));
+        self.sink.store(&document, progress).await
+    }
+
+    fn collection_id(&self) -> Option<i64> {
+        Some(self.collection_id)
+    }
+}
+
+/// The id of the collection a sink stores into (`default` made again when deleted).
+pub async fn sink_collection(
+    conn: &mut diesel_async::AsyncPgConnection,
+    sink: &impl DocumentSink,
+) -> Result<i64, crate::db::DbError> {
+    crate::db::collections::resolve(conn, sink.collection_id()).await
 }
 
 impl DocumentSink for Ingestor {
@@ -140,16 +178,25 @@ impl ImportSummary {
 }
 
 /// Runs the command; the exit code is non-zero when the import had to stop.
-pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) -> ExitCode {
+pub async fn run(
+    config: &Config,
+    paths: &[PathBuf],
+    collection: Option<&str>,
+    options: &ImportOptions,
+) -> ExitCode {
     let started = Instant::now();
     let (pool, ingestor) = match open_ingestor(config, "bor import").await {
         Ok(opened) => opened,
         Err(code) => return code,
     };
+    let sink = match into_collection(&pool, &ingestor, collection, "bor import").await {
+        Ok(sink) => sink,
+        Err(code) => return code,
+    };
     let (addresses, files): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|path| is_web_address(path));
     let files: Vec<PathBuf> = files.into_iter().cloned().collect();
-    let mut result = import(&ingestor, &files, options).await;
+    let mut result = import(&sink, &files, options).await;
     if let (Ok(summary), false) = (&mut result, addresses.is_empty()) {
         let fetcher = Fetcher::new(FetchSettings::from_config(config));
         let progress = ImportProgress::new(0);
@@ -160,7 +207,7 @@ pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) ->
         for address in addresses {
             let address = address.to_string_lossy();
             let imported = pages::import_address(
-                &ingestor,
+                &sink,
                 &fetcher,
                 &address,
                 options.crawl,
@@ -192,6 +239,42 @@ pub async fn run(config: &Config, paths: &[PathBuf], options: &ImportOptions) ->
         report_other_dimensions(&pool, current).await;
     }
     ExitCode::SUCCESS
+}
+
+/// `sink` storing into the collection `name` (made when absent; `default` when `None`);
+/// on failure the line is printed (prefixed with `command`) and the exit code given: 2
+/// for a name that breaks the rule.
+pub async fn into_collection<'a, S: DocumentSink>(
+    pool: &DbPool,
+    sink: &'a S,
+    name: Option<&str>,
+    command: &str,
+) -> Result<InCollection<'a, S>, ExitCode> {
+    let name = name.unwrap_or(crate::db::collections::DEFAULT_COLLECTION);
+    if !crate::db::collections::is_valid_name(name) {
+        eprintln!(
+            "{command}: --collection {name:?}: {}",
+            crate::db::collections::NAME_RULE
+        );
+        return Err(ExitCode::from(2));
+    }
+    let made = async {
+        let mut conn = pool.get().await?;
+        crate::db::collections::get_or_create(&mut conn, name).await
+    };
+    match made.await {
+        Ok(collection) => Ok(InCollection {
+            sink,
+            collection_id: collection.id,
+        }),
+        Err(error) => {
+            eprintln!(
+                "{command}: the collection {name} could not be made: {}",
+                bor_actors::error_chain(&error)
+            );
+            Err(ExitCode::FAILURE)
+        }
+    }
 }
 
 /// The database, migrated, and an ingestor storing into it; on failure the line is
@@ -309,7 +392,14 @@ async fn remove_gone_files(
     imported: &HashMap<i64, String>,
 ) -> Result<Vec<sync::Gone>, crate::db::DbError> {
     let mut conn = sink.pool().get().await?;
-    sync::settle_gone_files(&mut conn, &sync::folders_to_sync(paths), imported).await
+    let collection_id = sink_collection(&mut conn, sink).await?;
+    sync::settle_gone_files(
+        &mut conn,
+        &sync::folders_to_sync(paths),
+        collection_id,
+        imported,
+    )
+    .await
 }
 
 /// Prints each page's line and counts it in the summary.

@@ -75,6 +75,7 @@ async fn reembed(config: &Config) -> Result<(usize, usize, usize), ReembedError>
                 .iter()
                 .filter_map(|&start| usize::try_from(start).ok())
                 .collect(),
+            collection_id: Some(document.collection_id),
         };
         let outcome = ingestor.ingest(&source, &Unobserved).await?;
         chunks += outcome.chunks();

@@ -95,7 +95,11 @@ impl Application {
         // change falls in between.
         let subscription = Subscription::connect(
             &config.database_url,
-            &[crate::knowledge::notify::CHANNEL, auth::CHANNEL],
+            &[
+                crate::knowledge::notify::CHANNEL,
+                auth::CHANNEL,
+                auth::access::CHANNEL,
+            ],
         )
         .await?;
         let accounts = Arc::new(Accounts::start(config.auth, pool.clone()).await?);
@@ -132,6 +136,7 @@ impl Application {
         let followers: Vec<Arc<dyn Follower>> = vec![
             Arc::new(IndexFollower(Arc::clone(library.index()))),
             accounts.cache.clone(),
+            accounts.access.clone(),
         ];
         actix_web::rt::spawn(notify::follow(
             config.database_url.clone(),

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use actix::Addr;
-use bor_actors::knowledge::KnowledgeBase;
 use bor_actors::llm::LlmSettings;
 use bor_actors::log::LogActor;
 use bor_actors::turn::TurnSettings;
@@ -22,9 +21,7 @@ pub struct AppState {
     pub pool: DbPool,
     pub llm: Arc<LlmSettings>,
     pub turn: Arc<TurnSettings>,
-    /// The knowledge base as the turns see it (the same service as `library`).
-    pub knowledge: Arc<dyn KnowledgeBase>,
-    /// The knowledge base with its admin operations (documents API, reindex).
+    /// The knowledge base: each turn gets it scoped to its asker's collections.
     pub library: KnowledgeService,
     pub log: Addr<LogActor>,
     /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
@@ -46,7 +43,6 @@ impl AppState {
         accounts: Arc<Accounts>,
     ) -> Self {
         Self {
-            knowledge: Arc::new(library.clone()),
             library,
             llm: Arc::new(llm_settings(&config)),
             turn: Arc::new(turn_settings(&config)),

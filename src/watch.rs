@@ -35,11 +35,20 @@ pub const GONE_GRACE: Duration = Duration::from_secs(1);
 const RETRY_DELAY: Duration = Duration::from_secs(5);
 
 /// Runs `bor watch`: until stopped (Ctrl-C), or at once when a folder cannot be watched.
-pub async fn run(config: &crate::config::Config, folders: &[PathBuf]) -> std::process::ExitCode {
-    let (_, ingestor) = match crate::import::open_ingestor(config, "bor watch").await {
+pub async fn run(
+    config: &crate::config::Config,
+    folders: &[PathBuf],
+    collection: Option<&str>,
+) -> std::process::ExitCode {
+    let (pool, ingestor) = match crate::import::open_ingestor(config, "bor watch").await {
         Ok(opened) => opened,
         Err(code) => return code,
     };
+    let ingestor =
+        match crate::import::into_collection(&pool, &ingestor, collection, "bor watch").await {
+            Ok(sink) => sink,
+            Err(code) => return code,
+        };
     let watch = match start(folders) {
         Ok(watch) => watch,
         Err(problem) => {
@@ -240,8 +249,10 @@ impl Changes {
         for path in &gone {
             watched_files::mark_removed(&mut conn, &path.display().to_string()).await?;
         }
-        let mut settled = settle_gone_paths(&mut conn, &gone, &self.imported).await?;
-        settled.extend(settle_gone_files(&mut conn, sweep, &self.imported).await?);
+        let collection_id = crate::import::sink_collection(&mut conn, sink).await?;
+        let mut settled =
+            settle_gone_paths(&mut conn, &gone, collection_id, &self.imported).await?;
+        settled.extend(settle_gone_files(&mut conn, sweep, collection_id, &self.imported).await?);
         for gone in &settled {
             let (path, reason) = match gone {
                 Gone::Removed { source } => (source, None),

@@ -14,7 +14,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use uuid::Uuid;
 
-use super::{Caller, Via};
+use super::{Caller, Readable, Via};
 use crate::db::api_keys::{self, ApiKeyRow};
 use crate::db::sessions::{self, SessionRow};
 use crate::db::users::{self, Role, UserRow};
@@ -155,6 +155,7 @@ impl Tables {
             display_name: user.display_name.clone(),
             role: user.role,
             via,
+            readable: Readable::default(),
         })
     }
 }

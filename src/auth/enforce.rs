@@ -5,7 +5,7 @@
 //! `unauthorized` on `/api/*` and `/v1/*` (but health and sign-in), and a page sends
 //! the browser to `/login?next=<path>`; `/api/admin/*` needs an admin (403
 //! `forbidden`); a cookie-authenticated change must come from bor's own origin (403
-//! `forbidden_origin`).
+//! `forbidden_origin`). The caller it hands on carries the collections they may read.
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -71,7 +71,15 @@ pub async fn enforce(
     };
     let area = area(request.path());
     let decided = match identify(&state, request.request()).await {
-        Ok(caller) => admit(&state, request.request(), area, caller),
+        Ok(caller) => admit(&state, request.request(), area, caller).map(|admitted| {
+            admitted.map(|mut caller| {
+                caller.readable = state
+                    .accounts
+                    .access
+                    .readable(caller.user_row(), caller.role);
+                caller
+            })
+        }),
         // Health, sign-in and the assets answer whatever credential comes along.
         Err(_) if area == Area::Open => Ok(None),
         Err(error) => Err(error),

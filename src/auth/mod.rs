@@ -10,11 +10,13 @@
 //! - `limiter.rs`: failed sign-ins per username and per address
 //! - `origin.rs`: the cross-site rule for cookie-authenticated changes
 //! - `enforce.rs`: the middleware that identifies the caller and refuses or redirects
+//! - `access.rs`: which collections each caller may read and write
 //!
 //! Other ways to sign in (OpenID Connect, a trusted proxy header) end in a session row
 //! like the password does, or add a step to `enforce::identify`; what a caller may read
-//! (collections) is a field of [`Caller`], filled where the caller is made.
+//! (collections) is a field of [`Caller`], filled by the middleware from [`AccessMap`].
 
+pub mod access;
 mod cache;
 mod enforce;
 mod limiter;
@@ -30,6 +32,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+pub use access::{AccessMap, Readable};
 pub use cache::{CHANNEL, CredentialCache};
 pub use enforce::{SESSION_COOKIE, enforce};
 pub use limiter::FailureLimiter;
@@ -69,6 +72,8 @@ pub struct Caller {
     pub display_name: String,
     pub role: Role,
     pub via: Via,
+    /// The collections they may read and write, as the middleware found them.
+    pub readable: Readable,
 }
 
 impl Caller {
@@ -89,6 +94,7 @@ impl Caller {
             display_name: "Service token".to_owned(),
             role: Role::Admin,
             via: Via::ServiceToken,
+            readable: Readable::everything(),
         }
     }
 
@@ -161,6 +167,8 @@ pub struct Accounts {
     pub cache: Arc<CredentialCache>,
     pub limiter: FailureLimiter,
     pub verifier: Verifier,
+    /// Who may read which collection.
+    pub access: Arc<AccessMap>,
     /// `off` mode's caller.
     local: Option<Caller>,
 }
@@ -176,12 +184,14 @@ impl Accounts {
         if expired > 0 {
             tracing::info!(expired, "expired sessions removed");
         }
-        let cache = Arc::new(CredentialCache::load(pool).await?);
+        let cache = Arc::new(CredentialCache::load(pool.clone()).await?);
         let verifier = Verifier::default();
         verifier.prepare();
+        let access = Arc::new(AccessMap::load(pool).await?);
         Ok(Accounts {
             mode,
             cache,
+            access,
             limiter: FailureLimiter::default(),
             verifier,
             local,
@@ -218,5 +228,6 @@ async fn ensure_local_user(pool: &DbPool) -> Result<Caller, DbError> {
         display_name: row.display_name,
         role: Role::Admin,
         via: Via::Local,
+        readable: Readable::everything(),
     })
 }

@@ -130,12 +130,30 @@ pub async fn get_or_create(
     conn: &mut AsyncPgConnection,
     name: &str,
 ) -> Result<Collection, DbError> {
+    // Looked up first: an insert that finds the row would still fire the access
+    // triggers, and every instance would read the grants again.
+    if let Some(found) = by_name(conn, name).await? {
+        return Ok(found);
+    }
     if let Some(made) = create(conn, name, "").await? {
         return Ok(made);
     }
+    // Made by someone else between the two statements.
     by_name(conn, name)
         .await?
         .ok_or(DbError::Query(diesel::result::Error::NotFound))
+}
+
+/// The collection `collection_id`, or `None`: the id of `default`, made again when it
+/// was deleted.
+pub async fn resolve(
+    conn: &mut AsyncPgConnection,
+    collection_id: Option<i64>,
+) -> Result<i64, DbError> {
+    if let Some(id) = collection_id {
+        return Ok(id);
+    }
+    Ok(get_or_create(conn, DEFAULT_COLLECTION).await?.id)
 }
 
 /// Sets the description of `name`; `None` when there is no such collection.

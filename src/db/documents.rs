@@ -7,7 +7,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::DbError;
-use super::schema::{chunks, documents};
+use super::schema::{chunks, collections, documents};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = documents, check_for_backend(diesel::pg::Pg))]
@@ -95,8 +95,8 @@ pub fn content_sha256(content: &str) -> String {
         .collect()
 }
 
-/// A document as `GET /api/documents` lists it (the fields in the order of the query).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, utoipa::ToSchema)]
+/// A document as `GET /api/documents` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct DocumentSummary {
     pub id: i64,
     pub title: String,
@@ -104,27 +104,73 @@ pub struct DocumentSummary {
     pub created_at: DateTime<Utc>,
     /// `null` until a summary is written.
     pub summary: Option<String>,
+    /// The name of its collection.
+    pub collection: String,
 }
 
 pub async fn count_documents(conn: &mut AsyncPgConnection) -> Result<i64, DbError> {
     Ok(documents::table.count().get_result(conn).await?)
 }
 
-/// Every document with its number of chunks, oldest first.
-pub async fn list_documents(conn: &mut AsyncPgConnection) -> Result<Vec<DocumentSummary>, DbError> {
-    Ok(documents::table
+/// Every document of the collections `collection_ids` (`None`: of all) with its number
+/// of chunks, oldest first.
+pub async fn list_documents(
+    conn: &mut AsyncPgConnection,
+    collection_ids: Option<&[i64]>,
+) -> Result<Vec<DocumentSummary>, DbError> {
+    use diesel::dsl::count;
+    use diesel::expression::IntoSql;
+    use diesel::sql_types::Bool;
+
+    let every = collection_ids.is_none();
+    let ids = collection_ids.unwrap_or_default();
+    /// A listed document with its collection's id (in the order of the query).
+    #[derive(Queryable)]
+    struct Listed {
+        id: i64,
+        title: String,
+        chunks: i64,
+        created_at: DateTime<Utc>,
+        summary: Option<String>,
+        collection_id: i64,
+    }
+
+    let rows: Vec<Listed> = documents::table
         .left_join(chunks::table)
+        .filter(
+            every
+                .into_sql::<Bool>()
+                .or(documents::collection_id.eq_any(ids)),
+        )
         .group_by(documents::id)
         .select((
             documents::id,
             documents::title,
-            diesel::dsl::count(chunks::id.nullable()),
+            count(chunks::id.nullable()),
             documents::created_at,
             documents::summary,
+            documents::collection_id,
         ))
         .order(documents::id)
         .load(conn)
-        .await?)
+        .await?;
+    let names: std::collections::HashMap<i64, String> = collections::table
+        .select((collections::id, collections::name))
+        .load(conn)
+        .await?
+        .into_iter()
+        .collect();
+    Ok(rows
+        .into_iter()
+        .map(|row| DocumentSummary {
+            collection: names.get(&row.collection_id).cloned().unwrap_or_default(),
+            id: row.id,
+            title: row.title,
+            chunks: row.chunks,
+            created_at: row.created_at,
+            summary: row.summary,
+        })
+        .collect())
 }
 
 /// The document `id`, when it is stored.
@@ -181,43 +227,50 @@ pub async fn documents_by_ids(
         .await?)
 }
 
-/// The id of the document holding exactly this content (by its SHA-256).
+/// The id of the document of the collection holding exactly this content (by its
+/// SHA-256).
 pub async fn find_by_sha256(
     conn: &mut AsyncPgConnection,
     content_sha256: &str,
+    collection_id: i64,
 ) -> Result<Option<i64>, DbError> {
     Ok(documents::table
         .filter(documents::content_sha256.eq(content_sha256))
+        .filter(documents::collection_id.eq(collection_id))
         .select(documents::id)
         .first(conn)
         .await
         .optional()?)
 }
 
-/// Ids of the documents imported from `source`.
+/// Ids of the documents of the collection imported from `source`.
 pub async fn ids_from_source(
     conn: &mut AsyncPgConnection,
     source: &str,
+    collection_id: i64,
 ) -> Result<Vec<i64>, DbError> {
     Ok(documents::table
         .filter(documents::source.eq(source))
+        .filter(documents::collection_id.eq(collection_id))
         .select(documents::id)
         .order(documents::id)
         .load(conn)
         .await?)
 }
 
-/// The documents whose source lies inside `folder` (an absolute path without a trailing
-/// separator): `(id, source)`, by id. Matched by the prefix `folder/`, so a sibling
+/// The documents of the collection whose source lies inside `folder` (an absolute path
+/// without a trailing separator): `(id, source)`, by id. Matched by the prefix `folder/`, so a sibling
 /// folder whose name starts the same (`notes-old` beside `notes`) is never included.
 pub async fn sources_inside(
     conn: &mut AsyncPgConnection,
     folder: &str,
+    collection_id: i64,
 ) -> Result<Vec<(i64, String)>, DbError> {
     let prefix = format!("{folder}/");
     let pattern = format!("{}%", escape_like(&prefix));
     let found: Vec<(i64, Option<String>)> = documents::table
         .filter(documents::source.like(pattern).escape('\\'))
+        .filter(documents::collection_id.eq(collection_id))
         .select((documents::id, documents::source))
         .order(documents::id)
         .load(conn)
@@ -398,6 +451,14 @@ pub(super) mod tests {
         );
     }
 
+    async fn ids_collection(conn: &mut AsyncPgConnection, id: i64) -> i64 {
+        find_document(conn, id)
+            .await
+            .unwrap()
+            .unwrap()
+            .collection_id
+    }
+
     #[tokio::test]
     async fn sources_inside_a_folder_are_matched_exactly() {
         let db = TestDatabase::migrated().await;
@@ -418,7 +479,10 @@ pub(super) mod tests {
                     .id,
             );
         }
-        let inside = sources_inside(&mut conn, "/data/notes").await.unwrap();
+        let default = ids_collection(&mut conn, ids[0]).await;
+        let inside = sources_inside(&mut conn, "/data/notes", default)
+            .await
+            .unwrap();
         assert_eq!(
             inside,
             [
@@ -426,10 +490,25 @@ pub(super) mod tests {
                 (ids[1], "/data/notes/sub/b.md".to_owned())
             ]
         );
-        let wildcard = sources_inside(&mut conn, "/data/n%tes").await.unwrap();
+        let wildcard = sources_inside(&mut conn, "/data/n%tes", default)
+            .await
+            .unwrap();
         assert_eq!(wildcard, [(ids[4], "/data/n%tes/e.md".to_owned())]);
-        let underscore = sources_inside(&mut conn, "/data/n_tes").await.unwrap();
+        let underscore = sources_inside(&mut conn, "/data/n_tes", default)
+            .await
+            .unwrap();
         assert_eq!(underscore, [(ids[5], "/data/n_tes/f.md".to_owned())]);
+        let elsewhere = crate::db::collections::create(&mut conn, "elsewhere", "")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            sources_inside(&mut conn, "/data/notes", elsewhere.id)
+                .await
+                .unwrap(),
+            [],
+            "another collection's files are not these"
+        );
     }
 
     #[tokio::test]

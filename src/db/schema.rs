@@ -37,6 +37,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    collection_grants (id) {
+        id -> Int8,
+        collection_id -> Int8,
+        user_id -> Nullable<Uuid>,
+        group_id -> Nullable<Uuid>,
+        access -> Text,
+    }
+}
+
+diesel::table! {
     collections (id) {
         id -> Int8,
         name -> Text,
@@ -165,6 +175,9 @@ diesel::table! {
 
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(chunks -> documents (document_id));
+diesel::joinable!(collection_grants -> collections (collection_id));
+diesel::joinable!(collection_grants -> groups (group_id));
+diesel::joinable!(collection_grants -> users (user_id));
 diesel::joinable!(documents -> collections (collection_id));
 diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(group_members -> groups (group_id));
@@ -177,6 +190,7 @@ diesel::joinable!(sessions -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     chunks,
+    collection_grants,
     collections,
     conversation_search,
     conversations,

@@ -9,9 +9,10 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 13] = [
+pub(super) const TABLES: [&str; 14] = [
     "api_keys",
     "chunks",
+    "collection_grants",
     "collections",
     "conversation_search",
     "conversations",

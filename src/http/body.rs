@@ -15,6 +15,10 @@ use super::error::ApiError;
 /// The type of a JSON request body, and how a body that is JSON but does not fit it is
 /// refused.
 pub trait RequestBody: DeserializeOwned {
+    /// Whether the body is a JSON array (a list of grants, of members) instead of an
+    /// object.
+    const IS_ARRAY: bool = false;
+
     /// The refusal of a body that does not fit: `field` is the top-level field at fault
     /// (`None` when it is the body itself), `message` says where and why. Unless a
     /// body's fields have codes of their own, `invalid_json`.
@@ -73,24 +77,29 @@ pub async fn read_json_body<T: RequestBody>(
     parse_json_body(&body)
 }
 
-/// Parses `bytes` into `T`: malformed JSON, or JSON that is not an object, is
-/// `invalid_json`; an object that does not fit `T` is refused as `T` says, with the
+/// Parses `bytes` into `T`: malformed JSON, or JSON that is not an object (an array
+/// for a [`RequestBody::IS_ARRAY`] type), is `invalid_json`; an object that does not fit `T` is refused as `T` says, with the
 /// path of the value at fault (`history[2].role: unknown variant …`).
 pub fn parse_json_body<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
-    // Every body is an object: serde would also fill a struct from an array of its
-    // fields in order.
-    if bytes.iter().find(|byte| !byte.is_ascii_whitespace()) != Some(&b'{') {
+    // Every body is an object (or an array): serde would also fill a struct from an
+    // array of its fields in order.
+    let (opening, shape) = if T::IS_ARRAY {
+        (b'[', "array")
+    } else {
+        (b'{', "object")
+    };
+    if bytes.iter().find(|byte| !byte.is_ascii_whitespace()) != Some(&opening) {
         return Err(
             match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
                 Err(error) => malformed(&error),
-                Ok(_) => ApiError::InvalidJson("the body must be a JSON object".to_owned()),
+                Ok(_) => ApiError::InvalidJson(format!("the body must be a JSON {shape}")),
             },
         );
     }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let body = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
-        // The body is an object: a fault below it starts with one of its fields.
+        // In an object, a fault below it starts with one of its fields.
         let field = match error.path().iter().next() {
             Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
             _ => None,

@@ -33,6 +33,10 @@ pub struct ChatRequestBody {
     /// turn starts a new one.
     #[serde(default, deserialize_with = "trimmed_uuid")]
     pub conversation_id: Option<Uuid>,
+    /// Retrieve from these collections only (each readable by the caller); absent,
+    /// from every collection they may read.
+    #[serde(default)]
+    pub collections: Option<Vec<String>>,
 }
 
 /// A UUID written as a string, spaces around it allowed.
@@ -82,6 +86,7 @@ pub enum HistoryRole {
     responses(
         (status = 200, description = "the turn's frames: `retry`, `thinking`, `tool`, `delta`, then `done` or `error`", content_type = "text/event-stream", body = Frame),
         (status = 400, description = "`invalid_json`, `invalid_history`, `empty_message` or `message_too_long`", body = ErrorBody),
+        (status = 404, description = "`not_found`: the conversation, or a collection named, is absent or not the caller's to read", body = ErrorBody),
         (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
         (status = 503, description = "`busy` (with `Retry-After`): every turn slot is taken; `unavailable`: the service is shutting down", body = ErrorBody),
@@ -102,6 +107,10 @@ pub async fn chat(
         state.config.request_body_timeout,
     )
     .await?;
+    let scope = caller
+        .readable
+        .scope(body.collections.as_deref())
+        .map_err(|unknown| super::collections::no_collection(&unknown.0))?;
     let ChatInput { question, history } = parse_chat_input(body, state.config.max_message_chars)?;
     let (conversation_id, history) = match history {
         History::Stored(id) => {
@@ -120,7 +129,7 @@ pub async fn chat(
         question,
         history,
     };
-    let turn = start_turn(&state, spec)?;
+    let turn = start_turn(&state, spec, scope)?;
     let events = turn.into_frames().map(|frame| frame_event(&frame));
     Ok(event_stream(events, state.config.sse_keepalive)
         .insert_header((CONVERSATION_ID_HEADER, conversation_id.to_string())))

@@ -1,7 +1,9 @@
-//! The documents API (docs/PROTOCOL.md, "Document routes"): `GET /api/documents`, and
-//! for admins `POST /api/admin/documents`, `DELETE /api/admin/documents/{id}` and
-//! `POST /api/admin/reindex` (reloads this instance's vector index from the database,
-//! for rows written by other means).
+//! The documents API (docs/PROTOCOL.md, "Document routes"): `GET /api/documents` and
+//! `GET /api/documents/{id}` (the caller's readable collections only: another document
+//! is unknown, exactly as an absent one), `POST /api/documents` and `DELETE
+//! /api/documents/{id}` for the writers of a collection, the same two under
+//! `/api/admin/` for admins, and `POST /api/admin/reindex` (reloads this instance's
+//! vector index from the database, for rows written by other means).
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use serde::{Deserialize, Serialize};
@@ -9,8 +11,12 @@ use utoipa::ToSchema;
 
 use super::Admin;
 use super::body::{RequestBody, read_json_body};
+use super::collections::no_collection;
 use super::error::{ApiError, ErrorBody};
+use crate::auth::Caller;
+use crate::db::collections::DEFAULT_COLLECTION;
 use crate::db::documents::DocumentSummary;
+use crate::db::grants::Access;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
 use crate::state::AppState;
 
@@ -25,6 +31,9 @@ pub struct NewDocumentBody {
     title: String,
     /// Markdown or plain text; not blank.
     content: String,
+    /// The collection to store it into (`default` when absent).
+    #[serde(default)]
+    collection: Option<String>,
 }
 
 impl RequestBody for NewDocumentBody {}
@@ -47,17 +56,52 @@ struct IndexSummary {
     dimension_mismatch: usize,
 }
 
-/// `GET /api/documents`: `[{"id","title","chunks","created_at"}]`, oldest first.
+/// The collection a caller may write, by name (`default` when `None`): 404 when they
+/// cannot read it (as when it is absent), 403 when they can only read it.
+pub fn writable_collection(caller: &Caller, name: Option<&str>) -> Result<i64, ApiError> {
+    let name = name.unwrap_or(DEFAULT_COLLECTION);
+    match caller.readable.named(name) {
+        Some((id, Access::Write)) => Ok(id),
+        Some((_, Access::Read)) => Err(ApiError::NotWritable(format!(
+            "the collection {name} can be read, not written, by you"
+        ))),
+        None => Err(no_collection(name)),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct ListQuery {
+    /// Only this collection's documents.
+    collection: Option<String>,
+}
+
+/// `GET /api/documents`: `[{"id","title","chunks","created_at","summary","collection"}]`,
+/// oldest first, of the collections the caller may read.
 #[utoipa::path(
     tag = "documents",
+    params(ListQuery),
     responses(
-        (status = 200, description = "every document, oldest first", body = [DocumentSummary]),
+        (status = 200, description = "every readable document, oldest first", body = [DocumentSummary]),
+        (status = 404, description = "`not_found`: `collection` is absent, or not readable by the caller", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
     )
 )]
 #[get("/api/documents")]
-pub async fn list(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let documents = state.library.documents().await.map_err(ApiError::from)?;
+pub async fn list(
+    caller: Caller,
+    query: web::Query<ListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let named = query.collection.clone().map(|name| vec![name]);
+    let scope = caller
+        .readable
+        .scope(named.as_deref())
+        .map_err(|unknown| no_collection(&unknown.0))?;
+    let documents = state
+        .library
+        .documents(scope.as_ref())
+        .await
+        .map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(documents))
 }
 
@@ -101,6 +145,7 @@ struct Passage {
 )]
 #[get("/api/documents/{id}")]
 pub async fn passages(
+    caller: Caller,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -108,7 +153,9 @@ pub async fn passages(
     let document_id: i64 = id.parse().map_err(|_| not_found())?;
     let (document, chunks) = state
         .library
-        .document(document_id)
+        .document(document_id, |collection| {
+            caller.readable.can_read(collection)
+        })
         .await
         .map_err(ApiError::from)?
         .ok_or_else(not_found)?;
@@ -132,45 +179,85 @@ pub async fn passages(
     }))
 }
 
-/// `POST /api/admin/documents` `{"title","content"}`: 201 `{"id","chunks"}` when
-/// stored, 200 with the existing id when the same content is already there. With
-/// `multipart/form-data`, one or more `file` parts of any kind bor reads: 200
+/// `POST /api/documents` `{"title","content","collection"?}`: 201 `{"id","chunks"}`
+/// when stored, 200 with the existing id when the same content is already in the
+/// collection. With `multipart/form-data`, an optional `collection` part, then one or
+/// more `file` parts of any kind bor reads: 200
 /// `{"documents":[{"file","id","title","chunks","status"}],"skipped":[{"file","reason"}]}`.
+/// The caller must be able to write the collection (`default` when none is named).
 #[utoipa::path(
     tag = "documents",
-    security(("admin_token" = [])),
     request_body(content = NewDocumentBody, content_type = "application/json",
-        description = "or multipart/form-data with one or more `file` parts (each up to BOR_MAX_UPLOAD_BYTES)"),
+        description = "or multipart/form-data: a `collection` part, then one or more `file` parts (each up to BOR_MAX_UPLOAD_BYTES)"),
     responses(
         (status = 201, description = "stored and indexed", body = StoredDocument),
         (status = 200, description = "an upload: the files stored and those skipped, with why", body = super::upload::UploadReport),
-        (status = 200, description = "the same content was already stored: its id, title unchanged", body = StoredDocument),
         (status = 400, description = "`invalid_json`: malformed, or an empty title or content", body = ErrorBody),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: the caller may read the collection but not write it", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such collection, or one the caller cannot read", body = ErrorBody),
         (status = 413, description = "`body_too_large`: over 4 MiB", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
     )
 )]
-#[post("/api/admin/documents")]
+#[post("/api/documents")]
 pub async fn add(
-    _: Admin,
+    caller: Caller,
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    if super::upload::is_multipart(&request) {
-        return super::upload::upload(&request, payload, &state).await;
+    add_documents(&caller, &request, payload, &state).await
+}
+
+/// `POST /api/admin/documents`: as `POST /api/documents`, for admins and the service
+/// token.
+#[utoipa::path(
+    tag = "documents",
+    security(("admin_token" = [])),
+    request_body(content = NewDocumentBody, content_type = "application/json",
+        description = "or multipart/form-data: a `collection` part, then one or more `file` parts"),
+    responses(
+        (status = 201, description = "stored and indexed", body = StoredDocument),
+        (status = 200, description = "an upload, or the same content already stored", body = super::upload::UploadReport),
+        (status = 400, description = "`invalid_json`", body = ErrorBody),
+        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
+        (status = 403, description = "not an admin, or the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such collection", body = ErrorBody),
+        (status = 413, description = "`body_too_large`: over 4 MiB", body = ErrorBody),
+        (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
+    )
+)]
+#[post("/api/admin/documents")]
+pub async fn admin_add(
+    _: Admin,
+    caller: Caller,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    add_documents(&caller, &request, payload, &state).await
+}
+
+async fn add_documents(
+    caller: &Caller,
+    request: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+) -> Result<HttpResponse, ApiError> {
+    if super::upload::is_multipart(request) {
+        return super::upload::upload(request, payload, state, caller).await;
     }
     let body: NewDocumentBody = read_json_body(
-        &request,
+        request,
         payload,
         MAX_DOCUMENT_BODY_BYTES,
         state.config.request_body_timeout,
     )
     .await?;
-    let document = parse_document(body)?;
+    let collection_id = writable_collection(caller, body.collection.as_deref())?;
+    let document = parse_document(body)?.in_collection(Some(collection_id));
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.
     let library = state.library.clone();
@@ -192,7 +279,30 @@ pub async fn add(
     })
 }
 
-/// `DELETE /api/admin/documents/{id}`: 204, or 404 when absent or not a number.
+/// `DELETE /api/documents/{id}`: 204 for a writer of its collection; 404 when absent,
+/// not a number, or in a collection the caller cannot read; 403 when they can only
+/// read it.
+#[utoipa::path(
+    tag = "documents",
+    params(("id" = i64, Path, description = "the document's id")),
+    responses(
+        (status = 204, description = "deleted, with its chunks"),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: the caller may read its collection but not write it", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+    )
+)]
+#[delete("/api/documents/{id}")]
+pub async fn delete(
+    caller: Caller,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    delete_document(&caller, &id, &state).await
+}
+
+/// `DELETE /api/admin/documents/{id}`: as `DELETE /api/documents/{id}`, for admins and
+/// the service token.
 #[utoipa::path(
     tag = "documents",
     security(("admin_token" = [])),
@@ -200,18 +310,41 @@ pub async fn add(
     responses(
         (status = 204, description = "deleted, with its chunks"),
         (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
+        (status = 403, description = "not an admin, or the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
         (status = 404, description = "`not_found`: no such document, or not a number", body = ErrorBody),
     )
 )]
 #[delete("/api/admin/documents/{id}")]
-pub async fn delete(
+pub async fn admin_delete(
     _: Admin,
+    caller: Caller,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let not_found = || ApiError::NotFound(format!("no document {}", id.as_str()));
+    delete_document(&caller, &id, &state).await
+}
+
+async fn delete_document(
+    caller: &Caller,
+    id: &str,
+    state: &AppState,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || ApiError::NotFound(format!("no document {id}"));
     let document_id: i64 = id.parse().map_err(|_| not_found())?;
+    let collection_id = state
+        .library
+        .collection_of(document_id)
+        .await?
+        .ok_or_else(not_found)?;
+    match caller.readable.access_to(collection_id) {
+        None => return Err(not_found()),
+        Some(Access::Read) => {
+            return Err(ApiError::NotWritable(format!(
+                "document {id} can be read, not deleted, by you"
+            )));
+        }
+        Some(Access::Write) => {}
+    }
     if state
         .library
         .delete_document(document_id)

@@ -52,10 +52,24 @@ pub enum ApiError {
     InvalidName(String),
     #[error("this needs an admin")]
     Forbidden,
+    /// A collection or document the caller may read but not change.
+    #[error("{0}")]
+    NotWritable(String),
     #[error("a change signed in by cookie must come from bor's own pages (Origin or Referer)")]
     ForbiddenOrigin,
     #[error("that username is taken")]
     UsernameTaken,
+    #[error("{0}")]
+    InvalidCollection(String),
+    /// A collection or group of that name exists.
+    #[error("{0}")]
+    NameTaken(String),
+    /// The built-in group `everyone` cannot be changed or deleted.
+    #[error("{0}")]
+    BuiltIn(String),
+    /// A grant or a member list names a user or group that does not exist.
+    #[error("{0}")]
+    UnknownName(String),
     #[error("bor needs an admin who is not disabled: make another admin first")]
     LastAdmin,
     #[error("the admin API is disabled: set BOR_ADMIN_TOKEN to enable it")]
@@ -153,9 +167,13 @@ impl ApiError {
             Self::InvalidPassword(_) => ("invalid_password", StatusCode::BAD_REQUEST),
             Self::InvalidUsername(_) => ("invalid_username", StatusCode::BAD_REQUEST),
             Self::InvalidName(_) => ("invalid_name", StatusCode::BAD_REQUEST),
-            Self::Forbidden => ("forbidden", StatusCode::FORBIDDEN),
+            Self::Forbidden | Self::NotWritable(_) => ("forbidden", StatusCode::FORBIDDEN),
             Self::ForbiddenOrigin => ("forbidden_origin", StatusCode::FORBIDDEN),
             Self::UsernameTaken => ("username_taken", StatusCode::CONFLICT),
+            Self::InvalidCollection(_) => ("invalid_collection", StatusCode::BAD_REQUEST),
+            Self::NameTaken(_) => ("name_taken", StatusCode::CONFLICT),
+            Self::BuiltIn(_) => ("built_in", StatusCode::CONFLICT),
+            Self::UnknownName(_) => ("unknown_name", StatusCode::BAD_REQUEST),
             Self::LastAdmin => ("last_admin", StatusCode::CONFLICT),
             Self::AdminDisabled => ("admin_disabled", StatusCode::FORBIDDEN),
             Self::NotFound(_) => ("not_found", StatusCode::NOT_FOUND),
@@ -284,6 +302,15 @@ pub(crate) mod tests {
                 "invalid_conversation",
             ),
             (ApiError::InvalidTitle("x".into()), 400, "invalid_title"),
+            (
+                ApiError::InvalidCollection("x".into()),
+                400,
+                "invalid_collection",
+            ),
+            (ApiError::NameTaken("x".into()), 409, "name_taken"),
+            (ApiError::BuiltIn("x".into()), 409, "built_in"),
+            (ApiError::NotWritable("x".into()), 403, "forbidden"),
+            (ApiError::UnknownName("x".into()), 400, "unknown_name"),
             (ApiError::InvalidFormat("x".into()), 400, "invalid_format"),
             (ApiError::MessageTooLong { max: 5 }, 400, "message_too_long"),
             (
@@ -367,9 +394,14 @@ pub(crate) mod tests {
                 ApiError::ForbiddenOrigin => 25,
                 ApiError::UsernameTaken => 26,
                 ApiError::LastAdmin => 27,
+                ApiError::InvalidCollection(_) => 28,
+                ApiError::NameTaken(_) => 29,
+                ApiError::BuiltIn(_) => 30,
+                ApiError::UnknownName(_) => 31,
+                ApiError::NotWritable(_) => 32,
             })
             .collect();
-        assert_eq!(listed, (0..=27).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=32).collect(), "every variant is listed once");
         cases
     }
 

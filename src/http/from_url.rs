@@ -9,8 +9,11 @@ use utoipa::ToSchema;
 
 use super::Admin;
 use super::body::{RequestBody, read_json_body};
+use super::documents::writable_collection;
 use super::error::{ApiError, ErrorBody};
 use super::upload::status_of;
+use crate::auth::Caller;
+use crate::import::InCollection;
 use crate::import::pages::{PageListener, PageReport, import_address};
 use crate::knowledge::ingest::{IngestError, Unobserved};
 use crate::state::AppState;
@@ -28,6 +31,9 @@ pub struct AddFromUrl {
     url: String,
     /// Add up to this many pages of the site (its sitemap, else its links), 1 to 100,000.
     crawl: Option<u32>,
+    /// The collection to store the pages into (`default` when absent).
+    #[serde(default)]
+    collection: Option<String>,
 }
 
 impl RequestBody for AddFromUrl {}
@@ -112,6 +118,7 @@ impl PageListener for UrlReport {
 #[post("/api/admin/documents/url")]
 pub async fn add_from_url(
     _: Admin,
+    caller: Caller,
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
@@ -134,6 +141,7 @@ pub async fn add_from_url(
             "`crawl` must be from 1 to {MAX_CRAWL_PAGES}"
         )));
     }
+    let collection_id = writable_collection(&caller, body.collection.as_deref())?;
     let library = state.library.clone();
     let settings = FetchSettings::from_config(&state.config);
     // On a task of its own, so that a client that goes away does not cut a page's
@@ -143,7 +151,11 @@ pub async fn add_from_url(
         let mut report = UrlReport::default();
         let crawl = body.crawl.map(|pages| pages as usize);
         let address = body.url.trim();
-        import_address(&library, &fetcher, address, crawl, &Unobserved, &mut report)
+        let sink = InCollection {
+            sink: &library,
+            collection_id,
+        };
+        import_address(&sink, &fetcher, address, crawl, &Unobserved, &mut report)
             .await
             .map(|()| report)
     })

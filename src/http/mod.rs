@@ -6,10 +6,12 @@ mod admin_health;
 mod auth;
 mod body;
 pub mod chat;
+mod collections;
 mod conversations;
 pub mod documents;
 pub mod error;
 mod from_url;
+mod groups;
 mod health;
 mod host;
 mod keys;
@@ -69,12 +71,24 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(openai::models)
         .service(openai::model)
         .service(openai::chat_completions)
+        .service(collections::readable)
+        .service(collections::list)
+        .service(collections::create)
+        .service(collections::update)
+        .service(collections::remove)
+        .service(collections::set_grants)
+        .service(groups::list)
+        .service(groups::create)
+        .service(groups::remove)
+        .service(groups::set_members)
         .service(documents::list)
         .service(documents::passages)
         .service(documents::add)
+        .service(documents::admin_add)
         .service(from_url::add_from_url)
         .service(watched::watched)
         .service(documents::delete)
+        .service(documents::admin_delete)
         .service(documents::reindex)
         .service(metrics::scrape)
         .service(openapi::describe)

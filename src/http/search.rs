@@ -15,6 +15,7 @@ use utoipa::ToSchema;
 use super::body::{RequestBody, read_json_body};
 use super::chat::{MAX_BODY_BYTES, checked_question};
 use super::error::{ApiError, ErrorBody};
+use crate::auth::Caller;
 use crate::knowledge::{RANKED_PER_SIGNAL, RankedChunk};
 use crate::state::AppState;
 
@@ -27,6 +28,9 @@ pub struct SearchBody {
     /// Results, 1 to 50; absent, `BOR_RETRIEVAL_TOP_K` (what a turn retrieves).
     #[serde(default)]
     top_k: Option<usize>,
+    /// Only these collections (each readable by the caller); absent, every readable one.
+    #[serde(default)]
+    collections: Option<Vec<String>>,
 }
 
 impl RequestBody for SearchBody {}
@@ -106,6 +110,7 @@ fn places(ranking: &[RankedChunk]) -> HashMap<i64, Signal> {
     responses(
         (status = 200, description = "the fused top with each signal's score and rank", body = SearchResponse),
         (status = 400, description = "`invalid_json` (also a `top_k` outside 1 to 50), `empty_message` or `message_too_long`", body = ErrorBody),
+        (status = 404, description = "`not_found`: a collection named is absent, or not readable by the caller", body = ErrorBody),
         (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
         (status = 503, description = "`unavailable`: the embedding server or the database is unavailable", body = ErrorBody),
@@ -113,6 +118,7 @@ fn places(ranking: &[RankedChunk]) -> HashMap<i64, Signal> {
 )]
 #[post("/api/search")]
 pub async fn search(
+    caller: Caller,
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
@@ -131,6 +137,10 @@ pub async fn search(
             "`top_k` must be from 1 to {RANKED_PER_SIGNAL}"
         )));
     }
+    let scope = caller
+        .readable
+        .scope(body.collections.as_deref())
+        .map_err(|unknown| super::collections::no_collection(&unknown.0))?;
 
     let started = Instant::now();
     let embedding = LlmClient::new(state.llm.clone())
@@ -146,7 +156,7 @@ pub async fn search(
     let started = Instant::now();
     let (rankings, retrieval) = state
         .library
-        .search(query, embedding, RANKED_PER_SIGNAL.max(top_k), top_k)
+        .search(query, embedding, RANKED_PER_SIGNAL.max(top_k), top_k, scope)
         .await?;
     let retrieval_ms = started.elapsed().as_secs_f64() * 1e3;
 

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::error::ApiError;
+use crate::knowledge::index::CollectionFilter;
 use crate::state::AppState;
 
 /// Frames buffered between a turn and its HTTP response.
@@ -51,10 +52,15 @@ pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
     }
 }
 
-/// Takes a turn slot and starts the turn. Refused with 503 `busy` when every slot is
-/// taken and 503 `unavailable` while the service stops; the slot is free again when
-/// the turn's actor stops.
-pub fn start_turn(state: &AppState, spec: TurnSpec) -> Result<StartedTurn, ApiError> {
+/// Takes a turn slot and starts the turn, which sees the collections of `scope` only
+/// (`None`: all; see [`Readable::scope`](crate::auth::Readable::scope)). Refused with
+/// 503 `busy` when every slot is taken and 503 `unavailable` while the service stops;
+/// the slot is free again when the turn's actor stops.
+pub fn start_turn(
+    state: &AppState,
+    spec: TurnSpec,
+    scope: Option<CollectionFilter>,
+) -> Result<StartedTurn, ApiError> {
     refuse_when_stopping(state)?;
     let slot = Arc::clone(&state.turn_slots)
         .try_acquire_owned()
@@ -71,7 +77,7 @@ pub fn start_turn(state: &AppState, spec: TurnSpec) -> Result<StartedTurn, ApiEr
         spec,
         Arc::clone(&state.turn),
         TurnDeps {
-            knowledge: Arc::clone(&state.knowledge),
+            knowledge: Arc::new(state.library.scoped(scope)),
             log: state.log.clone().recipient(),
             connect_llm: Box::new(move |requester| {
                 LlmActor::new(llm_settings, requester).start().recipient()

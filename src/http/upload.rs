@@ -1,5 +1,6 @@
-//! `POST /api/admin/documents` with `multipart/form-data`: one or more `file` parts,
-//! each read by the format reader of its kind and stored (docs/PROTOCOL.md, "Document
+//! `POST /api/documents` (and `/api/admin/documents`) with `multipart/form-data`: an
+//! optional `collection` part, then one or more `file` parts, each read by the format
+//! reader of its kind and stored into that collection (docs/PROTOCOL.md, "Document
 //! routes"). A file that cannot be read or stored is listed under `skipped` with the
 //! reason; the others go on.
 
@@ -11,7 +12,9 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::documents::writable_collection;
 use super::error::ApiError;
+use crate::auth::Caller;
 use crate::import::document_from_bytes;
 use crate::knowledge::formats::Limits;
 use crate::knowledge::ingest::{IngestError, IngestOutcome};
@@ -58,27 +61,53 @@ pub fn is_multipart(request: &HttpRequest) -> bool {
         })
 }
 
-/// Reads every `file` part and stores it. Each part's bytes must keep coming: a
-/// silence longer than `BOR_REQUEST_BODY_TIMEOUT` ends the request with 408.
+/// Longest `collection` part read, in bytes.
+const MAX_COLLECTION_PART_BYTES: usize = 256;
+
+/// Reads every `file` part and stores it into the collection the `collection` part
+/// names (before the files; `default` without one), which the caller must be able to
+/// write. Each part's bytes must keep coming: a silence longer than
+/// `BOR_REQUEST_BODY_TIMEOUT` ends the request with 408.
 pub async fn upload(
     request: &HttpRequest,
     payload: web::Payload,
     state: &AppState,
+    caller: &Caller,
 ) -> Result<HttpResponse, ApiError> {
     let max_bytes = state.config.max_upload_bytes;
     let silence = state.config.request_body_timeout;
     let mut multipart = Multipart::new(request.headers(), payload);
     let mut report = UploadReport::default();
+    let mut named: Option<String> = None;
+    let mut target: Option<i64> = None;
     while let Some(field) = next_within(silence, multipart.next()).await? {
         let field =
             field.map_err(|error| ApiError::InvalidJson(format!("malformed upload: {error}")))?;
+        if field.name() == Some("collection") {
+            if target.is_some() {
+                return Err(ApiError::InvalidJson(
+                    "the `collection` part must come before the files".to_owned(),
+                ));
+            }
+            let bytes = read_field(field, MAX_COLLECTION_PART_BYTES, silence)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::InvalidCollection("the collection name is too long".to_owned())
+                })?;
+            named = Some(String::from_utf8_lossy(&bytes).trim().to_owned());
+            continue;
+        }
         if field.name() != Some("file") {
             drain(field, silence).await?;
             continue;
         }
+        let collection_id = match target {
+            Some(id) => id,
+            None => *target.insert(writable_collection(caller, named.as_deref())?),
+        };
         let file = file_name(&field);
         match read_field(field, max_bytes, silence).await? {
-            Some(bytes) => store(state, file, bytes, &mut report).await,
+            Some(bytes) => store(state, collection_id, file, bytes, &mut report).await,
             None => report.skipped.push(SkippedFile {
                 file,
                 reason: format!("larger than the {max_bytes} bytes allowed (BOR_MAX_UPLOAD_BYTES)"),
@@ -145,7 +174,13 @@ async fn next_within<T>(
 }
 
 /// Reads one file as a document and stores it, recording the result.
-async fn store(state: &AppState, file: String, bytes: Vec<u8>, report: &mut UploadReport) {
+async fn store(
+    state: &AppState,
+    collection_id: i64,
+    file: String,
+    bytes: Vec<u8>,
+    report: &mut UploadReport,
+) {
     let limits = Limits::with_max_input_bytes(state.config.max_upload_bytes);
     let name = file.clone();
     let read =
@@ -153,7 +188,7 @@ async fn store(state: &AppState, file: String, bytes: Vec<u8>, report: &mut Uplo
             .await
             .unwrap_or_else(|error| Err(format!("the reader failed ({error})")));
     let document = match read {
-        Ok(document) => document,
+        Ok(document) => document.in_collection(Some(collection_id)),
         Err(reason) => {
             report.skipped.push(SkippedFile { file, reason });
             return;

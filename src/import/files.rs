@@ -148,5 +148,6 @@ pub fn document_from_bytes(
         content: extracted.text,
         content_type: extracted.content_type.to_owned(),
         page_starts: extracted.page_starts,
+        collection_id: None,
     })
 }

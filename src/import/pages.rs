@@ -177,7 +177,8 @@ async fn not_modified(
     source: &str,
 ) -> Result<(PageReport, Option<Page>), IngestError> {
     let mut conn = sink.pool().get().await?;
-    let found = documents::ids_from_source(&mut conn, source).await?;
+    let collection_id = super::sink_collection(&mut conn, sink).await?;
+    let found = documents::ids_from_source(&mut conn, source, collection_id).await?;
     let document = match found.last() {
         Some(&id) => documents::find_document(&mut conn, id).await?,
         None => None,

@@ -47,11 +47,13 @@ impl Gone {
 pub async fn settle_gone_files(
     conn: &mut AsyncPgConnection,
     folders: &[PathBuf],
+    collection_id: i64,
     imported: &HashMap<i64, String>,
 ) -> Result<Vec<Gone>, DbError> {
     let mut candidates = Vec::new();
     for folder in folders {
-        candidates.extend(documents::sources_inside(conn, &folder.display().to_string()).await?);
+        let folder = folder.display().to_string();
+        candidates.extend(documents::sources_inside(conn, &folder, collection_id).await?);
     }
     settle(conn, candidates, imported).await
 }
@@ -61,15 +63,16 @@ pub async fn settle_gone_files(
 pub async fn settle_gone_paths(
     conn: &mut AsyncPgConnection,
     gone: &[PathBuf],
+    collection_id: i64,
     imported: &HashMap<i64, String>,
 ) -> Result<Vec<Gone>, DbError> {
     let mut candidates = Vec::new();
     for path in gone {
         let source = path.display().to_string();
-        for id in documents::ids_from_source(conn, &source).await? {
+        for id in documents::ids_from_source(conn, &source, collection_id).await? {
             candidates.push((id, source.clone()));
         }
-        candidates.extend(documents::sources_inside(conn, &source).await?);
+        candidates.extend(documents::sources_inside(conn, &source, collection_id).await?);
     }
     settle(conn, candidates, imported).await
 }

@@ -15,6 +15,7 @@ use diesel_async::AsyncConnection;
 
 use super::chunking::{ChunkingSettings, HeadingPaths, TextFormat, chunk_text};
 use crate::db::chunks::{self, NewChunk};
+use crate::db::collections;
 use crate::db::documents::{self, NewDocument, content_sha256};
 use crate::db::{DbError, DbPool, storable_text};
 
@@ -38,6 +39,8 @@ pub struct SourceDocument {
     pub content_type: String,
     /// For a PDF, the byte offset in `content` where each page begins; else empty.
     pub page_starts: Vec<usize>,
+    /// The collection it goes to; `None`: `default` (made again when it was deleted).
+    pub collection_id: Option<i64>,
 }
 
 impl SourceDocument {
@@ -49,7 +52,14 @@ impl SourceDocument {
             content,
             content_type: MARKDOWN.to_owned(),
             page_starts: Vec::new(),
+            collection_id: None,
         }
+    }
+
+    /// The same document, to go to the collection `collection_id`.
+    pub fn in_collection(mut self, collection_id: Option<i64>) -> SourceDocument {
+        self.collection_id = collection_id;
+        self
     }
 
     /// How its text is cut: plain text by paragraphs, the rest at headings too.
@@ -93,6 +103,7 @@ impl SourceDocument {
                 .iter()
                 .map(|&start| start - removed_before(start))
                 .collect(),
+            collection_id: self.collection_id,
         })
     }
 }
@@ -248,12 +259,15 @@ impl Ingestor {
             return Err(IngestError::Empty);
         }
         let digest = content_sha256(&document.content);
-        let existing = {
+        let (collection_id, existing) = {
             let mut conn = self.pool.get().await?;
-            match documents::find_by_sha256(&mut conn, &digest).await? {
-                Some(id) => Some((id, chunks::dimensions_of(&mut conn, id).await?)),
-                None => None,
-            }
+            let collection_id = collections::resolve(&mut conn, document.collection_id).await?;
+            let existing =
+                match documents::find_by_sha256(&mut conn, &digest, collection_id).await? {
+                    Some(id) => Some((id, chunks::dimensions_of(&mut conn, id).await?)),
+                    None => None,
+                };
+            (collection_id, existing)
         };
         if let Some((id, stored)) = existing {
             let current = self.model_dimension(progress).await?;
@@ -281,7 +295,7 @@ impl Ingestor {
         let stored = conn
             .transaction::<_, DbError, _>(async |conn| {
                 let replaced = match &document.source {
-                    Some(source) => documents::ids_from_source(conn, source).await?,
+                    Some(source) => documents::ids_from_source(conn, source, collection_id).await?,
                     None => Vec::new(),
                 };
                 for old in &replaced {
@@ -293,7 +307,8 @@ impl Ingestor {
                     &document.content,
                     &document.content_type,
                 )
-                .with_pages(&document.page_starts);
+                .with_pages(&document.page_starts)
+                .in_collection(collection_id);
                 let id = documents::insert_document(conn, &new).await?;
                 chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await?;
                 Ok((id, replaced))
@@ -309,7 +324,7 @@ impl Ingestor {
             }),
             // Stored by someone else meanwhile.
             Err(error) if is_unique_violation(&error) => {
-                match documents::find_by_sha256(&mut conn, &digest).await? {
+                match documents::find_by_sha256(&mut conn, &digest, collection_id).await? {
                     Some(id) => Ok(IngestOutcome::Unchanged { id, chunks }),
                     None => Err(error.into()),
                 }

@@ -2,9 +2,10 @@
 //! in step with them (vectors, texts and a full-text index: retrieval never waits on
 //! the database), and the operations on both.
 //!
-//! [`KnowledgeService`] is what the rest of bor uses: the turns through the
-//! `KnowledgeBase` trait (hybrid retrieval, reading and listing documents), the HTTP
-//! API and `bor import` to add and delete documents.
+//! [`KnowledgeService`] is what the rest of bor uses: the HTTP API and `bor import` to
+//! add and delete documents; the turns through [`ScopedKnowledge`], the `KnowledgeBase`
+//! (hybrid retrieval, reading and listing documents) of the collections its asker may
+//! read.
 
 pub mod chunking;
 pub mod full_text;
@@ -40,6 +41,7 @@ pub use retrieval::{RANKED_PER_SIGNAL, RankedChunk, Rankings};
 use crate::db::documents::{self, DocumentSummary};
 use crate::db::schema::documents as documents_table;
 use crate::db::{DbError, DbPool};
+use index::CollectionFilter;
 
 /// The knowledge base of a running service; cheap to clone.
 #[derive(Clone)]
@@ -115,22 +117,42 @@ impl KnowledgeService {
         Ok(deleted)
     }
 
-    pub async fn documents(&self) -> Result<Vec<DocumentSummary>, DbError> {
+    /// The documents of the collections of `scope` (`None`: of all), oldest first.
+    pub async fn documents(
+        &self,
+        scope: Option<&CollectionFilter>,
+    ) -> Result<Vec<DocumentSummary>, DbError> {
         let mut conn = self.pool.get().await?;
-        documents::list_documents(&mut conn).await
+        documents::list_documents(&mut conn, scope.map(CollectionFilter::ids)).await
     }
 
-    /// A document with its chunks in order; `None` when it is not stored.
+    /// A document with its chunks in order; `None` when it is not stored or not in a
+    /// collection that `can_read` says yes to.
     pub async fn document(
         &self,
         id: i64,
+        can_read: impl Fn(i64) -> bool,
     ) -> Result<Option<(documents::Document, Vec<crate::db::chunks::Chunk>)>, DbError> {
         let mut conn = self.pool.get().await?;
         let Some(document) = documents::find_document(&mut conn, id).await? else {
             return Ok(None);
         };
+        if !can_read(document.collection_id) {
+            return Ok(None);
+        }
         let chunks = crate::db::chunks::chunks_of(&mut conn, id).await?;
         Ok(Some((document, chunks)))
+    }
+
+    /// The collection of the document `id`; `None` when it is not stored.
+    pub async fn collection_of(&self, id: i64) -> Result<Option<i64>, DbError> {
+        let mut conn = self.pool.get().await?;
+        Ok(documents_table::table
+            .find(id)
+            .select(documents_table::collection_id)
+            .first(&mut conn)
+            .await
+            .optional()?)
     }
 
     /// Reloads the whole index from the database (rows written by other means).
@@ -138,21 +160,48 @@ impl KnowledgeService {
         self.index.reload(self.model_dimension.get()).await
     }
 
-    /// The retrieval a turn does for `query`, its fused top `top_k` as hits, with each
-    /// signal's ranking of its best `per_signal` chunks (`POST /api/search`, `bor eval`).
+    /// The retrieval a turn does for `query` among the collections of `scope`, its
+    /// fused top `top_k` as hits, with each signal's ranking of its best `per_signal`
+    /// chunks (`POST /api/search`, `bor eval`).
     pub async fn search(
         &self,
         query: String,
         embedding: Vec<f32>,
         per_signal: usize,
         top_k: usize,
+        scope: Option<CollectionFilter>,
     ) -> Result<(Rankings, Retrieval), DbError> {
         self.model_dimension.observe(embedding.len());
         self.index.ensure_dimension(embedding.len()).await?;
         Ok(self
             .index
-            .rank(query, embedding, per_signal, top_k, None)
+            .rank(query, embedding, per_signal, top_k, scope)
             .await)
+    }
+
+    /// The knowledge base as a turn sees it: the collections of `scope` only (`None`:
+    /// all).
+    pub fn scoped(&self, scope: Option<CollectionFilter>) -> ScopedKnowledge {
+        ScopedKnowledge {
+            service: self.clone(),
+            scope: scope.map(Arc::new),
+        }
+    }
+}
+
+/// The knowledge base of one turn: retrieval, the document tools and the list see the
+/// documents of its collections only; another document is unknown, as an absent one.
+#[derive(Clone)]
+pub struct ScopedKnowledge {
+    service: KnowledgeService,
+    scope: Option<Arc<CollectionFilter>>,
+}
+
+impl ScopedKnowledge {
+    fn sees(&self, collection_id: i64) -> bool {
+        self.scope
+            .as_ref()
+            .is_none_or(|scope| scope.contains(collection_id))
     }
 
     async fn retrieve_now(
@@ -161,9 +210,11 @@ impl KnowledgeService {
         embedding: Vec<f32>,
         top_k: usize,
     ) -> Result<Retrieval, DbError> {
-        self.model_dimension.observe(embedding.len());
-        self.index.ensure_dimension(embedding.len()).await?;
-        Ok(self.index.retrieve(query, embedding, top_k, None).await)
+        let service = &self.service;
+        service.model_dimension.observe(embedding.len());
+        service.index.ensure_dimension(embedding.len()).await?;
+        let scope = self.scope.as_deref().cloned();
+        Ok(service.index.retrieve(query, embedding, top_k, scope).await)
     }
 }
 
@@ -176,7 +227,7 @@ fn knowledge_error(error: DbError) -> KnowledgeError {
     }
 }
 
-impl KnowledgeBase for KnowledgeService {
+impl KnowledgeBase for ScopedKnowledge {
     fn retrieve(
         &self,
         query: String,
@@ -195,21 +246,23 @@ impl KnowledgeBase for KnowledgeService {
         &self,
         document_id: i64,
     ) -> BoxFuture<'static, Result<Option<DocumentText>, KnowledgeError>> {
-        let pool = self.pool.clone();
+        let this = self.clone();
         Box::pin(async move {
-            let mut conn = pool.get().await.map_err(knowledge_error)?;
-            let found: Option<(i64, String, String)> = documents_table::table
+            let mut conn = this.service.pool.get().await.map_err(knowledge_error)?;
+            let found: Option<(i64, String, String, i64)> = documents_table::table
                 .find(document_id)
                 .select((
                     documents_table::id,
                     documents_table::title,
                     documents_table::content,
+                    documents_table::collection_id,
                 ))
                 .first(&mut conn)
                 .await
                 .optional()
                 .map_err(|err| knowledge_error(err.into()))?;
-            Ok(found.map(|(document_id, title, content)| {
+            let found = found.filter(|(.., collection_id)| this.sees(*collection_id));
+            Ok(found.map(|(document_id, title, content, _)| {
                 let text = prefix_chars(&content, READ_DOCUMENT_MAX_CHARS).to_owned();
                 let truncated = text.len() < content.len();
                 DocumentText {
@@ -225,7 +278,11 @@ impl KnowledgeBase for KnowledgeService {
     fn list_documents(&self) -> BoxFuture<'static, Result<Vec<DocumentRef>, KnowledgeError>> {
         let this = self.clone();
         Box::pin(async move {
-            let documents = this.documents().await.map_err(knowledge_error)?;
+            let documents = this
+                .service
+                .documents(this.scope.as_deref())
+                .await
+                .map_err(knowledge_error)?;
             Ok(documents
                 .into_iter()
                 .map(|document| DocumentRef {

@@ -533,3 +533,61 @@ async fn bor_import_sync_says_what_it_removed() {
     );
     assert_eq!(stored(&db).await.len(), 1);
 }
+
+#[actix_web::test]
+async fn bor_import_collection_stores_into_it_and_syncs_only_its_own_documents() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let dir = notes();
+    let import = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bor"))
+            .arg("import")
+            .args(args)
+            .arg(&dir.0)
+            .env("BOR_DATABASE_URL", db.url())
+            .env("BOR_LLM_BASE_URL", mock.base_url())
+            .env("BOR_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let collection_of = async |name: &str| -> Vec<(String, String)> {
+        let mut conn = db.connect().await;
+        bor::db::documents::list_documents(&mut conn, None)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|document| document.collection == name)
+            .map(|document| (document.title, document.collection))
+            .collect()
+    };
+    assert!(import(&[]).status.success());
+    let output = import(&["--collection", "hr"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("imported 2, unchanged 0"),
+        "the same files are new to another collection: {stdout}"
+    );
+    assert_eq!(collection_of("hr").await.len(), 2, "made when absent");
+    assert_eq!(collection_of("default").await.len(), 2);
+
+    // A sync of hr removes hr's document of a file gone, and leaves default's.
+    std::fs::remove_file(dir.0.join("cats.md")).unwrap();
+    let output = import(&["--sync", "--collection", "hr"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("removed 1"), "{stdout}");
+    assert_eq!(collection_of("hr").await.len(), 1);
+    assert_eq!(collection_of("default").await.len(), 2);
+
+    let refused = import(&["--collection", "Not Valid"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("a collection name is 1 to 64 characters"),
+        "{stderr}"
+    );
+}

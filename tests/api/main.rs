@@ -7,9 +7,11 @@
     reason = "a test stops at the first unexpected value"
 )]
 
+mod access_matrix;
 mod accounts;
 mod admin_health;
 mod chat_turns;
+mod collections;
 mod conversations;
 mod documents;
 mod fixtures;

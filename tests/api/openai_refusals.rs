@@ -27,7 +27,7 @@ fn assert_openai_error(error: &Value, code: &str) {
 }
 
 #[actix_web::test]
-async fn the_model_list_names_bor() {
+async fn the_model_list_names_bor_and_a_model_per_collection() {
     let app = TestApp::spawn().await;
     let started = app.state.lifecycle.started_at().timestamp();
     let list = app.get("/v1/models", None).await;
@@ -35,7 +35,8 @@ async fn the_model_list_names_bor() {
     assert_eq!(
         list.json(),
         json!({"object": "list", "data": [
-            {"id": "bor", "object": "model", "created": started, "owned_by": "bor"}]})
+            {"id": "bor", "object": "model", "created": started, "owned_by": "bor"},
+            {"id": "bor/default", "object": "model", "created": started, "owned_by": "bor"}]})
     );
     let model = app.get("/v1/models/bor", None).await;
     assert_eq!(model.json(), list.json()["data"][0]);

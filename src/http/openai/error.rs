@@ -131,8 +131,8 @@ mod tests {
         use crate::http::error::tests::{documented_codes, one_of_each, turn_error_codes};
         use std::collections::BTreeSet;
 
-        // Refusals of bor's own routes only: conversations, exports, sign-in, keys and
-        // the admin API.
+        // Refusals of bor's own routes only: conversations, exports, sign-in, keys,
+        // collections and the admin API.
         let not_on_v1 = [
             "invalid_conversation",
             "invalid_title",
@@ -146,6 +146,10 @@ mod tests {
             "forbidden",
             "username_taken",
             "last_admin",
+            "invalid_collection",
+            "name_taken",
+            "built_in",
+            "unknown_name",
         ];
         let mut sent: BTreeSet<(String, String)> = one_of_each()
             .into_iter()

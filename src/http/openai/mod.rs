@@ -10,55 +10,68 @@ mod request;
 mod stream;
 mod wire;
 
-use actix_web::{Either, HttpMessage, HttpRequest, HttpResponse, Responder, get, post, web};
+use actix_web::{Either, HttpRequest, HttpResponse, Responder, get, post, web};
 use chrono::Utc;
 
 use super::body::read_json_body;
 use super::chat::MAX_BODY_BYTES;
-use super::error::ApiError;
 use super::turn::{event_stream, refuse_when_stopping, start_turn};
 use crate::auth::Caller;
 use crate::state::AppState;
 pub use error::OpenAiError;
 use request::{ChatCompletionRequestBody, parse_completion_request};
 pub use wire::OpenAiErrorBody;
-use wire::{ChatCompletion, ChatCompletionChunk, CompletionHead, MODEL_ID, Model, ModelList};
+use wire::{
+    COLLECTION_MODEL_PREFIX, ChatCompletion, ChatCompletionChunk, CompletionHead, MODEL_ID, Model,
+    ModelList,
+};
 
-/// The models bor serves: one, `bor`.
+/// The models bor serves this caller: `bor` (every collection they can read) and
+/// `bor/<name>` for each of them.
 #[utoipa::path(
     tag = "openai",
-    responses((status = 200, description = "the one model, `bor`", body = ModelList))
+    responses((status = 200, description = "`bor`, then `bor/<collection>` for each readable collection", body = ModelList))
 )]
 #[get("/v1/models")]
-pub async fn models(state: web::Data<AppState>) -> HttpResponse {
+pub async fn models(caller: Caller, state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(ModelList {
         object: "list",
-        data: vec![bor_model(&state)],
+        data: served_models(&caller, &state),
     })
 }
 
 /// One model by its id.
 #[utoipa::path(
     tag = "openai",
-    params(("model" = String, Path, description = "`bor`")),
+    params(("model" = String, Path, description = "`bor` or `bor/<collection>`")),
     responses(
         (status = 200, description = "the model", body = Model),
-        (status = 404, description = "`not_found`: bor serves no other model", body = OpenAiErrorBody),
+        (status = 404, description = "`not_found`: not a model bor serves this caller", body = OpenAiErrorBody),
     )
 )]
-#[get("/v1/models/{model}")]
+#[get("/v1/models/{model:.+}")]
 pub async fn model(
+    caller: Caller,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, OpenAiError> {
-    if id.as_str() != MODEL_ID {
-        return Err(ApiError::NotFound(format!("bor serves one model, `{MODEL_ID}`")).into());
-    }
-    Ok(HttpResponse::Ok().json(bor_model(&state)))
+    served_models(&caller, &state)
+        .into_iter()
+        .find(|model| model.id == id.as_str())
+        .map(|model| HttpResponse::Ok().json(model))
+        .ok_or_else(|| request::unknown_model(&id).into())
 }
 
-fn bor_model(state: &AppState) -> Model {
-    Model::bor(state.lifecycle.started_at().timestamp())
+fn served_models(caller: &Caller, state: &AppState) -> Vec<Model> {
+    let created = state.lifecycle.started_at().timestamp();
+    let scoped = caller
+        .readable
+        .collections()
+        .into_iter()
+        .map(|(_, name, _)| Model::bor(format!("{COLLECTION_MODEL_PREFIX}{name}"), created));
+    std::iter::once(Model::bor(MODEL_ID.to_owned(), created))
+        .chain(scoped)
+        .collect()
 }
 
 /// One chat turn as an OpenAI chat completion.
@@ -79,7 +92,7 @@ fn bor_model(state: &AppState) -> Model {
             (ChatCompletionChunk = "text/event-stream"),
         )),
         (status = 400, description = "`invalid_json`, `invalid_history`, `empty_message` or `message_too_long`", body = OpenAiErrorBody),
-        (status = 404, description = "`not_found`: a model other than `bor`", body = OpenAiErrorBody),
+        (status = 404, description = "`not_found`: a model other than `bor` and the caller's `bor/<collection>`", body = OpenAiErrorBody),
         (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = OpenAiErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = OpenAiErrorBody),
         (status = 500, description = "`internal` (`stream: false`)", body = OpenAiErrorBody),
@@ -89,6 +102,7 @@ fn bor_model(state: &AppState) -> Model {
 )]
 #[post("/v1/chat/completions")]
 pub async fn chat_completions(
+    caller: Caller,
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
@@ -102,12 +116,12 @@ pub async fn chat_completions(
     )
     .await?;
     let mut completion_request = parse_completion_request(body, state.config.max_message_chars)?;
-    // The enforcement middleware let the request through: it has a caller.
-    completion_request.input.user_id = request
-        .extensions()
-        .get::<Caller>()
-        .and_then(Caller::user_row);
-    let turn = start_turn(&state, completion_request.input)?;
+    let named = completion_request.collection.take().map(|name| vec![name]);
+    let scope = caller.readable.scope(named.as_deref()).map_err(|unknown| {
+        request::unknown_model(&format!("{COLLECTION_MODEL_PREFIX}{}", unknown.0))
+    })?;
+    completion_request.input.user_id = caller.user_row();
+    let turn = start_turn(&state, completion_request.input, scope)?;
     let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());
     if completion_request.stream {
         let events = stream::completion_stream(head, turn);

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::wire::MODEL_ID;
+use super::wire::{COLLECTION_MODEL_PREFIX, MODEL_ID};
 use crate::conversations::HISTORY_LIMIT;
 use crate::http::body::RequestBody;
 use crate::http::error::ApiError;
@@ -84,6 +84,8 @@ pub struct ContentPart {
 pub struct CompletionRequest {
     pub stream: bool,
     pub input: TurnSpec,
+    /// The collection a `bor/<name>` model names; `None` for `bor`.
+    pub collection: Option<String>,
 }
 
 /// Checks what the body's type cannot: the model is bor's, the last message is the
@@ -93,7 +95,7 @@ pub fn parse_completion_request(
     body: ChatCompletionRequestBody,
     max_message_chars: usize,
 ) -> Result<CompletionRequest, ApiError> {
-    check_model(body.model.as_deref())?;
+    let collection = check_model(body.model.as_deref())?;
     let Some(messages) = body.messages else {
         return Err(ApiError::InvalidJson("`messages` is missing".to_owned()));
     };
@@ -112,20 +114,31 @@ pub fn parse_completion_request(
             question,
             history,
         },
+        collection,
     })
 }
 
-fn check_model(model: Option<&str>) -> Result<(), ApiError> {
+/// The collection the model names: `bor` names none, `bor/<name>` the collection
+/// `name` (whether the caller can read it is decided by the handler).
+fn check_model(model: Option<&str>) -> Result<Option<String>, ApiError> {
     match model {
-        Some(MODEL_ID) => Ok(()),
-        Some(model) => Err(ApiError::NotFound(format!(
-            "the model `{}` does not exist; bor serves one model, `{MODEL_ID}`",
-            prefix_chars(model, 100)
-        ))),
+        Some(MODEL_ID) => Ok(None),
+        Some(model) if model.starts_with(COLLECTION_MODEL_PREFIX) => {
+            Ok(Some(model[COLLECTION_MODEL_PREFIX.len()..].to_owned()))
+        }
+        Some(model) => Err(unknown_model(model)),
         None => Err(ApiError::InvalidJson(format!(
             "`model` is missing; bor serves one model, `{MODEL_ID}`"
         ))),
     }
+}
+
+/// The refusal of a model bor does not serve to this caller.
+pub fn unknown_model(model: &str) -> ApiError {
+    ApiError::NotFound(format!(
+        "the model `{}` does not exist; bor serves `{MODEL_ID}` and `{COLLECTION_MODEL_PREFIX}<collection>` for each collection you can read (GET /v1/models)",
+        prefix_chars(model, 100)
+    ))
 }
 
 /// The trimmed text of the last message, which must be the user's.

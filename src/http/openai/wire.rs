@@ -9,6 +9,8 @@ use uuid::Uuid;
 
 /// The one model bor serves.
 pub const MODEL_ID: &str = "bor";
+/// What starts the id of a model scoped to one collection: `bor/<name>`.
+pub const COLLECTION_MODEL_PREFIX: &str = "bor/";
 
 /// `GET /v1/models`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -20,8 +22,9 @@ pub struct ModelList {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Model {
-    #[schema(value_type = String, example = "bor")]
-    pub id: &'static str,
+    /// `bor` (every readable collection) or `bor/<collection>`.
+    #[schema(example = "bor")]
+    pub id: String,
     #[schema(value_type = String, example = "model")]
     pub object: &'static str,
     /// When this bor started (Unix seconds).
@@ -31,9 +34,10 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn bor(created: i64) -> Model {
+    /// The model `id` (`bor` or `bor/<collection>`).
+    pub fn bor(id: String, created: i64) -> Model {
         Model {
-            id: MODEL_ID,
+            id,
             object: "model",
             created,
             owned_by: MODEL_ID,

@@ -1,0 +1,588 @@
+//! Nothing unreadable leaks, by any path (docs/PROTOCOL.md, "Collections"): every read
+//! path, walked for a member without a grant on `hr`, a member who reads it through a
+//! group, a member who writes it, and an admin. Where the caller cannot read, the answer
+//! is compared with the answer about something that does not exist: the same status and
+//! the same body, only the name or the id differing.
+
+use awc::http::Method;
+use bor::db::users::Role;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const HR_TEXT: &str = "The salary band review happens every March for the whole staff.";
+const HANDBOOK_TEXT: &str = "Descale the office kettle once a month with citric acid.";
+
+/// One person of the matrix: how they sign in, and whether they may read `hr`.
+struct Person {
+    name: &'static str,
+    who: Credential,
+    reads_hr: bool,
+    writes_hr: bool,
+}
+
+async fn call(
+    app: &TestApp,
+    who: &Credential,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Reply {
+    app.call(method, path, who, body).await
+}
+
+/// (status, body) with `secret` replaced by `absent`, to compare a refusal of something
+/// unreadable with the refusal of something that does not exist.
+fn as_if(reply: &Reply, secret: &str, absent: &str) -> (u16, String) {
+    (reply.status, reply.text().replace(secret, absent))
+}
+
+fn plain(reply: &Reply) -> (u16, String) {
+    (reply.status, reply.text())
+}
+
+/// The ids of the documents listed, cited or found in `value` under `key`.
+fn document_ids(items: &Value, key: &str) -> Vec<i64> {
+    items
+        .as_array()
+        .map(|items| items.iter().filter_map(|item| item[key].as_i64()).collect())
+        .unwrap_or_default()
+}
+
+/// A chat turn as `who`; the `done` frame's data and the last chat request the mock got.
+async fn ask(app: &TestApp, who: &Credential, body: Value) -> (Value, Value) {
+    let reply = call(app, who, Method::POST, "/api/chat", Some(body)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let text = reply.text();
+    let done = done_frame(&text).unwrap_or_else(|| panic!("a done frame in {text}"));
+    let request = app
+        .mock
+        .chat_requests()
+        .last()
+        .cloned()
+        .expect("the mock was asked");
+    (done, request)
+}
+
+/// The data of the stream's `done` frame.
+fn done_frame(stream: &str) -> Option<Value> {
+    let mut lines = stream.lines();
+    while let Some(line) = lines.next() {
+        if line == "event: done" {
+            let data = lines.next()?.strip_prefix("data: ")?;
+            return serde_json::from_str(data).ok();
+        }
+    }
+    None
+}
+
+/// The content of the tool message the model got back.
+fn tool_result(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "tool"))
+        .and_then(|message| message["content"].as_str())
+        .unwrap_or_else(|| panic!("a tool result in {request}"))
+        .to_owned()
+}
+
+#[actix_web::test]
+async fn every_read_path_shows_each_role_what_it_may_read_and_nothing_else() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("admin", Role::Admin).await;
+    for member in ["outsider", "reader", "writer"] {
+        app.add_user(member, Role::Member).await;
+    }
+    let admin = Credential::Cookie(app.sign_in("admin").await);
+    let made = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/collections",
+        Some(json!({"name": "hr"})),
+    )
+    .await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    let staff = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/groups",
+        Some(json!({"name": "staff"})),
+    )
+    .await;
+    assert_eq!(staff.status, 201, "{}", staff.text());
+    let members = call(
+        &app,
+        &admin,
+        Method::PUT,
+        "/api/admin/groups/staff/members",
+        Some(json!(["reader"])),
+    )
+    .await;
+    assert_eq!(members.status, 200, "{}", members.text());
+    let grants =
+        json!([{"group": "staff", "access": "read"}, {"user": "writer", "access": "write"}]);
+    let granted = call(
+        &app,
+        &admin,
+        Method::PUT,
+        "/api/admin/collections/hr/grants",
+        Some(grants),
+    )
+    .await;
+    assert_eq!(granted.status, 200, "{}", granted.text());
+
+    let stored = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/documents",
+        Some(json!({"title": "Salary bands", "content": HR_TEXT, "collection": "hr"})),
+    )
+    .await;
+    assert_eq!(stored.status, 201, "{}", stored.text());
+    let hr_doc = stored.json()["id"].as_i64().expect("an id");
+    let stored = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/documents",
+        Some(json!({"title": "Kettle handbook", "content": HANDBOOK_TEXT})),
+    )
+    .await;
+    assert_eq!(stored.status, 201, "{}", stored.text());
+    let handbook_doc = stored.json()["id"].as_i64().expect("an id");
+    let absent_doc = hr_doc + handbook_doc + 1000;
+
+    let people = [
+        Person {
+            name: "outsider",
+            who: Credential::Cookie(app.sign_in("outsider").await),
+            reads_hr: false,
+            writes_hr: false,
+        },
+        Person {
+            name: "reader",
+            who: Credential::Cookie(app.sign_in("reader").await),
+            reads_hr: true,
+            writes_hr: false,
+        },
+        Person {
+            name: "writer",
+            who: Credential::Cookie(app.sign_in("writer").await),
+            reads_hr: true,
+            writes_hr: true,
+        },
+        Person {
+            name: "admin",
+            who: admin.clone(),
+            reads_hr: true,
+            writes_hr: true,
+        },
+    ];
+    let (hr_id, absent_id) = (hr_doc.to_string(), absent_doc.to_string());
+
+    for person in &people {
+        let (who, name, reads) = (&person.who, person.name, person.reads_hr);
+
+        // GET /api/collections: hr, with the person's access.
+        let listed = call(&app, who, Method::GET, "/api/collections", None)
+            .await
+            .json();
+        let hr = listed["collections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "hr")
+            .cloned();
+        assert_eq!(hr.is_some(), reads, "{name}: /api/collections {listed}");
+        if let Some(hr) = hr {
+            let access = if person.writes_hr { "write" } else { "read" };
+            assert_eq!(hr["access"], access, "{name}");
+        }
+
+        // GET /api/documents, whole and by collection.
+        let listed = call(&app, who, Method::GET, "/api/documents", None)
+            .await
+            .json();
+        let ids = document_ids(&listed, "id");
+        assert_eq!(
+            ids.contains(&hr_doc),
+            reads,
+            "{name}: /api/documents {listed}"
+        );
+        assert!(ids.contains(&handbook_doc), "{name}: default is everyone's");
+        let by_hr = call(&app, who, Method::GET, "/api/documents?collection=hr", None).await;
+        let by_absent = call(
+            &app,
+            who,
+            Method::GET,
+            "/api/documents?collection=nosuch",
+            None,
+        )
+        .await;
+        if reads {
+            assert_eq!(document_ids(&by_hr.json(), "id"), [hr_doc], "{name}");
+        } else {
+            assert_eq!(
+                as_if(&by_hr, "hr", "nosuch"),
+                plain(&by_absent),
+                "{name}: ?collection=hr"
+            );
+        }
+
+        // GET /api/documents/{id}: the passages.
+        let passages = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/documents/{hr_id}"),
+            None,
+        )
+        .await;
+        let absent = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/documents/{absent_id}"),
+            None,
+        )
+        .await;
+        if reads {
+            assert_eq!(passages.status, 200, "{name}");
+            assert_eq!(passages.json()["chunks"][0]["text"], HR_TEXT);
+        } else {
+            assert_eq!(
+                as_if(&passages, &hr_id, &absent_id),
+                plain(&absent),
+                "{name}: passages"
+            );
+        }
+
+        // POST /api/search, over everything readable and naming hr.
+        let searched = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/search",
+            Some(json!({"query": HR_TEXT})),
+        )
+        .await;
+        assert_eq!(searched.status, 200, "{name}: {}", searched.text());
+        let found = document_ids(&searched.json()["results"], "document_id");
+        assert_eq!(found.contains(&hr_doc), reads, "{name}: search {found:?}");
+        let named = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/search",
+            Some(json!({"query": HR_TEXT, "collections": ["hr"]})),
+        )
+        .await;
+        let named_absent = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/search",
+            Some(json!({"query": HR_TEXT, "collections": ["nosuch"]})),
+        )
+        .await;
+        if reads {
+            assert_eq!(
+                document_ids(&named.json()["results"], "document_id"),
+                [hr_doc],
+                "{name}"
+            );
+        } else {
+            assert_eq!(
+                as_if(&named, "hr", "nosuch"),
+                plain(&named_absent),
+                "{name}: search in hr"
+            );
+        }
+
+        // POST /api/chat: the turn's retrieval and its sources.
+        let (done, request) = ask(&app, who, json!({"message": HR_TEXT})).await;
+        let cited = document_ids(&done["sources"], "document_id");
+        assert_eq!(cited.contains(&hr_doc), reads, "{name}: sources {cited:?}");
+        let prompt = request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(
+            prompt.contains("salary band"),
+            reads,
+            "{name}: the model's context"
+        );
+        let chat_hr = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/chat",
+            Some(json!({"message": "q", "collections": ["hr"]})),
+        )
+        .await;
+        let chat_absent = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/chat",
+            Some(json!({"message": "q", "collections": ["nosuch"]})),
+        )
+        .await;
+        if !reads {
+            assert_eq!(
+                as_if(&chat_hr, "hr", "nosuch"),
+                plain(&chat_absent),
+                "{name}: chat in hr"
+            );
+        } else {
+            assert_eq!(chat_hr.status, 200, "{name}");
+        }
+
+        // The three document tools, in turns grounded on the handbook everyone reads.
+        let read_tool = |id: &str| {
+            directed(
+                HANDBOOK_TEXT,
+                json!({"tool_calls": [{"name": "read_document", "arguments": {"document_id": id.parse::<i64>().unwrap()}}], "reply": "Done."}),
+            )
+        };
+        let (_, request) = ask(&app, who, json!({"message": read_tool(&hr_id)})).await;
+        let read_hr = tool_result(&request);
+        let (_, request) = ask(&app, who, json!({"message": read_tool(&absent_id)})).await;
+        let read_absent = tool_result(&request);
+        if reads {
+            assert!(read_hr.contains("salary band"), "{name}: {read_hr}");
+        } else {
+            assert_eq!(
+                read_hr.replace(&hr_id, &absent_id),
+                read_absent,
+                "{name}: read_document"
+            );
+        }
+        let list_tool = directed(
+            HANDBOOK_TEXT,
+            json!({"tool_calls": [{"name": "list_documents", "arguments": {}}], "reply": "Done."}),
+        );
+        let (_, request) = ask(&app, who, json!({"message": list_tool})).await;
+        let listed = tool_result(&request);
+        assert_eq!(
+            listed.contains("Salary bands"),
+            reads,
+            "{name}: list_documents {listed}"
+        );
+        assert!(listed.contains("Kettle handbook"), "{name}: {listed}");
+        let search_tool = directed(
+            HANDBOOK_TEXT,
+            json!({"tool_calls": [{"name": "search_documents", "arguments": {"query": HR_TEXT}}], "reply": "Done."}),
+        );
+        let (_, request) = ask(&app, who, json!({"message": search_tool})).await;
+        let searched = tool_result(&request);
+        assert_eq!(
+            searched.contains("salary band"),
+            reads,
+            "{name}: search_documents {searched}"
+        );
+
+        // /v1: the models listed, one model, and a completion scoped to hr.
+        let models = call(&app, who, Method::GET, "/v1/models", None)
+            .await
+            .json();
+        let model_ids: Vec<&str> = models["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["id"].as_str())
+            .collect();
+        assert_eq!(
+            model_ids.contains(&"bor/hr"),
+            reads,
+            "{name}: {model_ids:?}"
+        );
+        let model = call(&app, who, Method::GET, "/v1/models/bor/hr", None).await;
+        let model_absent = call(&app, who, Method::GET, "/v1/models/bor/nosuch", None).await;
+        let completion = |model: &str| json!({"model": model, "messages": [{"role": "user", "content": HR_TEXT}]});
+        let completed = call(
+            &app,
+            who,
+            Method::POST,
+            "/v1/chat/completions",
+            Some(completion("bor/hr")),
+        )
+        .await;
+        let completed_absent = call(
+            &app,
+            who,
+            Method::POST,
+            "/v1/chat/completions",
+            Some(completion("bor/nosuch")),
+        )
+        .await;
+        if reads {
+            assert_eq!(model.json()["id"], "bor/hr", "{name}");
+            assert_eq!(completed.status, 200, "{name}: {}", completed.text());
+            assert_eq!(
+                document_ids(&completed.json()["bor"]["sources"], "document_id"),
+                [hr_doc],
+                "{name}"
+            );
+        } else {
+            assert_eq!(
+                as_if(&model, "hr", "nosuch"),
+                plain(&model_absent),
+                "{name}: /v1/models/bor/hr"
+            );
+            assert_eq!(
+                as_if(&completed, "hr", "nosuch"),
+                plain(&completed_absent),
+                "{name}: bor/hr"
+            );
+        }
+        let completed = call(
+            &app,
+            who,
+            Method::POST,
+            "/v1/chat/completions",
+            Some(completion("bor")),
+        )
+        .await;
+        let cited = document_ids(&completed.json()["bor"]["sources"], "document_id");
+        assert_eq!(cited.contains(&hr_doc), reads, "{name}: /v1 bor {cited:?}");
+    }
+}
+
+#[actix_web::test]
+async fn adding_and_deleting_needs_write_and_an_unreadable_collection_is_absent() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("admin", Role::Admin).await;
+    for member in ["outsider", "reader", "writer"] {
+        app.add_user(member, Role::Member).await;
+    }
+    let admin = Credential::Cookie(app.sign_in("admin").await);
+    call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/collections",
+        Some(json!({"name": "hr"})),
+    )
+    .await;
+    let grants =
+        json!([{"user": "reader", "access": "read"}, {"user": "writer", "access": "write"}]);
+    let granted = call(
+        &app,
+        &admin,
+        Method::PUT,
+        "/api/admin/collections/hr/grants",
+        Some(grants),
+    )
+    .await;
+    assert_eq!(granted.status, 200, "{}", granted.text());
+    let people = [
+        (
+            "outsider",
+            Credential::Cookie(app.sign_in("outsider").await),
+        ),
+        ("reader", Credential::Cookie(app.sign_in("reader").await)),
+        ("writer", Credential::Cookie(app.sign_in("writer").await)),
+        ("admin", admin.clone()),
+    ];
+    for (at, (name, who)) in people.iter().enumerate() {
+        let body = |collection: &str| json!({"title": format!("Note {at}"), "content": format!("note {at} of {name}"), "collection": collection});
+        let added = call(&app, who, Method::POST, "/api/documents", Some(body("hr"))).await;
+        let added_absent = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/documents",
+            Some(body("nosuch")),
+        )
+        .await;
+        assert_eq!(added_absent.status, 404, "{name}");
+        match *name {
+            "outsider" => assert_eq!(
+                as_if(&added, "hr", "nosuch"),
+                plain(&added_absent),
+                "{name}"
+            ),
+            "reader" => {
+                assert_eq!(added.status, 403, "{name}: {}", added.text());
+                assert_eq!(added.json()["error"]["code"], "forbidden");
+            }
+            _ => assert_eq!(added.status, 201, "{name}: {}", added.text()),
+        }
+        // Everyone may read `default`, but only admins write it.
+        let to_default = call(
+            &app,
+            who,
+            Method::POST,
+            "/api/documents",
+            Some(json!({"title": "d", "content": format!("default {at}")})),
+        )
+        .await;
+        assert_eq!(
+            to_default.status,
+            if *name == "admin" { 201 } else { 403 },
+            "{name}: {}",
+            to_default.text()
+        );
+    }
+
+    // A document in hr, deleted by each in turn: refused but for the writer and admin.
+    let stored = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/documents",
+        Some(json!({"title": "Secret", "content": "hr only", "collection": "hr"})),
+    )
+    .await;
+    let secret = stored.json()["id"].as_i64().expect("an id").to_string();
+    let absent = "987654321";
+    for (name, who) in &people[..2] {
+        let deleted = call(
+            &app,
+            who,
+            Method::DELETE,
+            &format!("/api/documents/{secret}"),
+            None,
+        )
+        .await;
+        if *name == "outsider" {
+            let deleted_absent = call(
+                &app,
+                who,
+                Method::DELETE,
+                &format!("/api/documents/{absent}"),
+                None,
+            )
+            .await;
+            assert_eq!(
+                as_if(&deleted, &secret, absent),
+                plain(&deleted_absent),
+                "{name}"
+            );
+        } else {
+            assert_eq!(deleted.status, 403, "{name}: {}", deleted.text());
+        }
+    }
+    let deleted = call(
+        &app,
+        &people[2].1,
+        Method::DELETE,
+        &format!("/api/documents/{secret}"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "the writer: {}", deleted.text());
+    // The member's own admin route stays closed.
+    let admin_route = call(
+        &app,
+        &people[2].1,
+        Method::POST,
+        "/api/admin/documents",
+        Some(json!({"title": "t", "content": "c", "collection": "hr"})),
+    )
+    .await;
+    assert_eq!(admin_route.status, 403);
+}
