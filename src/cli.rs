@@ -76,6 +76,10 @@ enum Command {
         /// The judgements to use instead of qrels/test.tsv or qrels/train.tsv.
         #[arg(long, value_name = "FILE")]
         qrels: Option<std::path::PathBuf>,
+        /// Import the corpus into this collection (made when absent) and rank among its
+        /// documents only.
+        #[arg(long, value_name = "NAME")]
+        collection: Option<String>,
         /// Print the figures as one JSON object.
         #[arg(long)]
         json: bool,
@@ -123,9 +127,12 @@ pub async fn run(cli: Cli) -> ExitCode {
             folders,
             collection,
         } => crate::watch::run(&config, &folders, collection.as_deref()).await,
-        Command::Eval { dir, qrels, json } => {
-            crate::eval::run(&config, &dir, qrels.as_deref(), json).await
-        }
+        Command::Eval {
+            dir,
+            qrels,
+            collection,
+            json,
+        } => crate::eval::run(&config, &dir, qrels.as_deref(), collection.as_deref(), json).await,
         Command::Reembed => crate::reembed::run(&config).await,
         Command::User { command } => crate::user_command::run(&config, command).await,
     }

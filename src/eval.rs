@@ -20,6 +20,7 @@ use bor_actors::llm::LlmClient;
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
+use crate::knowledge::index::CollectionFilter;
 use crate::knowledge::ingest::{
     IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved,
 };
@@ -75,7 +76,20 @@ struct Report {
 
 /// Runs the command: exit 2 for a collection that cannot be read, 1 when the import or
 /// a query's embedding fails.
-pub async fn run(config: &Config, dir: &Path, qrels: Option<&Path>, json: bool) -> ExitCode {
+pub async fn run(
+    config: &Config,
+    dir: &Path,
+    qrels: Option<&Path>,
+    into: Option<&str>,
+    json: bool,
+) -> ExitCode {
+    if let Some(name) = into.filter(|name| !db::collections::is_valid_name(name)) {
+        eprintln!(
+            "bor eval: --collection {name:?}: {}",
+            db::collections::NAME_RULE
+        );
+        return ExitCode::from(2);
+    }
     let collection = match tokio::task::spawn_blocking({
         let (dir, qrels) = (dir.to_owned(), qrels.map(Path::to_owned));
         move || beir::read(&dir, qrels.as_deref())
@@ -98,7 +112,7 @@ pub async fn run(config: &Config, dir: &Path, qrels: Option<&Path>, json: bool) 
             collection.unknown_queries
         );
     }
-    match evaluate(config, dir, &collection).await {
+    match evaluate(config, dir, &collection, into).await {
         Ok(report) => {
             if json {
                 println!("{}", serde_json::json!(report));
@@ -114,10 +128,13 @@ pub async fn run(config: &Config, dir: &Path, qrels: Option<&Path>, json: bool) 
     }
 }
 
+/// Imports the corpus (into the collection `into`, else `default`) and ranks every query
+/// (among `into`'s documents only, else among all).
 async fn evaluate(
     config: &Config,
     dir: &Path,
     collection: &beir::Collection,
+    into: Option<&str>,
 ) -> Result<Report, String> {
     let described = |error: &dyn std::error::Error| bor_actors::error_chain(error);
     db::run_migrations(&config.database_url)
@@ -131,7 +148,18 @@ async fn evaluate(
         chunking_settings(config),
         Arc::new(ModelDimension::default()),
     );
-    let (corpus, corpus_of_document) = import_corpus(&ingestor, dir, collection)
+    let into = match into {
+        Some(name) => {
+            let mut conn = pool.get().await.map_err(|error| error.to_string())?;
+            let made = db::collections::get_or_create(&mut conn, name)
+                .await
+                .map_err(|error| format!("the collection {name}: {}", described(&error)))?;
+            Some(made.id)
+        }
+        None => None,
+    };
+    let scope = into.map(|id| CollectionFilter::new([id]));
+    let (corpus, corpus_of_document) = import_corpus(&ingestor, dir, collection, into)
         .await
         .map_err(|error| format!("the import stopped: {}", described(&error)))?;
     let knowledge = KnowledgeService::load(pool, llm.clone(), chunking_settings(config))
@@ -142,7 +170,7 @@ async fn evaluate(
         .stats()
         .documents
         .saturating_sub(corpus_of_document.len());
-    if others > 0 {
+    if others > 0 && into.is_none() {
         eprintln!(
             "bor eval: note: the knowledge base holds {others} documents besides the corpus; they are ranked too and skipped when measuring, which moves the corpus documents below them up (a database of its own keeps the figures comparable)"
         );
@@ -168,7 +196,7 @@ async fn evaluate(
                 embedding,
                 RANKED_PER_SIGNAL,
                 MEASURED_DEPTH,
-                None,
+                scope.clone(),
             )
             .await
             .map_err(|error| format!("searching query {}: {}", query.id, described(&error)))?;
@@ -196,6 +224,7 @@ async fn import_corpus(
     ingestor: &Ingestor,
     dir: &Path,
     collection: &beir::Collection,
+    into: Option<i64>,
 ) -> Result<(CorpusImport, HashMap<i64, Vec<String>>), IngestError> {
     let started = Instant::now();
     let corpus_path = std::fs::canonicalize(dir)
@@ -222,7 +251,8 @@ async fn import_corpus(
             title.clone(),
             Some(format!("{}#{}", corpus_path.display(), document.id)),
             format!("# {title}\n\n{}", document.text),
-        );
+        )
+        .in_collection(into);
         match ingestor.ingest(&source, &Unobserved).await {
             Ok(outcome) => {
                 match outcome {

@@ -357,6 +357,21 @@ async fn eval_measures_each_ranking_on_a_beir_folder_and_imports_once() {
     assert!(shown.contains("nDCG@10"), "{shown}");
     assert!(shown.contains("full text    0.8801"), "{shown}");
 
+    // Into a collection of its own: imported anew there, ranked among its documents only
+    // (the copies in `default` are not seen), so the figures are the same.
+    let scoped = bor(
+        &["eval", folder, "--collection", "scifact", "--json"],
+        &vars,
+    );
+    assert_eq!(scoped.status.code(), Some(0), "{}", text(&scoped));
+    let scoped: serde_json::Value = serde_json::from_slice(&scoped.stdout).expect("JSON");
+    assert_eq!(scoped["corpus"]["imported"], 3, "{scoped}");
+    for ranking in ["full_text", "vectors", "fused"] {
+        assert_eq!(scoped[ranking], report[ranking], "{ranking}");
+    }
+    let refused = bor(&["eval", folder, "--collection", "No Good"], &vars);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+
     let help = text(&bor(&["eval", "--help"], &[]));
     assert!(
         help.contains("qrels/train.tsv") && help.contains("--qrels"),
