@@ -11,6 +11,7 @@ pub mod conversations;
 pub mod documents;
 mod error;
 pub mod groups;
+pub mod identities;
 mod migrations;
 pub mod page_validators;
 mod pool;

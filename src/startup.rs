@@ -98,7 +98,7 @@ impl Application {
             &[crate::knowledge::notify::CHANNEL, auth::CHANNEL],
         )
         .await?;
-        let accounts = Arc::new(Accounts::start(config.auth, pool.clone()).await?);
+        let accounts = Arc::new(Accounts::start(&config, pool.clone()).await?);
         let given =
             crate::db::conversations::give_unowned_to_first_admin(&mut *pool.get().await?).await?;
         if given > 0 {

@@ -1,8 +1,8 @@
 //! Who asks (docs/SPEC §14, docs/PROTOCOL.md "Accounts"): decided once per request by
 //! the enforcement middleware ([`enforce`]) and handed to every handler as a
 //! [`Caller`] value. Ways to be somebody: an API key, the service token (on
-//! `/api/admin/*` only), the `bor_session` cookie, and in `off` mode the built-in admin
-//! `local`.
+//! `/api/admin/*` only), the `bor_session` cookie, a trusted proxy's header, and in
+//! `off` mode the built-in admin `local`.
 //!
 //! - `secret.rs`: session and key secrets, their parsers and hashes
 //! - `password.rs`: argon2id hashes, the dummy verification for unknown users
@@ -10,16 +10,22 @@
 //! - `limiter.rs`: failed sign-ins per username and per address
 //! - `origin.rs`: the cross-site rule for cookie-authenticated changes
 //! - `enforce.rs`: the middleware that identifies the caller and refuses or redirects
+//! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
+//! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
+//! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
 //!
-//! Other ways to sign in (OpenID Connect, a trusted proxy header) end in a session row
-//! like the password does, or add a step to `enforce::identify`; what a caller may read
-//! (collections) is a field of [`Caller`], filled where the caller is made.
+//! OpenID Connect ends in a session row like the password does; the proxy's header is
+//! a step of `enforce::identify`. What a caller may read (collections) is a field of
+//! [`Caller`], filled where the caller is made.
 
 mod cache;
 mod enforce;
+pub mod external;
 mod limiter;
+pub mod oidc;
 mod origin;
 pub mod password;
+mod proxy;
 pub mod secret;
 
 use std::sync::Arc;
@@ -33,9 +39,11 @@ use uuid::Uuid;
 pub use cache::{CHANNEL, CredentialCache};
 pub use enforce::{SESSION_COOKIE, enforce};
 pub use limiter::FailureLimiter;
+pub use oidc::OidcProvider;
 pub use password::Verifier;
+pub use proxy::TrustedProxy;
 
-use crate::config::AuthMode;
+use crate::config::{AuthMode, Config};
 use crate::db::sessions;
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
@@ -56,6 +64,8 @@ pub enum Via {
     /// `Authorization: Bearer <BOR_ADMIN_TOKEN>`: an admin with no user row (the nil
     /// id), on `/api/admin/*` only.
     ServiceToken,
+    /// The header of a proxy in `BOR_AUTH_PROXY_TRUSTED`.
+    TrustedProxy,
     /// `BOR_AUTH=off`: every request is the built-in admin `local`.
     Local,
 }
@@ -161,13 +171,18 @@ pub struct Accounts {
     pub cache: Arc<CredentialCache>,
     pub limiter: FailureLimiter,
     pub verifier: Verifier,
+    /// The OpenID Connect provider (`BOR_OIDC_ISSUER`), when one is configured.
+    pub oidc: Option<OidcProvider>,
+    /// The trusted proxy's header (`BOR_AUTH_PROXY_HEADER`), when one is configured.
+    pub proxy: Option<TrustedProxy>,
     /// `off` mode's caller.
     local: Option<Caller>,
 }
 
 impl Accounts {
     /// Loads the credentials; in `off` mode makes sure the user `local` exists.
-    pub async fn start(mode: AuthMode, pool: DbPool) -> Result<Accounts, DbError> {
+    pub async fn start(config: &Config, pool: DbPool) -> Result<Accounts, DbError> {
+        let mode = config.auth;
         let local = match mode {
             AuthMode::Off => Some(ensure_local_user(&pool).await?),
             AuthMode::Accounts => None,
@@ -184,6 +199,8 @@ impl Accounts {
             cache,
             limiter: FailureLimiter::default(),
             verifier,
+            oidc: OidcProvider::from_config(config),
+            proxy: TrustedProxy::from_config(config),
             local,
         })
     }

@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 13] = [
+pub(super) const TABLES: [&str; 15] = [
     "api_keys",
     "chunks",
     "collections",
@@ -18,9 +18,11 @@ pub(super) const TABLES: [&str; 13] = [
     "documents",
     "group_members",
     "groups",
+    "oidc_logins",
     "page_validators",
     "query_log",
     "sessions",
+    "user_identities",
     "users",
     "watched_files",
 ];
