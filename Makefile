@@ -36,7 +36,10 @@ test: postgres
 	@$(MAKE) --no-print-directory test-browser
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
+# The OpenID Connect tests run a real provider with Node.js (scripts/ensure-node.sh
+# installs it and the npm packages when missing).
 test-quick:
+	@scripts/ensure-node.sh
 	@if cargo nextest --version >/dev/null 2>&1; then \
 		cargo nextest run --workspace && cargo test --workspace --doc; \
 	else \
