@@ -406,3 +406,20 @@ async fn a_new_signing_key_is_fetched_when_a_token_names_it() {
     assert!(crate::support::session_cookie(&reply).is_some());
     assert_eq!(session_rows(&app).await, 1);
 }
+
+#[actix_web::test]
+async fn the_client_secret_is_shown_as_set_and_never_itself() {
+    let token = "health-token-for-oidc-1234";
+    let app = app_with_provider("http://127.0.0.1:9", &[("BOR_ADMIN_TOKEN", token)]).await;
+    let reply = app.get("/api/admin/health", Some(token)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let report = reply.json();
+    assert_eq!(report["config"]["oidc_client_secret"], "set");
+    assert_eq!(report["config"]["oidc_client_id"], "bor");
+    assert!(
+        !reply.text().contains("bor-test-secret"),
+        "the secret is shown"
+    );
+    let logs = crate::support::all_logs();
+    assert!(!logs.contains("bor-test-secret"), "the secret is logged");
+}
