@@ -32,7 +32,7 @@ use crate::config::{Config, Secret};
 
 /// The least time between two fetches of the provider's keys prompted by an unknown
 /// `kid`.
-pub const KEY_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+const KEY_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
 /// How long one request to the provider may take.
 const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest answer bor reads from the provider, in bytes.
@@ -178,10 +178,6 @@ impl OidcProvider {
             .unwrap_or_else(|| self.issuer.clone())
     }
 
-    pub fn issuer(&self) -> &str {
-        &self.issuer
-    }
-
     /// Where to send the browser to sign in, coming back to `redirect`.
     pub async fn authorize(&self, redirect: &Url) -> Result<Authorization, OidcError> {
         let discovered = self.discovered().await?;
@@ -227,7 +223,8 @@ impl OidcProvider {
                 tracing::warn!(error = %bor_actors::error_chain(&error), "the identity provider did not exchange a sign-in code");
                 match error {
                     openidconnect::RequestTokenError::ServerResponse(_) => OidcError::CodeRefused,
-                    _ => OidcError::ProviderDown,
+                    openidconnect::RequestTokenError::Request(_) => OidcError::ProviderDown,
+                    other => OidcError::Unverifiable(other.to_string()),
                 }
             })?;
         let token = answer.id_token().ok_or(OidcError::NoIdToken)?;
@@ -395,7 +392,7 @@ fn refusal_of(error: ClaimsVerificationError) -> OidcError {
 
 /// Why a request to the provider failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ProviderRequestError {
+enum ProviderRequestError {
     #[error("the request could not be built: {0}")]
     Request(String),
     #[error("the provider could not be reached: {0}")]

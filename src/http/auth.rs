@@ -128,14 +128,19 @@ pub(super) async fn start_session(
         .map(|caller| (caller, session_cookie(state, issued.token))))
 }
 
-/// The `bor_session` cookie carrying `value` (`HttpOnly`, `SameSite=Lax`, `Path=/`,
-/// `Secure` when `BOR_PUBLIC_URL` is https); an empty value with no lifetime removes it.
-pub(super) fn session_cookie(state: &AppState, value: String) -> Cookie<'static> {
-    let secure = state
+/// Whether bor's cookies are `Secure`: when `BOR_PUBLIC_URL` is https.
+pub(super) fn secure_cookies(state: &AppState) -> bool {
+    state
         .config
         .public_url
         .as_ref()
-        .is_some_and(|url| url.scheme() == "https");
+        .is_some_and(|url| url.scheme() == "https")
+}
+
+/// The `bor_session` cookie carrying `value` (`HttpOnly`, `SameSite=Lax`, `Path=/`,
+/// `Secure` when `BOR_PUBLIC_URL` is https); an empty value with no lifetime removes it.
+pub(super) fn session_cookie(state: &AppState, value: String) -> Cookie<'static> {
+    let secure = secure_cookies(state);
     let lifetime = if value.is_empty() {
         actix_web::cookie::time::Duration::ZERO
     } else {

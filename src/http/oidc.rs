@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::start_session;
+use super::auth::{secure_cookies, start_session};
 use super::error::ApiError;
 use crate::auth::external::{self, ExternalError, Identity};
 use crate::auth::oidc::OidcError;
@@ -25,7 +25,7 @@ const BROWSER_COOKIE: &str = "bor_oidc";
 /// Where [`BROWSER_COOKIE`] is sent.
 const BROWSER_COOKIE_PATH: &str = "/api/auth/oidc";
 /// The callback, as registered at the provider (after `BOR_PUBLIC_URL`).
-pub const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
+const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
 /// How long a person has between the start and the callback.
 const LOGIN_WINDOW: TimeDelta = TimeDelta::minutes(10);
 /// Random bytes of the browser cookie.
@@ -269,17 +269,9 @@ fn browser_cookie(state: &AppState, value: String) -> Cookie<'static> {
         .http_only(true)
         .same_site(SameSite::Lax)
         .path(BROWSER_COOKIE_PATH)
-        .secure(is_https(state))
+        .secure(secure_cookies(state))
         .max_age(lifetime)
         .finish()
-}
-
-fn is_https(state: &AppState) -> bool {
-    state
-        .config
-        .public_url
-        .as_ref()
-        .is_some_and(|url| url.scheme() == "https")
 }
 
 fn refused_by(error: &OidcError) -> HttpResponse {
