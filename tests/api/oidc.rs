@@ -423,3 +423,31 @@ async fn the_client_secret_is_shown_as_set_and_never_itself() {
     let logs = crate::support::all_logs();
     assert!(!logs.contains("bor-test-secret"), "the secret is logged");
 }
+
+#[actix_web::test]
+async fn a_disabled_account_is_refused() {
+    let issuer = NodeProvider::fake();
+    let app = app_with_provider(&issuer.issuer, &[]).await;
+    let sign_in_once = async |browser: &mut CookieJar| {
+        let authorize = start(&app, browser, "/").await;
+        let answer = browser.get(&format!("{authorize}&case=good")).await;
+        let callback = location(&answer, &authorize);
+        browser.get(&callback).await
+    };
+    let first = sign_in_once(&mut CookieJar::default()).await;
+    assert_eq!(first.status, 302, "{}", first.text());
+    {
+        let mut conn = app.pool.get().await.unwrap();
+        diesel::update(users::table.filter(users::username.eq("fake-user")))
+            .set(users::disabled.eq(true))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        diesel::delete(sessions::table)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+    let again = sign_in_once(&mut CookieJar::default()).await;
+    assert_refused(&app, &again, 403, "disabled").await;
+}
