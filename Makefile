@@ -11,6 +11,7 @@ help:
 	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
+	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider)"
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
 	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
