@@ -11,6 +11,7 @@ help:
 	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
+	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider)"
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
 	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
@@ -36,7 +37,10 @@ test: postgres
 	@$(MAKE) --no-print-directory test-browser
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
+# The OpenID Connect tests run a real provider with Node.js (scripts/ensure-node.sh
+# installs it and the npm packages when missing).
 test-quick:
+	@scripts/ensure-node.sh
 	@if cargo nextest --version >/dev/null 2>&1; then \
 		cargo nextest run --workspace && cargo test --workspace --doc; \
 	else \

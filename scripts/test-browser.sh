@@ -8,7 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CHROMIUM=/usr/bin/chromium
-LOCK_STAMP=node_modules/.package-lock.sha256
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
@@ -27,15 +26,9 @@ apt_install() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
 }
 
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+scripts/ensure-node.sh
 [ -x "$CHROMIUM" ] || apt_install chromium
 command -v psql >/dev/null 2>&1 || apt_install postgresql-client
-
-lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ ! -f "$LOCK_STAMP" ] || [ "$(cat "$LOCK_STAMP")" != "$lock_sha" ]; then
-    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
-    echo "$lock_sha" >"$LOCK_STAMP"
-fi
 
 scripts/ensure-postgres.sh
 cargo build --bin bor --package bor --bin bor-mock-llm --package bor-mock-llm

@@ -22,8 +22,9 @@ use utoipa::ToSchema;
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
-    Validator, auth_mode, boolean, host_names, http_url, integer, log_filter, log_format, number,
-    postgres_url, public_url, seconds, secret, socket_addr, text,
+    Validator, address_ranges, auth_mode, boolean, header_name, host_names, http_url, integer,
+    issuer_url, log_filter, log_format, number, postgres_url, public_url, seconds, secret,
+    socket_addr, text,
 };
 pub use validate::{redact_url_credentials, redact_url_password};
 
@@ -179,6 +180,37 @@ variables! {
     /// Who may use bor: `accounts` (people sign in) or `off` (one person on this
     /// machine; refused on an address other than loopback).
     auth: AuthMode = AuthMode::Accounts, auth_mode => AuthMode = copied;
+    /// The OpenID Connect provider people may sign in with (its discovery document is
+    /// `<issuer>/.well-known/openid-configuration`); unset: none.
+    oidc_issuer: Option<String> = None, |raw| issuer_url(raw).map(Some)
+        => Option<String> = cloned;
+    /// bor's client id at the provider (required with `oidc_issuer`).
+    oidc_client_id: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
+    /// bor's client secret at the provider (none for a public client); operators see
+    /// whether it is set.
+    oidc_client_secret: Option<Secret> = None, secret => SecretState = secret_state;
+    /// The scopes asked for, separated by spaces (`openid` is always among them).
+    oidc_scopes: String = "openid profile email".to_owned(), text => String = cloned;
+    /// The ID token's claim that lists the person's groups.
+    oidc_groups_claim: String = "groups".to_owned(), text => String = cloned;
+    /// Members of this group (in the groups claim) are admins, the others members;
+    /// unset: bor's own roles stand.
+    oidc_admin_group: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
+    /// The header, lower case, in which a trusted proxy names the person; unset: none.
+    auth_proxy_header: Option<String> = None, |raw| header_name(raw).map(Some)
+        => Option<String> = cloned;
+    /// The header, lower case, in which the proxy lists the person's groups
+    /// (comma-separated); unset: the groups are bor's own.
+    auth_proxy_groups_header: Option<String> = None, |raw| header_name(raw).map(Some)
+        => Option<String> = cloned;
+    /// The addresses the proxy connects from (the TCP peer); the header from any other
+    /// is ignored.
+    auth_proxy_trusted: Vec<ipnet::IpNet> = Vec::new(), address_ranges
+        => Option<String> = |ranges: &Vec<ipnet::IpNet>| (!ranges.is_empty()).then(|| {
+            ranges.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+        });
 }
 
 impl ConfigView {
@@ -355,6 +387,18 @@ impl Config {
                 "BOR_AUTH=off is refused on BOR_BIND={}: without sign-in bor must listen on a loopback address (127.0.0.1 or ::1)",
                 config.bind
             ));
+        }
+        if config.oidc_issuer.is_some() && config.oidc_client_id.is_none() {
+            check.problem(
+                "BOR_OIDC_ISSUER is set but BOR_OIDC_CLIENT_ID is not: set the client id bor has at the provider"
+                    .to_owned(),
+            );
+        }
+        if config.auth_proxy_header.is_some() && config.auth_proxy_trusted.is_empty() {
+            check.problem(
+                "BOR_AUTH_PROXY_HEADER is set but BOR_AUTH_PROXY_TRUSTED is not: name the proxy's addresses (CIDR list, such as 127.0.0.1/32)"
+                    .to_owned(),
+            );
         }
         check.finish().map(|()| config)
     }

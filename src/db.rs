@@ -12,6 +12,7 @@ pub mod documents;
 mod error;
 pub mod grants;
 pub mod groups;
+pub mod identities;
 mod migrations;
 pub mod page_validators;
 mod pool;

@@ -102,7 +102,7 @@ impl Application {
             ],
         )
         .await?;
-        let accounts = Arc::new(Accounts::start(config.auth, pool.clone()).await?);
+        let accounts = Arc::new(Accounts::start(&config, pool.clone()).await?);
         let given =
             crate::db::conversations::give_unowned_to_first_admin(&mut *pool.get().await?).await?;
         if given > 0 {

@@ -1,5 +1,7 @@
 // The sign-in page: the form posts to /api/auth/login; on success the browser goes
-// back to `next` (a path inside bor only), else the error banner says why.
+// back to `next` (a path inside bor only), else the error banner says why. When an
+// identity provider is configured (GET /api/auth/providers), a "Sign in with …" link
+// starts its sign-in, coming back to `next` as well.
 
 import { safeNext } from "./account.js";
 
@@ -8,6 +10,30 @@ const username = document.getElementById("username");
 const password = document.getElementById("password");
 const button = document.getElementById("sign-in");
 const banner = document.getElementById("login-error");
+const elsewhere = document.getElementById("other-sign-in");
+const providerLink = document.getElementById("sign-in-oidc");
+
+/** `next` of this page's address, kept inside bor. */
+function nextPath() {
+  return safeNext(new URLSearchParams(window.location.search).get("next"));
+}
+
+/** Shows "Sign in with …" when bor offers an identity provider. */
+async function offerProviders() {
+  try {
+    const response = await fetch("/api/auth/providers", { credentials: "same-origin" });
+    if (!response.ok) return;
+    const { oidc } = await response.json();
+    if (!oidc) return;
+    providerLink.textContent = `Sign in with ${oidc.name}`;
+    providerLink.href = `${oidc.start}?next=${encodeURIComponent(nextPath())}`;
+    elsewhere.hidden = false;
+  } catch {
+    // Without the list the password form is still there.
+  }
+}
+
+offerProviders();
 
 const MESSAGES = {
   invalid_credentials: "Wrong username or password.",
@@ -40,8 +66,7 @@ form.addEventListener("submit", async (event) => {
       body: JSON.stringify({ username: username.value, password: password.value }),
     });
     if (response.ok) {
-      const next = new URLSearchParams(window.location.search).get("next");
-      window.location.assign(safeNext(next));
+      window.location.assign(nextPath());
       return;
     }
     const body = await response.json().catch(() => null);

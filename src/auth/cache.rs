@@ -300,6 +300,11 @@ impl CredentialCache {
         self.read(|tables| tables.caller(user_id, via))
     }
 
+    /// Whether this instance knows user `user_id` (disabled or not).
+    pub fn knows_user(&self, user_id: Uuid) -> bool {
+        self.read(|tables| tables.users.contains_key(&user_id))
+    }
+
     /// Takes in a row this instance just wrote (before its notification arrives).
     pub fn remember_user(&self, row: &UserRow) {
         self.write(|tables| tables.put_user(row));

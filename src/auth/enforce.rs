@@ -1,10 +1,12 @@
 //! The one place that decides who asks and whether they may: a middleware on the whole
 //! route table. It reads `Authorization: Bearer` (a key `bor_…`, else the service
-//! token on `/api/admin/*`), then the `bor_session` cookie, and puts the [`Caller`] in
+//! token on `/api/admin/*`), then the `bor_session` cookie, then a trusted proxy's
+//! header, and puts the [`Caller`] in
 //! the request's extensions. With `accounts`, a request without one gets 401
 //! `unauthorized` on `/api/*` and `/v1/*` (but health and sign-in), and a page sends
 //! the browser to `/login?next=<path>`; `/api/admin/*` needs an admin (403
-//! `forbidden`); a cookie-authenticated change must come from bor's own origin (403
+//! `forbidden`); a change authenticated by the cookie or the proxy's header (which a
+//! browser sends by itself too) must come from bor's own origin (403
 //! `forbidden_origin`). The caller it hands on carries the collections they may read.
 
 use actix_web::body::{EitherBody, MessageBody};
@@ -44,6 +46,9 @@ fn area(path: &str) -> Area {
     const OPEN: &[&str] = &[
         "/api/health",
         "/api/auth/login",
+        "/api/auth/providers",
+        "/api/auth/oidc/start",
+        "/api/auth/oidc/callback",
         LOGIN_PAGE,
         "/metrics",
         "/favicon.ico",
@@ -113,8 +118,11 @@ fn admit(
     let accounts = state.accounts.mode == AuthMode::Accounts;
     match caller {
         Some(caller) => {
-            let by_cookie = matches!(caller.via, super::Via::Session(_));
-            if by_cookie
+            let by_browser = matches!(
+                caller.via,
+                super::Via::Session(_) | super::Via::TrustedProxy
+            );
+            if by_browser
                 && origin::changes_something(request.method())
                 && !origin::from_own_origin(request, state.config.public_url.as_ref())
             {
@@ -130,9 +138,9 @@ fn admit(
     }
 }
 
-/// Who asks: a key, the service token (on `/api/admin/*`), the session cookie, or in
-/// `off` mode `local`. A bearer token that is none of them is refused (401); a
-/// cookie that is not a live session counts as no cookie.
+/// Who asks: a key, the service token (on `/api/admin/*`), the session cookie, a
+/// trusted proxy's header, or in `off` mode `local`. A bearer token that is none of
+/// them is refused (401); a cookie that is not a live session counts as no cookie.
 async fn identify(state: &AppState, request: &HttpRequest) -> Result<Option<Caller>, ApiError> {
     let accounts = &state.accounts;
     if accounts.mode == AuthMode::Off {
@@ -165,13 +173,18 @@ async fn identify(state: &AppState, request: &HttpRequest) -> Result<Option<Call
             return Err(ApiError::NotSignedIn);
         }
     }
-    let Some(hash) = request
+    let session = request
         .cookie(SESSION_COOKIE)
-        .and_then(|cookie| secret::parse_session_cookie(cookie.value()))
-    else {
-        return Ok(None);
-    };
-    Ok(accounts.cache.session_caller(&hash).await?)
+        .and_then(|cookie| secret::parse_session_cookie(cookie.value()));
+    if let Some(hash) = session
+        && let Some(caller) = accounts.cache.session_caller(&hash).await?
+    {
+        return Ok(Some(caller));
+    }
+    match &accounts.proxy {
+        Some(proxy) => Ok(proxy.caller(request, &state.pool, &accounts.cache).await?),
+        None => Ok(None),
+    }
 }
 
 /// A refusal in the shape of its area: a redirect to the login page for a page that
@@ -204,6 +217,8 @@ mod tests {
     fn paths_fall_in_their_areas() {
         assert_eq!(area("/api/health"), Area::Open);
         assert_eq!(area("/api/auth/login"), Area::Open);
+        assert_eq!(area("/api/auth/providers"), Area::Open);
+        assert_eq!(area("/api/auth/oidc/callback"), Area::Open);
         assert_eq!(area("/login"), Area::Open);
         assert_eq!(area("/static/app.js"), Area::Open);
         assert_eq!(area("/api/auth/me"), Area::Api);

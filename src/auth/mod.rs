@@ -1,8 +1,8 @@
 //! Who asks (docs/SPEC §14, docs/PROTOCOL.md "Accounts"): decided once per request by
 //! the enforcement middleware ([`enforce`]) and handed to every handler as a
 //! [`Caller`] value. Ways to be somebody: an API key, the service token (on
-//! `/api/admin/*` only), the `bor_session` cookie, and in `off` mode the built-in admin
-//! `local`.
+//! `/api/admin/*` only), the `bor_session` cookie, a trusted proxy's header, and in
+//! `off` mode the built-in admin `local`.
 //!
 //! - `secret.rs`: session and key secrets, their parsers and hashes
 //! - `password.rs`: argon2id hashes, the dummy verification for unknown users
@@ -11,17 +11,23 @@
 //! - `origin.rs`: the cross-site rule for cookie-authenticated changes
 //! - `enforce.rs`: the middleware that identifies the caller and refuses or redirects
 //! - `access.rs`: which collections each caller may read and write
+//! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
+//! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
+//! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
 //!
-//! Other ways to sign in (OpenID Connect, a trusted proxy header) end in a session row
-//! like the password does, or add a step to `enforce::identify`; what a caller may read
-//! (collections) is a field of [`Caller`], filled by the middleware from [`AccessMap`].
+//! OpenID Connect ends in a session row like the password does; the proxy's header is
+//! a step of `enforce::identify`. What a caller may read (collections) is a field of
+//! [`Caller`], filled by the middleware from [`AccessMap`].
 
 pub mod access;
 mod cache;
 mod enforce;
+pub mod external;
 mod limiter;
+pub mod oidc;
 mod origin;
 pub mod password;
+mod proxy;
 pub mod secret;
 
 use std::sync::Arc;
@@ -36,9 +42,11 @@ pub use access::{AccessMap, Readable};
 pub use cache::{CHANNEL, CredentialCache};
 pub use enforce::{SESSION_COOKIE, enforce};
 pub use limiter::FailureLimiter;
+pub use oidc::OidcProvider;
 pub use password::Verifier;
+pub use proxy::TrustedProxy;
 
-use crate::config::AuthMode;
+use crate::config::{AuthMode, Config};
 use crate::db::sessions;
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
@@ -59,6 +67,8 @@ pub enum Via {
     /// `Authorization: Bearer <BOR_ADMIN_TOKEN>`: an admin with no user row (the nil
     /// id), on `/api/admin/*` only.
     ServiceToken,
+    /// The header of a proxy in `BOR_AUTH_PROXY_TRUSTED`.
+    TrustedProxy,
     /// `BOR_AUTH=off`: every request is the built-in admin `local`.
     Local,
 }
@@ -169,13 +179,18 @@ pub struct Accounts {
     pub verifier: Verifier,
     /// Who may read which collection.
     pub access: Arc<AccessMap>,
+    /// The OpenID Connect provider (`BOR_OIDC_ISSUER`), when one is configured.
+    pub oidc: Option<OidcProvider>,
+    /// The trusted proxy's header (`BOR_AUTH_PROXY_HEADER`), when one is configured.
+    pub proxy: Option<TrustedProxy>,
     /// `off` mode's caller.
     local: Option<Caller>,
 }
 
 impl Accounts {
     /// Loads the credentials; in `off` mode makes sure the user `local` exists.
-    pub async fn start(mode: AuthMode, pool: DbPool) -> Result<Accounts, DbError> {
+    pub async fn start(config: &Config, pool: DbPool) -> Result<Accounts, DbError> {
+        let mode = config.auth;
         let local = match mode {
             AuthMode::Off => Some(ensure_local_user(&pool).await?),
             AuthMode::Accounts => None,
@@ -194,6 +209,8 @@ impl Accounts {
             access,
             limiter: FailureLimiter::default(),
             verifier,
+            oidc: OidcProvider::from_config(config),
+            proxy: TrustedProxy::from_config(config),
             local,
         })
     }

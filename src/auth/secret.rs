@@ -75,7 +75,8 @@ fn is_secret_hex(text: &str) -> bool {
             .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
 }
 
-fn sha256_hex(text: &str) -> String {
+/// The SHA-256 of `text`, as lowercase hex.
+pub fn sha256_hex(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
 }
 

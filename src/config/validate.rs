@@ -216,6 +216,39 @@ pub(super) fn public_url(raw: &str) -> Result<url::Url, String> {
         .ok_or_else(|| "an http:// or https:// URL such as https://bor.example.com".to_owned())
 }
 
+/// An OpenID Connect issuer: an http(s) URL with a host, kept exactly as given (the
+/// ID token's `iss` must equal it, trailing `/` included).
+pub(super) fn issuer_url(raw: &str) -> Result<String, String> {
+    public_url(raw).map(|_| raw.to_owned()).map_err(|_| {
+        "the provider's issuer URL, such as https://keycloak.example.com/realms/main".to_owned()
+    })
+}
+
+/// An HTTP header's name, lower case.
+pub(super) fn header_name(raw: &str) -> Result<String, String> {
+    actix_web::http::header::HeaderName::from_str(raw)
+        .map(|name| name.as_str().to_owned())
+        .map_err(|_| "an HTTP header name such as X-Forwarded-User".to_owned())
+}
+
+/// Comma-separated address ranges (`10.0.0.0/8`, `::1/128`; a bare address is itself
+/// alone).
+pub(super) fn address_ranges(raw: &str) -> Result<Vec<ipnet::IpNet>, String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            entry
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .ok()
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            "comma-separated addresses or CIDR ranges, such as 127.0.0.1/32,10.0.0.0/8".to_owned()
+        })
+}
+
 /// `url` with its user-info (user name and password, which may both be credentials)
 /// replaced by `***`, for showing an LLM server's URL.
 pub fn redact_url_credentials(url: &str) -> String {

@@ -111,6 +111,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    oidc_logins (state) {
+        state -> Text,
+        browser_sha256 -> Text,
+        nonce -> Text,
+        pkce_verifier -> Text,
+        next_path -> Text,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     page_validators (document_id) {
         document_id -> Int8,
         etag -> Nullable<Text>,
@@ -152,6 +163,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    user_identities (issuer, subject) {
+        issuer -> Text,
+        subject -> Text,
+        user_id -> Uuid,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     users (id) {
         id -> Uuid,
         username -> Text,
@@ -186,6 +206,7 @@ diesel::joinable!(page_validators -> documents (document_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
 diesel::joinable!(sessions -> users (user_id));
+diesel::joinable!(user_identities -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
@@ -197,9 +218,11 @@ diesel::allow_tables_to_appear_in_same_query!(
     documents,
     group_members,
     groups,
+    oidc_logins,
     page_validators,
     query_log,
     sessions,
+    user_identities,
     users,
     watched_files,
 );

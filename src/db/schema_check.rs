@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 14] = [
+pub(super) const TABLES: [&str; 16] = [
     "api_keys",
     "chunks",
     "collection_grants",
@@ -19,9 +19,11 @@ pub(super) const TABLES: [&str; 14] = [
     "documents",
     "group_members",
     "groups",
+    "oidc_logins",
     "page_validators",
     "query_log",
     "sessions",
+    "user_identities",
     "users",
     "watched_files",
 ];

@@ -1,5 +1,7 @@
 //! Signing in and out (docs/PROTOCOL.md, "Accounts"): `POST /api/auth/login`,
-//! `POST /api/auth/logout`, `GET /api/auth/me`, `POST /api/auth/password`.
+//! `POST /api/auth/logout`, `GET /api/auth/me`, `POST /api/auth/password`, the ways
+//! to sign in the login page offers (`GET /api/auth/providers`), and OpenID Connect
+//! (`GET /api/auth/oidc/start`, `GET /api/auth/oidc/callback`, docs/AUTH.md).
 
 use std::time::Instant;
 
@@ -15,7 +17,7 @@ use super::error::{ApiError, ErrorBody};
 use crate::auth::password::{check_new_password, hash_password};
 use crate::auth::{Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via, secret};
 use crate::db::sessions::{self, SessionRow};
-use crate::db::users::{self, UserChanges};
+use crate::db::users::{self, UserChanges, UserRow};
 use crate::state::AppState;
 
 /// The largest sign-in or password body, in bytes.
@@ -92,6 +94,21 @@ pub async fn login(
             .record_failure(&body.username, address, Instant::now());
         return Err(ApiError::InvalidCredentials);
     };
+    let (caller, cookie) = start_session(&state, &user)
+        .await?
+        .ok_or(ApiError::InvalidCredentials)?;
+    Ok(HttpResponse::Ok().cookie(cookie).json(UserBody {
+        user: caller.user(),
+    }))
+}
+
+/// A new session of `user`: its caller and the `bor_session` cookie that carries it;
+/// `None` when the user may not sign in (disabled).
+pub(super) async fn start_session(
+    state: &AppState,
+    user: &UserRow,
+) -> Result<Option<(Caller, Cookie<'static>)>, ApiError> {
+    let accounts = &state.accounts;
     let issued = secret::new_session_secret()
         .map_err(|error| ApiError::internal("making a session secret", error.to_string()))?;
     let now = Utc::now();
@@ -102,28 +119,28 @@ pub async fn login(
         created_at: now,
         expires_at: now + SESSION_LIFETIME,
     };
-    sessions::insert(&mut conn, &session).await?;
-    accounts.cache.remember_user(&user);
+    sessions::insert(&mut *state.pool.get().await?, &session).await?;
+    accounts.cache.remember_user(user);
     accounts.cache.remember_session(&session);
-    let caller = accounts
+    Ok(accounts
         .cache
         .caller_of(user.id, Via::Session(session.id))
-        .ok_or(ApiError::InvalidCredentials)?;
-    Ok(HttpResponse::Ok()
-        .cookie(session_cookie(&state, issued.token))
-        .json(UserBody {
-            user: caller.user(),
-        }))
+        .map(|caller| (caller, session_cookie(state, issued.token))))
+}
+
+/// Whether bor's cookies are `Secure`: when `BOR_PUBLIC_URL` is https.
+pub(super) fn secure_cookies(state: &AppState) -> bool {
+    state
+        .config
+        .public_url
+        .as_ref()
+        .is_some_and(|url| url.scheme() == "https")
 }
 
 /// The `bor_session` cookie carrying `value` (`HttpOnly`, `SameSite=Lax`, `Path=/`,
 /// `Secure` when `BOR_PUBLIC_URL` is https); an empty value with no lifetime removes it.
-fn session_cookie(state: &AppState, value: String) -> Cookie<'static> {
-    let secure = state
-        .config
-        .public_url
-        .as_ref()
-        .is_some_and(|url| url.scheme() == "https");
+pub(super) fn session_cookie(state: &AppState, value: String) -> Cookie<'static> {
+    let secure = secure_cookies(state);
     let lifetime = if value.is_empty() {
         actix_web::cookie::time::Duration::ZERO
     } else {

@@ -16,6 +16,7 @@ mod health;
 mod host;
 mod keys;
 mod metrics;
+mod oidc;
 pub mod openai;
 mod openapi;
 pub(crate) mod protocol;
@@ -54,6 +55,9 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(auth::logout)
         .service(auth::me)
         .service(auth::change_password)
+        .service(oidc::providers)
+        .service(oidc::start)
+        .service(oidc::callback)
         .service(keys::list)
         .service(keys::create)
         .service(keys::revoke)

@@ -1,7 +1,7 @@
 //! What bor's integration tests share: `TestApp` (a running bor with its own database
 //! and mock LLM, and typed calls to it), the frames of a turn as a client reads them,
-//! the one polling function, the captured log lines, a TCP proxy to cut, and the `/v1`
-//! client calls.
+//! the one polling function, the captured log lines, a TCP proxy to cut, the `/v1`
+//! client calls, and OpenID Connect providers run by Node.js.
 
 #![expect(
     clippy::expect_used,
@@ -11,6 +11,7 @@
 mod accounts;
 mod admin;
 mod logs;
+pub mod oidc;
 mod openai;
 mod proxy;
 

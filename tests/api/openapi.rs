@@ -98,6 +98,9 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/api/auth/logout", "/api/auth/logout"),
     ("get", "/api/auth/me", "/api/auth/me"),
     ("post", "/api/auth/password", "/api/auth/password"),
+    ("get", "/api/auth/providers", "/api/auth/providers"),
+    ("get", "/api/auth/oidc/start", "/api/auth/oidc/start"),
+    ("get", "/api/auth/oidc/callback", "/api/auth/oidc/callback"),
     ("get", "/api/keys", "/api/keys"),
     ("post", "/api/keys", "/api/keys"),
     (

@@ -13,6 +13,10 @@ async fn every_route_refuses_an_unreadable_query_in_the_json_shape() {
     let app = TestApp::spawn().await;
     for query in [REPEATED, "q=%FF%FE&limit=%FF"] {
         for &(method, _, path) in ROUTES {
+            // The sign-in round trip answers pages a browser shows, never JSON.
+            if path.starts_with("/api/auth/oidc/") {
+                continue;
+            }
             let reply = app.send(method, &format!("{path}?{query}"), &[]).await;
             assert!(
                 reply.status < 500,

@@ -1,0 +1,2 @@
+DROP TABLE oidc_logins;
+DROP TABLE user_identities;

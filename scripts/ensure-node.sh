@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Node.js and the npm packages of package-lock.json, installed when missing: the
+# browser tests (playwright-core) and the OpenID Connect tests (oidc-provider, run by
+# tests/api/oidc.rs) need them. Cheap when nothing changed: the lock file's hash is
+# kept next to the packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LOCK_STAMP=node_modules/.package-lock.sha256
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    else
+        sudo "$@"
+    fi
+}
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+fi
+
+lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -f "$LOCK_STAMP" ] || [ "$(cat "$LOCK_STAMP")" != "$lock_sha" ]; then
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+    echo "$lock_sha" >"$LOCK_STAMP"
+fi

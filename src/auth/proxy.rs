@@ -1,0 +1,194 @@
+//! Sign-in by a trusted proxy's header (`BOR_AUTH_PROXY_*`, docs/AUTH.md): from a TCP
+//! peer in `BOR_AUTH_PROXY_TRUSTED` the header names the user (made at first sight) and
+//! the groups header, when configured, replaces their groups; from any other address
+//! the headers are ignored, and that is logged once per address.
+//!
+//! A name seen before with the same groups is answered from memory: the common path
+//! needs no PostgreSQL round trip.
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::sync::{Mutex, PoisonError, RwLock};
+
+use actix_web::HttpRequest;
+use ipnet::IpNet;
+use uuid::Uuid;
+
+use super::external::{self, ExternalError, Identity, PROXY_ISSUER};
+use super::{Caller, CredentialCache, Via};
+use crate::config::Config;
+use crate::db::{DbError, DbPool};
+
+/// The longest name the header may carry, in bytes (longer: ignored).
+const MAX_HEADER_NAME_BYTES: usize = 256;
+/// Untrusted addresses remembered for "logged once" (past it, no more are logged).
+const MAX_WARNED_ADDRESSES: usize = 10_000;
+
+/// What a name was last signed in with.
+#[derive(Debug, Clone, PartialEq)]
+struct Known {
+    user_id: Uuid,
+    /// The groups header's value as it came (`None`: absent or not configured).
+    groups: Option<String>,
+}
+
+/// The configured proxy sign-in.
+pub struct TrustedProxy {
+    header: String,
+    groups_header: Option<String>,
+    trusted: Vec<IpNet>,
+    known: RwLock<HashMap<String, Known>>,
+    warned: Mutex<HashSet<IpAddr>>,
+}
+
+impl TrustedProxy {
+    /// The proxy sign-in `config` names; `None` without `BOR_AUTH_PROXY_HEADER`.
+    pub fn from_config(config: &Config) -> Option<TrustedProxy> {
+        Some(TrustedProxy {
+            header: config.auth_proxy_header.clone()?,
+            groups_header: config.auth_proxy_groups_header.clone(),
+            trusted: config.auth_proxy_trusted.clone(),
+            known: RwLock::new(HashMap::new()),
+            warned: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// The caller the proxy's header names, when the request carries it from a
+    /// trusted peer; `None` otherwise (or when that user is disabled).
+    pub async fn caller(
+        &self,
+        request: &HttpRequest,
+        pool: &DbPool,
+        cache: &CredentialCache,
+    ) -> Result<Option<Caller>, DbError> {
+        let header_text = |name: &str| {
+            request
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .map(str::trim)
+        };
+        let Some(name) = header_text(&self.header) else {
+            return Ok(None);
+        };
+        let Some(peer) = request.peer_addr().map(|address| address.ip()) else {
+            return Ok(None);
+        };
+        if !self.trusts(peer) {
+            self.warn_once(peer);
+            return Ok(None);
+        }
+        if name.is_empty() || name.len() > MAX_HEADER_NAME_BYTES {
+            return Ok(None);
+        }
+        let groups = self
+            .groups_header
+            .as_deref()
+            .and_then(header_text)
+            .map(str::to_owned);
+        let known = self.read().get(name).cloned();
+        if let Some(known) = known.filter(|known| known.groups == groups)
+            && cache.knows_user(known.user_id)
+        {
+            return Ok(cache.caller_of(known.user_id, Via::TrustedProxy));
+        }
+        let group_names = groups.as_deref().map(group_names);
+        let identity = Identity {
+            issuer: PROXY_ISSUER,
+            subject: name,
+            username: name,
+            display_name: name,
+            groups: group_names.as_deref(),
+            admin: None,
+        };
+        let user = match external::sign_in(pool, cache, &identity).await {
+            Ok(user) => user,
+            Err(ExternalError::Disabled) => return Ok(None),
+            Err(ExternalError::Db(error)) => return Err(error),
+        };
+        self.write().insert(
+            name.to_owned(),
+            Known {
+                user_id: user.id,
+                groups,
+            },
+        );
+        Ok(cache.caller_of(user.id, Via::TrustedProxy))
+    }
+
+    fn trusts(&self, peer: IpAddr) -> bool {
+        let peer = match peer {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(peer, IpAddr::V4),
+            IpAddr::V4(_) => peer,
+        };
+        self.trusted.iter().any(|range| range.contains(&peer))
+    }
+
+    fn warn_once(&self, peer: IpAddr) {
+        let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
+        if warned.len() < MAX_WARNED_ADDRESSES && warned.insert(peer) {
+            tracing::warn!(address = %peer, header = %self.header, "a sign-in header came from an address not in BOR_AUTH_PROXY_TRUSTED and is ignored (logged once per address)");
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Known>> {
+        self.known.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Known>> {
+        self.known.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The groups of a comma-separated header value, sorted, without blanks or repeats.
+fn group_names(value: &str) -> Vec<String> {
+    let mut names: Vec<String> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxy(trusted: &str) -> TrustedProxy {
+        let config = Config::from_vars([
+            (
+                "BOR_AUTH_PROXY_HEADER".to_owned(),
+                "X-Forwarded-User".to_owned(),
+            ),
+            ("BOR_AUTH_PROXY_TRUSTED".to_owned(), trusted.to_owned()),
+        ])
+        .unwrap_or_else(|error| panic!("{error}"));
+        TrustedProxy::from_config(&config).unwrap_or_else(|| panic!("no proxy"))
+    }
+
+    #[test]
+    fn only_peers_in_the_ranges_are_trusted() {
+        let proxy = proxy("10.0.0.0/8,::1");
+        let address = |text: &str| {
+            text.parse::<IpAddr>()
+                .unwrap_or_else(|error| panic!("{error}"))
+        };
+        assert!(proxy.trusts(address("10.1.2.3")));
+        assert!(proxy.trusts(address("::ffff:10.1.2.3")));
+        assert!(proxy.trusts(address("::1")));
+        assert!(!proxy.trusts(address("11.0.0.1")));
+        assert!(!proxy.trusts(address("127.0.0.1")));
+    }
+
+    #[test]
+    fn the_groups_header_is_a_list_of_names() {
+        assert_eq!(
+            group_names(" staff, admins,,staff "),
+            vec!["admins", "staff"]
+        );
+        assert!(group_names(" , ").is_empty());
+    }
+}

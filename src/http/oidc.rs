@@ -1,0 +1,362 @@
+//! Sign-in from elsewhere (docs/PROTOCOL.md, "Accounts"; docs/AUTH.md):
+//! `GET /api/auth/providers` tells the login page which ways to sign in there are;
+//! `GET /api/auth/oidc/start` sends the browser to the OpenID Connect provider and
+//! `GET /api/auth/oidc/callback` signs it in when it comes back. A refused sign-in is
+//! a page (HTML) saying why, with a link back to the login page, and signs nobody in.
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use chrono::{TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+use url::Url;
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::{secure_cookies, start_session};
+use super::error::ApiError;
+use crate::auth::external::{self, ExternalError, Identity};
+use crate::auth::oidc::OidcError;
+use crate::auth::secret;
+use crate::db::identities::{self, OidcLoginRow};
+use crate::state::AppState;
+
+/// The cookie that binds a sign-in under way to the browser that started it.
+const BROWSER_COOKIE: &str = "bor_oidc";
+/// Where [`BROWSER_COOKIE`] is sent.
+const BROWSER_COOKIE_PATH: &str = "/api/auth/oidc";
+/// The callback, as registered at the provider (after `BOR_PUBLIC_URL`).
+const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
+/// How long a person has between the start and the callback.
+const LOGIN_WINDOW: TimeDelta = TimeDelta::minutes(10);
+/// Random bytes of the browser cookie.
+const BROWSER_SECRET_BYTES: usize = 32;
+
+/// The OpenID Connect provider as the login page offers it.
+#[derive(Serialize, ToSchema)]
+pub struct OidcOffer {
+    /// What the button says after "Sign in with": the provider's host.
+    name: String,
+    /// Where the button goes (add `?next=<path>`).
+    start: &'static str,
+}
+
+/// The ways to sign in.
+#[derive(Serialize, ToSchema)]
+pub struct ProvidersBody {
+    /// Username and password (always offered).
+    password: bool,
+    /// `null` when no provider is configured.
+    oidc: Option<OidcOffer>,
+}
+
+/// `GET /api/auth/providers`: the ways to sign in the login page offers. It does not
+/// ask the provider: when the provider is down the page still offers it, and the
+/// password.
+#[utoipa::path(
+    tag = "accounts",
+    responses((status = 200, description = "the ways to sign in", body = ProvidersBody))
+)]
+#[get("/api/auth/providers")]
+pub async fn providers(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(ProvidersBody {
+        password: true,
+        oidc: state.accounts.oidc.as_ref().map(|provider| OidcOffer {
+            name: provider.display_name(),
+            start: "/api/auth/oidc/start",
+        }),
+    })
+}
+
+#[derive(Deserialize, IntoParams)]
+pub struct StartQuery {
+    /// Where to go once signed in: a path inside bor (anything else is `/`).
+    next: Option<String>,
+}
+
+/// `GET /api/auth/oidc/start?next=<path>`: 302 to the provider's authorization
+/// endpoint, with the `bor_oidc` cookie that the callback must bring back.
+#[utoipa::path(
+    tag = "accounts",
+    params(StartQuery),
+    responses(
+        (status = 302, description = "to the provider"),
+        (status = 404, description = "no provider is configured (a page)"),
+        (status = 502, description = "the provider cannot be reached (a page)"),
+    )
+)]
+#[get("/api/auth/oidc/start")]
+pub async fn start(
+    request: HttpRequest,
+    query: web::Query<StartQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(provider) = &state.accounts.oidc else {
+        return Ok(refused(
+            StatusCode::NOT_FOUND,
+            "Signing in with an identity provider is not configured here.",
+        ));
+    };
+    let Some(redirect) = callback_url(&state, &request) else {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "bor cannot tell its own address: set BOR_PUBLIC_URL.",
+        ));
+    };
+    let authorization = match provider.authorize(&redirect).await {
+        Ok(authorization) => authorization,
+        Err(error) => return Ok(refused_by(&error)),
+    };
+    let browser = secret::random_hex(BROWSER_SECRET_BYTES)
+        .map_err(|error| ApiError::internal("making a sign-in secret", error.to_string()))?;
+    let login = OidcLoginRow {
+        state: authorization.state,
+        browser_sha256: secret::sha256_hex(&browser),
+        nonce: authorization.nonce,
+        pkce_verifier: authorization.pkce_verifier,
+        next_path: inside_path(query.next.as_deref()).to_owned(),
+        expires_at: Utc::now() + LOGIN_WINDOW,
+    };
+    identities::start_login(&mut *state.pool.get().await?, &login).await?;
+    Ok(HttpResponse::Found()
+        .insert_header((header::LOCATION, authorization.url.as_str()))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .cookie(browser_cookie(&state, browser))
+        .finish())
+}
+
+#[derive(Deserialize, IntoParams)]
+pub struct CallbackQuery {
+    code: Option<String>,
+    state: Option<String>,
+    /// The provider's refusal (`access_denied` …).
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// `GET /api/auth/oidc/callback?code&state`: checks the sign-in it continues (its
+/// `state`, made in this browser, not expired, used once), exchanges the code, checks
+/// the ID token, and signs the person in: the `bor_session` cookie and 302 to `next`.
+#[utoipa::path(
+    tag = "accounts",
+    params(CallbackQuery),
+    responses(
+        (status = 302, description = "signed in; to `next` with the `bor_session` cookie"),
+        (status = 400, description = "refused: why, on a page with a link back to the login page"),
+        (status = 403, description = "refused: the account is disabled (a page)"),
+        (status = 502, description = "the provider cannot be reached (a page)"),
+    )
+)]
+#[get("/api/auth/oidc/callback")]
+pub async fn callback(
+    request: HttpRequest,
+    query: web::Query<CallbackQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(provider) = &state.accounts.oidc else {
+        return Ok(refused(
+            StatusCode::NOT_FOUND,
+            "Signing in with an identity provider is not configured here.",
+        ));
+    };
+    let query = query.into_inner();
+    let Some(sent_state) = query.state else {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "The sign-in came back without its state.",
+        ));
+    };
+    let login = identities::take_login(&mut *state.pool.get().await?, &sent_state).await?;
+    let Some(login) = login.filter(|login| login.expires_at > Utc::now()) else {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "This sign-in is not one bor started, it was already used, or it took too long (a wrong or expired state).",
+        ));
+    };
+    let same_browser = request
+        .cookie(BROWSER_COOKIE)
+        .is_some_and(|cookie| secret::sha256_hex(cookie.value()) == login.browser_sha256);
+    if !same_browser {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "This sign-in was started in another browser.",
+        ));
+    }
+    if let Some(error) = query.error {
+        let detail = query.error_description.unwrap_or(error);
+        return Ok(refused_by(&OidcError::ProviderRefused(detail)));
+    }
+    let Some(code) = query.code else {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "The sign-in came back without a code.",
+        ));
+    };
+    let Some(redirect) = callback_url(&state, &request) else {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "bor cannot tell its own address: set BOR_PUBLIC_URL.",
+        ));
+    };
+    let verified = match provider
+        .finish(&redirect, code, login.pkce_verifier, &login.nonce)
+        .await
+    {
+        Ok(verified) => verified,
+        Err(error) => return Ok(refused_by(&error)),
+    };
+    let admin = provider.admin_group.as_ref().and_then(|admin_group| {
+        verified
+            .groups
+            .as_ref()
+            .map(|groups| groups.contains(admin_group))
+    });
+    let identity = Identity {
+        issuer: &verified.issuer,
+        subject: &verified.subject,
+        username: &verified.username,
+        display_name: &verified.display_name,
+        groups: verified.groups.as_deref(),
+        admin,
+    };
+    let user = match external::sign_in(&state.pool, &state.accounts.cache, &identity).await {
+        Ok(user) => user,
+        Err(ExternalError::Disabled) => return Ok(disabled()),
+        Err(ExternalError::Db(error)) => return Err(error.into()),
+    };
+    if identity.groups.is_some() {
+        // The groups the provider sent decide what the person reads from their first page.
+        state.accounts.access.refresh().await?;
+    }
+    let Some((_, cookie)) = start_session(&state, &user).await? else {
+        return Ok(disabled());
+    };
+    tracing::info!(username = %user.username, "signed in with the identity provider");
+    Ok(HttpResponse::Found()
+        .insert_header((header::LOCATION, login.next_path))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .cookie(cookie)
+        .cookie(browser_cookie(&state, String::new()))
+        .finish())
+}
+
+/// `<BOR_PUBLIC_URL>/api/auth/oidc/callback`, else `http://<Host>/api/auth/oidc/callback`.
+fn callback_url(state: &AppState, request: &HttpRequest) -> Option<Url> {
+    match &state.config.public_url {
+        Some(public) => public.join(CALLBACK_PATH).ok(),
+        None => {
+            let host = request.headers().get(header::HOST)?.to_str().ok()?;
+            Url::parse(&format!("http://{host}{CALLBACK_PATH}")).ok()
+        }
+    }
+}
+
+/// `next` when it is a path inside bor (one `/` first, no `\`, no control
+/// characters), else `/`.
+fn inside_path(next: Option<&str>) -> &str {
+    next.filter(|next| {
+        next.starts_with('/')
+            && !next.starts_with("//")
+            && !next.contains('\\')
+            && !next.chars().any(char::is_control)
+    })
+    .unwrap_or("/")
+}
+
+/// The `bor_oidc` cookie carrying `value`; an empty value with no lifetime removes it.
+fn browser_cookie(state: &AppState, value: String) -> Cookie<'static> {
+    let lifetime = if value.is_empty() {
+        actix_web::cookie::time::Duration::ZERO
+    } else {
+        actix_web::cookie::time::Duration::seconds(LOGIN_WINDOW.num_seconds())
+    };
+    Cookie::build(BROWSER_COOKIE, value)
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .path(BROWSER_COOKIE_PATH)
+        .secure(secure_cookies(state))
+        .max_age(lifetime)
+        .finish()
+}
+
+fn refused_by(error: &OidcError) -> HttpResponse {
+    let status = match error {
+        OidcError::ProviderDown => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let mut reason = error.to_string();
+    if let Some(first) = reason.get(..1) {
+        reason = format!("{}{}.", first.to_uppercase(), &reason[1..]);
+    }
+    refused(status, &reason)
+}
+
+fn disabled() -> HttpResponse {
+    refused(
+        StatusCode::FORBIDDEN,
+        "This account is disabled in bor: ask an admin.",
+    )
+}
+
+/// The page of a refused sign-in: `reason` and a link back to the login page. The
+/// `bor_oidc` cookie stays: a wrong callback must not end a sign-in of this browser
+/// that is still under way (it expires with [`LOGIN_WINDOW`]).
+fn refused(status: StatusCode, reason: &str) -> HttpResponse {
+    let page = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>bor — sign-in refused</title>\n\
+         <link rel=\"stylesheet\" href=\"/static/style.css\">\n\
+         <link rel=\"stylesheet\" href=\"/static/login.css\">\n</head>\n\
+         <body class=\"login-page\">\n<main class=\"login-main\">\n\
+         <section class=\"login-form\" aria-labelledby=\"refused-heading\">\n\
+         <h2 id=\"refused-heading\">Sign-in refused</h2>\n\
+         <p id=\"refusal\" role=\"alert\">{}</p>\n\
+         <p>Nobody was signed in. <a id=\"back-to-login\" href=\"/login\">Back to sign-in</a></p>\n\
+         </section>\n</main>\n</body>\n</html>\n",
+        escape_html(reason)
+    );
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(page)
+}
+
+fn escape_html(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_only_points_inside_bor() {
+        assert_eq!(inside_path(Some("/?c=1#x")), "/?c=1#x");
+        assert_eq!(inside_path(Some("/admin")), "/admin");
+        assert_eq!(inside_path(Some("//evil.example/")), "/");
+        assert_eq!(inside_path(Some("https://evil.example/")), "/");
+        assert_eq!(inside_path(Some("/\\evil.example")), "/");
+        assert_eq!(inside_path(Some("/a\nb")), "/");
+        assert_eq!(inside_path(Some("evil")), "/");
+        assert_eq!(inside_path(None), "/");
+    }
+
+    #[test]
+    fn refusals_escape_what_the_provider_sent() {
+        assert_eq!(
+            escape_html("<script>\"a\" & 'b'"),
+            "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;"
+        );
+    }
+}
