@@ -71,8 +71,8 @@ model_settings() {
         # Mean pooling is written in the GGUF. Flash attention, which llama-cpp-python
         # turns off unless asked (llama.cpp's own default would use it): the texts of a
         # request are read together, and without it their attention goes through
-        # ggml's generic dot product over the whole batch; 1.7 times the chunks per
-        # processor-second on SciFact's abstracts (docs/LOCAL_MODELS.md).
+        # ggml's generic dot product over the whole batch; 1.4 to 1.7 times the chunks
+        # per processor-second on SciFact's abstracts (docs/LOCAL_MODELS.md).
         MODEL_ARGS=(--embedding true --n_ctx 512 --n_batch 512 --n_ubatch 512 --flash_attn true)
         ;;
     qwen-tools)
