@@ -86,7 +86,10 @@ def main() -> int:
     with concurrent.futures.ThreadPoolExecutor(args.concurrent) as pool:
         tokens = sum(pool.map(lambda batch: embed(base_url, batch), batches))
     seconds = time.perf_counter() - started
-    cpu = f", {len(chunks) / (cpu_seconds(args.pid) - cpu_before):.1f} chunks per processor-second" if args.pid else ""
+    cpu = ""
+    if args.pid:
+        per_second = len(chunks) / (cpu_seconds(args.pid) - cpu_before)
+        cpu = f", {per_second:.1f} chunks per processor-second"
 
     question_ms = []
     for _ in range(20):
