@@ -50,6 +50,8 @@ pub struct TestApp {
     pub db_proxy: Option<TcpProxy>,
     /// The app's database, dropped with the last app that uses it.
     db: Arc<TestDatabase>,
+    /// The API key the chat helpers send (see [`TestApp::asking_with_a_key`]).
+    key: Option<String>,
 }
 
 /// One SSE frame.
@@ -233,6 +235,34 @@ impl TestApp {
             state,
             db_proxy,
             db,
+            key: None,
+        }
+    }
+
+    /// The same app, its chat helpers ([`TestApp::chat`], [`TestApp::chat_request`])
+    /// asking as a member `username` made now, with an API key of theirs: for an app
+    /// spawned with `BOR_AUTH=accounts`.
+    pub async fn asking_with_a_key(mut self, username: &str) -> TestApp {
+        self.add_user(username, bor::db::users::Role::Member).await;
+        let cookie = self.sign_in(username).await;
+        let (_, key) = self.make_key(&cookie, "drills").await;
+        self.key = Some(key);
+        self
+    }
+
+    /// The API key the chat helpers send, when there is one.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// `POST /api/chat` with a JSON content type, and the key when there is one.
+    pub fn chat_request(&self) -> awc::ClientRequest {
+        let request = Self::client()
+            .post(format!("{}/api/chat", self.address))
+            .insert_header(("Content-Type", "application/json"));
+        match &self.key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
         }
     }
 
@@ -299,6 +329,9 @@ impl TestApp {
         let mut request = Self::client().post(format!("{}/api/chat", self.address));
         if let Some(content_type) = content_type {
             request = request.insert_header(("Content-Type", content_type));
+        }
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key);
         }
         let response = request.send_body(body).await.expect("the request is sent");
         read_chat_response(response).await

@@ -10,14 +10,13 @@ use futures_util::future::join_all;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
-use crate::support::{TestApp, directed};
+use crate::support::directed;
 use crate::{assert_nothing_left, scale};
 
 #[actix_web::test]
 async fn clients_that_leave_mid_stream_free_everything() {
     let clients = 200 * scale();
-    let app =
-        TestApp::spawn_with(&[("BOR_MAX_CONCURRENT_TURNS", &(clients + 10).to_string())]).await;
+    let app = crate::drill_app(&[("BOR_MAX_CONCURRENT_TURNS", &(clients + 10).to_string())]).await;
     let question = directed(
         "Tell me a long story",
         json!({"reply": "once upon a time there was a story that went on and on", "token_delay_ms": 100}),
@@ -27,15 +26,10 @@ async fn clients_that_leave_mid_stream_free_everything() {
     // drill's 2,000 do not queue their retrievals past the database pool's wait.
     let leave_after_first_delta = (0..clients).map(|n| {
         let body = body.clone();
-        let address = app.address.clone();
+        let request = app.chat_request();
         async move {
             actix_web::rt::time::sleep(Duration::from_millis(250 * (n / 100) as u64)).await;
-            let response = TestApp::client()
-                .post(format!("{address}/api/chat"))
-                .insert_header(("Content-Type", "application/json"))
-                .send_body(body)
-                .await
-                .unwrap();
+            let response = request.send_body(body).await.unwrap();
             let mut events = response.eventsource();
             let first = events.next().await.unwrap().unwrap();
             assert_eq!(first.event, "delta", "{}", first.data);
@@ -60,7 +54,7 @@ async fn clients_that_leave_mid_stream_free_everything() {
 #[actix_web::test]
 async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer() {
     // The answer bound is set past the answer: the client's stall must stop the turn.
-    let app = TestApp::spawn_with(&[("BOR_MAX_ANSWER_CHARS", "50000000")]).await;
+    let app = crate::drill_app(&[("BOR_MAX_ANSWER_CHARS", "50000000")]).await;
     // An answer of 20 MiB in pieces of 1 KiB: more than the socket buffers hold (up to
     // 4 MiB each way), in few enough frames that even a slow machine fills them well
     // within the stall timeout. Once they are full, the turn's backlog holds what waits,
@@ -77,7 +71,8 @@ async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer(
     let mut stream = socket.connect(address).await.unwrap();
     let request = format!(
         "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n{body}",
+         Authorization: Bearer {}\r\nContent-Length: {}\r\n\r\n{body}",
+        app.key().unwrap_or_default(),
         body.len()
     );
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -110,7 +105,7 @@ async fn a_client_that_never_reads_cannot_make_the_turn_buffer_the_whole_answer(
 async fn clients_that_stall_in_their_bodies_are_cut_with_408_and_hold_nothing() {
     use tokio::io::AsyncReadExt;
     let stalled = 100 * scale();
-    let app = TestApp::spawn_with(&[("BOR_REQUEST_BODY_TIMEOUT", "1")]).await;
+    let app = crate::drill_app(&[("BOR_REQUEST_BODY_TIMEOUT", "1")]).await;
     let port = app.address.rsplit(':').next().unwrap().to_owned();
     let mut connections = Vec::new();
     for _ in 0..stalled {
@@ -118,13 +113,12 @@ async fn clients_that_stall_in_their_bodies_are_cut_with_408_and_hold_nothing() 
             .await
             .unwrap();
         // Headers announce 100 bytes; ten arrive, then nothing.
-        stream
-            .write_all(
-                b"POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-                  Content-Length: 100\r\n\r\n{\"message\"",
-            )
-            .await
-            .unwrap();
+        let head = format!(
+            "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Authorization: Bearer {}\r\nContent-Length: 100\r\n\r\n{{\"message\"",
+            app.key().unwrap_or_default()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
         connections.push(stream);
     }
     let health = app.get("/api/health", None).await;

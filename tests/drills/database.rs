@@ -14,10 +14,13 @@ use crate::{assert_nothing_left, scale};
 #[actix_web::test]
 async fn turns_during_a_database_outage_are_answered_and_their_rows_written_once() {
     let streaming = 20 * scale();
-    let app = TestApp::spawn_with_db_proxy(&[(
+    let slots = (streaming * 2 + 10).to_string();
+    let app = TestApp::spawn_with_db_proxy(&crate::with_accounts(&[(
         "BOR_MAX_CONCURRENT_TURNS",
-        &(streaming * 2 + 10).to_string(),
-    )])
+        &slots,
+    )]))
+    .await
+    .asking_with_a_key("driller")
     .await;
     let proxy = app.db_proxy.as_ref().expect("the app's database proxy");
     let slow = directed(

@@ -8,7 +8,6 @@ use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
 
 use crate::scale;
-use crate::support::TestApp;
 
 /// Requests of the sweep: a content type (or none) and raw body bytes.
 type Request = (Option<String>, Vec<u8>);
@@ -134,7 +133,7 @@ fn edge_cases() -> Vec<Request> {
 
 #[actix_web::test]
 async fn malformed_chat_requests_never_get_a_5xx_or_hang() {
-    let app = TestApp::spawn().await;
+    let app = crate::drill_app(&[]).await;
     let mut runner = TestRunner::new(Config::default());
     let strategy = request();
     let mut requests = edge_cases();

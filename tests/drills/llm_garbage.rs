@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, directed};
+use crate::support::directed;
 use crate::{assert_nothing_left, scale};
 
 /// A directive, and the frames the turn must end up with.
@@ -87,7 +87,7 @@ fn cases() -> Vec<Case> {
 
 #[actix_web::test]
 async fn garbage_from_the_llm_server_ends_turns_with_the_right_error_frame() {
-    let app = TestApp::spawn_with(&[("BOR_LLM_RETRIES", "1")]).await;
+    let app = crate::drill_app(&[("BOR_LLM_RETRIES", "1")]).await;
     for round in 0..scale() {
         for case in cases() {
             let question = directed(&format!("Garbage {round}?"), case.directive.clone());
@@ -104,7 +104,7 @@ async fn garbage_from_the_llm_server_ends_turns_with_the_right_error_frame() {
 
 #[actix_web::test]
 async fn an_endless_answer_is_cut_at_its_bound_and_kept_as_shown() {
-    let app = TestApp::spawn_with(&[("BOR_MAX_ANSWER_CHARS", "2000")]).await;
+    let app = crate::drill_app(&[("BOR_MAX_ANSWER_CHARS", "2000")]).await;
     for round in 0..scale() {
         // About 25,000 characters of answer and as much reasoning, far past the bound.
         let question = directed(
@@ -138,7 +138,7 @@ async fn an_endless_answer_is_cut_at_its_bound_and_kept_as_shown() {
 
 #[actix_web::test]
 async fn answers_holding_u0000_are_logged_and_hold_back_no_later_row() {
-    let app = TestApp::spawn().await;
+    let app = crate::drill_app(&[]).await;
     let turns = 20 * scale();
     for n in 0..turns {
         // Every other answer carries U+0000 (the mock streams the reply as given).
@@ -161,7 +161,7 @@ async fn answers_holding_u0000_are_logged_and_hold_back_no_later_row() {
 
 #[actix_web::test]
 async fn keep_alive_comments_do_not_keep_a_silent_turn_alive() {
-    let app = TestApp::spawn_with(&[("BOR_LLM_READ_TIMEOUT", "1")]).await;
+    let app = crate::drill_app(&[("BOR_LLM_READ_TIMEOUT", "1")]).await;
     for round in 0..scale() {
         let question = directed(
             &format!("Alive {round}?"),

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use futures_util::future::join;
 use serde_json::json;
 
-use crate::support::{ChatResponse, TestApp, directed};
+use crate::support::{ChatResponse, directed};
 use crate::{assert_nothing_left, scale};
 
 const ANSWER: &str = "one two three four five six seven eight nine ten eleven twelve \
@@ -20,7 +20,7 @@ async fn every_turn_ends_rightly_when_the_llm_server_dies_and_comes_back() {
     let turns = 100 * scale();
     let mock = MockLlm::start().unwrap();
     let addr = mock.addr();
-    let app = TestApp::spawn_with(&[
+    let app = crate::drill_app(&[
         ("BOR_LLM_BASE_URL", &mock.base_url()),
         ("BOR_LLM_RETRIES", "10"),
         ("BOR_LLM_RETRY_DELAY", "0.5"),
@@ -37,9 +37,8 @@ async fn every_turn_ends_rightly_when_the_llm_server_dies_and_comes_back() {
         "Count for a long time",
         json!({"reply": ANSWER, "repeat": 20, "token_delay_ms": 40}),
     );
-    let probe = TestApp::client()
-        .post(format!("{}/api/chat", app.address))
-        .insert_header(("Content-Type", "application/json"))
+    let probe = app
+        .chat_request()
         .send_body(json!({ "message": long_question }).to_string())
         .await
         .unwrap();

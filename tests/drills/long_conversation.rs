@@ -5,12 +5,12 @@
 use serde_json::json;
 
 use crate::scale;
-use crate::support::{TestApp, distinct_words};
+use crate::support::distinct_words;
 
 #[actix_web::test]
 async fn a_conversation_of_500_turns_of_8000_characters_loses_no_row() {
     let turns = 500 * scale();
-    let app = TestApp::spawn().await;
+    let app = crate::drill_app(&[]).await;
     let mut conversation: Option<String> = None;
     for turn in 0..turns {
         let mut body = json!({ "message": distinct_words(turn, 7_990) });
@@ -29,14 +29,17 @@ async fn a_conversation_of_500_turns_of_8000_characters_loses_no_row() {
     let stats = app.log_stats().await;
     assert_eq!((stats.refused, stats.queued), (0, 0), "{stats:?}");
 
-    let listed = app.get("/api/conversations", None).await.json();
+    let listed = app.get("/api/conversations", app.key()).await.json();
     assert_eq!(
         (&listed[0]["id"], &listed[0]["turns"]),
         (&json!(id), &json!(turns))
     );
     let last = turns - 1;
     let found = app
-        .get(&format!("/api/conversations?q=w0q1%20w{last}q700"), None)
+        .get(
+            &format!("/api/conversations?q=w0q1%20w{last}q700"),
+            app.key(),
+        )
         .await
         .json();
     assert_eq!(found[0]["id"], id.as_str(), "{found}");

@@ -21,6 +21,22 @@ use std::time::Duration;
 
 use support::{TestApp, eventually};
 
+/// The app a drill runs against, with `vars`: people sign in (`BOR_AUTH=accounts`) and
+/// the drill asks as a member with an API key, as a team's scripts do.
+pub async fn drill_app(vars: &[(&str, &str)]) -> TestApp {
+    TestApp::spawn_with(&with_accounts(vars))
+        .await
+        .asking_with_a_key("driller")
+        .await
+}
+
+/// `vars` with `BOR_AUTH=accounts` first (a drill's own setting wins).
+pub fn with_accounts<'a>(vars: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    std::iter::once(("BOR_AUTH", "accounts"))
+        .chain(vars.iter().copied())
+        .collect()
+}
+
 /// How many times the default size each drill runs at (`BOR_DRILLS=long`: 10).
 pub fn scale() -> usize {
     match std::env::var("BOR_DRILLS").as_deref() {
@@ -52,7 +68,7 @@ pub async fn assert_nothing_left(app: &TestApp, mock: &bor_mock_llm::MockLlm) {
 
 #[actix_web::test]
 async fn a_quiet_app_has_nothing_in_flight() {
-    let app = TestApp::spawn().await;
+    let app = drill_app(&[]).await;
     assert_eq!(app.turns_in_flight(), 0);
     let response = app.chat("Hello?").await;
     assert_eq!(response.last().event, "done");
