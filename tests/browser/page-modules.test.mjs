@@ -95,6 +95,7 @@ test("the address names the open conversation as ?c=<uuid>, and nothing else cou
 test("a turn of an open conversation names it and sends no history; a new chat names none", () => {
   assert.deepEqual(chatBody("Hello?", null), { message: "Hello?" });
   assert.deepEqual(chatBody("And then?", ID), { message: "And then?", conversation_id: ID });
+  assert.deepEqual(chatBody("Hello?", null, ["hr"]), { message: "Hello?", collections: ["hr"] });
 });
 
 test("stored turns become exchanges as a finished live turn leaves them", () => {
@@ -149,8 +150,24 @@ test("the overview lists the newest documents first, with summaries only where w
   const { shown, more } = overviewOf(documents);
   assert.equal(shown.length, SHOWN_DOCUMENTS);
   assert.equal(more, 3);
-  assert.deepEqual(shown[0], { title: `Doc ${SHOWN_DOCUMENTS + 3}`, summary: "About the last one." });
+  assert.deepEqual(shown[0], {
+    title: `Doc ${SHOWN_DOCUMENTS + 3}`,
+    collection: null,
+    summary: "About the last one.",
+  });
   assert.equal(shown[1].summary, null);
   assert.deepEqual(overviewOf([]), { shown: [], more: 0 });
   assert.equal(overviewOf([{ id: 1 }]).shown[0].title, "Untitled");
+  // Documents of more than one collection each say theirs.
+  const mixed = overviewOf([
+    { id: 1, title: "Handbook", collection: "default" },
+    { id: 2, title: "Payroll", collection: "hr" },
+  ]);
+  assert.deepEqual(
+    mixed.shown.map(({ title, collection }) => [title, collection]),
+    [
+      ["Payroll", "hr"],
+      ["Handbook", "default"],
+    ],
+  );
 });
