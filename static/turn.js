@@ -10,9 +10,9 @@ const SILENCE_LIMIT_MS = 15_000;
 
 /**
  * Runs a turn of conversation `conversationId` (null: the turn starts a new one) to its
- * end, searching `collections` only (null: every one the caller reads). `handlers` receive `conversation(id)` from the response's `X-Conversation-Id`,
- * the frames (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each with the
- * frame's data) and `silence(ms)` / `resumed()` from the watchdog. Resolves with how the turn ended:
+ * end, searching `collections` only (null: every one the caller reads). `handlers`
+ * receive `conversation(id)` from the response's `X-Conversation-Id`, the frames
+ * (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each with the frame's data) and `silence(ms)` / `resumed()` from the watchdog. Resolves with how the turn ended:
  * `{kind: "done"|"error"}` after the terminal frame, `{kind: "stopped"}` when `signal`
  * aborted it, `{kind: "refused", message}` when the server refused the request,
  * `{kind: "unreachable"}` when it could not be reached, `{kind: "cut"}` when the stream
