@@ -143,7 +143,9 @@ export class AddDocuments {
     const writable = collections.filter(({ access }) => access === "write").map(({ name }) => String(name));
     if (writable.length === 0 || me?.user?.role === "admin" || container.hidden) return;
     this.collection.replaceChildren(...writable.map((name) => element("option", { value: name }, name)));
-    container.prepend(this.button);
+    const name = container.querySelector(".account-name");
+    if (name === null) container.prepend(this.button);
+    else name.after(this.button);
   }
 
   #open() {
