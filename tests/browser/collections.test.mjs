@@ -162,6 +162,11 @@ test("an admin makes collections and a group, grants one, and stores a document 
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= PHONE.width, `nothing wider than the phone (${width} px)`);
   await page.screenshot({ path: `${ARTIFACTS}/collections-admin.png`, fullPage: true });
+  await panel.screenshot({ path: `${ARTIFACTS}/collections-admin-collections.png` });
+  await page.emulateMedia({ colorScheme: "dark" });
+  await groups.screenshot({ path: `${ARTIFACTS}/collections-admin-groups-dark.png` });
+  await page.locator("#documents-heading").evaluate((heading) => heading.closest("section").scrollIntoView());
+  await screenshot(page, "collections-admin-documents-dark");
   // The two refusals above (the name, the unknown grantee) are the only errors.
   assert.deepEqual(problems, Array(2).fill("console error: Failed to load resource: the server responded with a status of 400 (Bad Request)"));
 });

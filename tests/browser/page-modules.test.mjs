@@ -171,3 +171,30 @@ test("the overview lists the newest documents first, with summaries only where w
     ],
   );
 });
+
+test("the kept choice of collections holds only names still readable, and all of them is none", async () => {
+  const { choiceSummary, keptChoice, reportLines } = await import("../../static/collection-choice.js");
+  const readable = ["default", "hr", "legal"];
+  assert.equal(keptChoice(null, readable), null);
+  assert.equal(keptChoice("not json", readable), null);
+  assert.equal(keptChoice('{"hr":1}', readable), null);
+  assert.deepEqual(keptChoice('["hr","gone"]', readable), ["hr"]);
+  assert.equal(keptChoice('["gone"]', readable), null, "nothing readable left: every collection");
+  assert.equal(keptChoice('["default","hr","legal"]', readable), null, "every one ticked is all");
+  assert.equal(choiceSummary(null), "Searching all my collections");
+  assert.equal(choiceSummary(["hr", "legal"]), "Searching hr, legal");
+  assert.deepEqual(
+    reportLines({
+      documents: [
+        { file: "a.md", title: "A", chunks: 1, status: "imported" },
+        { file: "b.md", title: "B", chunks: 3, status: "unchanged" },
+      ],
+      skipped: [{ file: "c.pdf", reason: "no text layer" }],
+    }),
+    [
+      { tone: "success", text: "a.md: “A”, stored, 1 chunk" },
+      { tone: "success", text: "b.md: “B”, already there" },
+      { tone: "error", text: "c.pdf: skipped, no text layer" },
+    ],
+  );
+});
