@@ -144,6 +144,9 @@ test("an admin makes collections and a group, grants one, and stores a document 
   await uploadInto(page, "legal", markdown("contracts.md", "# Contracts\n\nThe yearly bonus of the supplier contract is paid out in March."));
   await uploadInto(page, "default", markdown("handbook.md", "# Handbook\n\nThe yearly bonus for volunteers is paid out in March."));
 
+  const payroll = page.getByRole("list", { name: "Stored documents" }).getByRole("listitem").filter({ hasText: "Payroll" });
+  assert.match(await payroll.locator(".document-meta").innerText(), / · in hr$/);
+
   // A collection deleted: the confirmation says how many documents go with it.
   await panel.getByLabel("Name", { exact: true }).fill("scratch");
   await panel.getByRole("button", { name: "Make collection" }).click();
@@ -157,7 +160,7 @@ test("an admin makes collections and a group, grants one, and stores a document 
   await collectionItem(page, "scratch").getByRole("button", { name: "Delete collection scratch" }).click();
   await waitForText(page.locator("#collections-status"), "Deleted the collection scratch.");
   assert.equal(asked, "Delete the collection scratch? Its 1 document goes with it.");
-  assert.equal(await collectionItem(page, "scratch").count(), 0);
+  await waitUntil(async () => (await collectionItem(page, "scratch").count()) === 0, { what: "scratch gone from the list" });
 
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= PHONE.width, `nothing wider than the phone (${width} px)`);
