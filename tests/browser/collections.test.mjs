@@ -193,6 +193,7 @@ test("a member chooses among the collections they read, and the sources come fro
   await page.getByRole("checkbox", { name: "hr" }).check();
   assert.equal(await page.getByRole("checkbox", { name: "All my collections" }).isChecked(), false);
   assert.equal(await page.locator("#collection-summary").innerText(), "Searching hr");
+  await screenshot(page, "collections-member-chooser");
   // The choice is kept across a reload.
   await page.reload();
   await page.getByRole("textbox", { name: "Message" }).waitFor();
