@@ -49,7 +49,8 @@ export async function fetchDocuments() {
 }
 
 /**
- * `POST /api/admin/documents` with `file` as the one `file` part of a multipart body:
+ * `POST /api/admin/documents` into `collection` with `file` as the one `file` part of a
+ * multipart body:
  * resolves with the server's report, `{documents: [{file, id, title, chunks, status}],
  * skipped: [{file, reason}]}`, each reason made a sentence. `onProgress(sent, total)`
  * follows the bytes going up; `onSent()` says they are all there and the server is
@@ -57,8 +58,10 @@ export async function fetchDocuments() {
  *
  * XMLHttpRequest rather than fetch: only it reports the progress of a request body.
  */
-export function uploadFile(token, file, { onProgress, onSent }) {
+export function uploadFile(token, file, collection, { onProgress, onSent }) {
   const body = new FormData();
+  // The server reads the collection only from a part before the files.
+  body.append("collection", collection);
   body.append("file", file, file.name);
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -115,11 +118,11 @@ export async function fetchWatchedFiles(token) {
 const URL_ANSWER_MS = 600_000;
 
 /**
- * `POST /api/admin/documents/url` `{url, crawl?}`: resolves with the server's report,
- * `{documents: [{url, id, title, chunks, status}], skipped: [{url, reason}], notes}`.
+ * `POST /api/admin/documents/url` `{url, crawl?, collection}`: resolves with the server's
+ * report, `{documents: [{url, id, title, chunks, status}], skipped: [{url, reason}], notes}`.
  */
-export async function addFromUrl(token, url, crawl) {
-  const body = crawl > 1 ? { url, crawl } : { url };
+export async function addFromUrl(token, url, crawl, collection) {
+  const body = crawl > 1 ? { url, crawl, collection } : { url, collection };
   const { status, body: report } = await request("/api/admin/documents/url", {
     token,
     method: "POST",
@@ -171,6 +174,87 @@ export async function deleteUser(token, id) {
   const { status, body } = await request(path, { token, method: "DELETE" });
   if (status !== 204) throw failure(status, body);
 }
+
+/** `GET /api/admin/collections`: `[{name, description, documents, chunks, created_at,
+ *  grants: [{user | group, access}]}]`, every collection. */
+export async function fetchCollections(token) {
+  const { status, body } = await request("/api/admin/collections", { token });
+  if (status === 200 && Array.isArray(body?.collections)) return body.collections;
+  throw failure(status, body);
+}
+
+/** `POST /api/admin/collections` `{name, description}`: the collection made. */
+export async function createCollection(token, name, description) {
+  const { status, body } = await request("/api/admin/collections", {
+    token,
+    method: "POST",
+    json: { name, description },
+  });
+  if (status === 201 && body?.collection) return body.collection;
+  throw failure(status, body);
+}
+
+/** `PATCH /api/admin/collections/{name}` `{description}`: the collection as it is now. */
+export async function updateCollection(token, name, description) {
+  const { status, body } = await request(collectionPath(name), {
+    token,
+    method: "PATCH",
+    json: { description },
+  });
+  if (status === 200 && body?.collection) return body.collection;
+  throw failure(status, body);
+}
+
+/** `DELETE /api/admin/collections/{name}`, with its documents and their chunks. */
+export async function deleteCollection(token, name) {
+  const { status, body } = await request(collectionPath(name), { token, method: "DELETE" });
+  if (status !== 204) throw failure(status, body);
+}
+
+/** `PUT /api/admin/collections/{name}/grants`: the grants become exactly `grants`. */
+export async function putGrants(token, name, grants) {
+  const { status, body } = await request(`${collectionPath(name)}/grants`, {
+    token,
+    method: "PUT",
+    json: grants,
+  });
+  if (status === 200 && body?.collection) return body.collection;
+  throw failure(status, body);
+}
+
+/** `GET /api/admin/groups`: `[{name, built_in, members: [username]}]`. */
+export async function fetchGroups(token) {
+  const { status, body } = await request("/api/admin/groups", { token });
+  if (status === 200 && Array.isArray(body?.groups)) return body.groups;
+  throw failure(status, body);
+}
+
+/** `POST /api/admin/groups` `{name}`: the group made. */
+export async function createGroup(token, name) {
+  const { status, body } = await request("/api/admin/groups", { token, method: "POST", json: { name } });
+  if (status === 201 && body?.group) return body.group;
+  throw failure(status, body);
+}
+
+/** `DELETE /api/admin/groups/{name}`, with its memberships and grants. */
+export async function deleteGroup(token, name) {
+  const { status, body } = await request(groupPath(name), { token, method: "DELETE" });
+  if (status !== 204) throw failure(status, body);
+}
+
+/** `PUT /api/admin/groups/{name}/members`: the members become exactly `usernames`. */
+export async function putMembers(token, name, usernames) {
+  const { status, body } = await request(`${groupPath(name)}/members`, {
+    token,
+    method: "PUT",
+    json: usernames,
+  });
+  if (status === 200 && body?.group) return body.group;
+  throw failure(status, body);
+}
+
+const collectionPath = (name) => `/api/admin/collections/${encodeURIComponent(name)}`;
+const groupPath = (name) => `/api/admin/groups/${encodeURIComponent(name)}`;
 
 /**
  * `POST /api/search`: `{grounded, results: [{chunk_id, document_id, title, heading, page,

@@ -1,6 +1,7 @@
 // The documents list of the admin page: one item per document, newest first (title,
-// chunks, when added), with a Delete button that opens a confirmation below it (Escape
-// or Cancel closes it). Titles are user content: they only ever go in as text.
+// chunks, when added, its collection), with a Delete button that opens a confirmation
+// below it (Escape or Cancel closes it). Titles are user content: they only ever go in
+// as text.
 
 import { element } from "./dom.js";
 
@@ -104,6 +105,7 @@ export class DocumentList {
         ? "—"
         : element("time", { datetime: String(doc.created_at) }, DATE_FORMAT.format(created)),
     );
+    if (typeof doc.collection === "string") meta.append(` · in ${doc.collection}`);
     const text = element("div", { class: "document-text" });
     text.append(element("h3", { class: "document-title" }, title), meta);
     const ask = button("Delete", {

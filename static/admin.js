@@ -1,6 +1,7 @@
 // The admin page: the admin token (kept in sessionStorage), the service's health with a
-// gentle auto-refresh, the documents: upload (several files, picked or dropped), list,
-// delete; and the "Try retrieval" box (admin-search.js).
+// gentle auto-refresh, the documents: upload (several files, picked or dropped) into a
+// collection, list, delete; the collections and groups (admin-collections.js); and the
+// "Try retrieval" box (admin-search.js).
 
 import { mountAccountMenu } from "./account-menu.js";
 import {
@@ -13,6 +14,7 @@ import {
   searchKnowledge,
   uploadFile,
 } from "./admin-api.js";
+import { Collections, Groups } from "./admin-collections.js";
 import { DocumentList } from "./admin-documents.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
@@ -48,6 +50,7 @@ const ui = {
   urlCrawl: document.getElementById("url-crawl"),
   urlAdd: document.getElementById("url-add"),
   urlStatus: document.getElementById("url-status"),
+  uploadCollection: document.getElementById("upload-collection"),
   watched: document.getElementById("watched"),
   watchedSummary: document.getElementById("watched-summary"),
   watchedSkipped: document.getElementById("watched-skipped"),
@@ -77,6 +80,12 @@ const health = new HealthView();
 const documentList = new DocumentList({ remove: removeDocument });
 const uploads = new Uploads({ onFiles: addFiles });
 new RetrievalTrial({ search: searchKnowledge });
+const collections = new Collections({
+  token: () => state.token,
+  onList: offerCollections,
+  onDeleted: () => loadDocuments(),
+});
+const groups = new Groups({ token: () => state.token, onChanged: () => collections.load() });
 
 async function start() {
   ui.urlForm.addEventListener("submit", (event) => {
@@ -181,6 +190,7 @@ function enter(token) {
   ui.tokenHint.hidden = true;
   ui.tokenKept.hidden = false;
   ui.adminArea.hidden = false;
+  groups.load();
 }
 
 /** Back to the token form, the token forgotten; `message` says why, if anything went wrong. */
@@ -295,7 +305,12 @@ async function addUrl() {
   ui.urlAdd.disabled = true;
   setStatus(ui.urlStatus, "Fetching…", "busy");
   try {
-    const report = await addFromUrl(state.token, url, Number.isSafeInteger(crawl) ? crawl : 1);
+    const report = await addFromUrl(
+      state.token,
+      url,
+      Number.isSafeInteger(crawl) ? crawl : 1,
+      ui.uploadCollection.value,
+    );
     setStatus(ui.urlStatus, urlReportSummary(report), report.skipped.length > 0 ? "error" : "success");
     if (report.documents.length > 0) loadDocuments();
   } catch (error) {
@@ -309,9 +324,29 @@ async function addUrl() {
   }
 }
 
+/** The collection chooser of uploads and "Add from URL" offers every collection; the
+ *  one chosen stays chosen while it exists. */
+function offerCollections(list) {
+  const chosen = ui.uploadCollection.value;
+  ui.uploadCollection.replaceChildren(
+    ...list.map(({ name }) => {
+      const option = document.createElement("option");
+      option.value = String(name);
+      option.textContent = String(name);
+      return option;
+    }),
+  );
+  const names = list.map(({ name }) => String(name));
+  ui.uploadCollection.value = names.includes(chosen) ? chosen : names.includes("default") ? "default" : (names[0] ?? "");
+}
+
+/** The documents, with the collections (their counts change with them) and the groups. */
 async function loadDocuments() {
   const ticket = (state.documentsTicket += 1);
-  if (state.token !== null) loadWatchedFiles(state.token);
+  if (state.token !== null) {
+    loadWatchedFiles(state.token);
+    collections.load();
+  }
   try {
     const list = await fetchDocuments();
     if (ticket === state.documentsTicket && state.token !== null) documentList.show(list);
@@ -358,6 +393,7 @@ function addFiles(files) {
  */
 async function sendQueued() {
   const token = state.token;
+  const collection = ui.uploadCollection.value;
   const ticket = state.uploadsTicket;
   const current = () => ticket === state.uploadsTicket;
   state.uploading = true;
@@ -367,7 +403,7 @@ async function sendQueued() {
     const { file, row } = state.queue.shift();
     row.start();
     try {
-      const report = await uploadFile(token, file, {
+      const report = await uploadFile(token, file, collection, {
         onProgress: (sent, total) => row.sent(sent, total),
         onSent: () => row.reading(),
       });

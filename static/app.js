@@ -3,6 +3,7 @@
 // conversations, the controls, the status line and the error banner in step with the
 // turn.
 
+import { AddDocuments, CollectionChoice, fetchReadableCollections } from "./collection-choice.js";
 import { ConversationActions } from "./conversation-actions.js";
 import { ConversationList } from "./conversation-list.js";
 import {
@@ -106,6 +107,27 @@ const actions = new ConversationActions(
     deleteCancel: byId("delete-cancel"),
   },
   { renamed: onRenamed, deleted: onDeleted },
+);
+
+const collectionChoice = new CollectionChoice({
+  details: byId("collection-choice"),
+  summary: byId("collection-summary"),
+  all: byId("collection-all"),
+  options: byId("collection-options"),
+});
+
+const addDocuments = new AddDocuments(
+  {
+    dialog: byId("add-dialog"),
+    form: byId("add-form"),
+    collection: byId("add-collection"),
+    files: byId("add-files"),
+    status: byId("add-status"),
+    report: byId("add-report"),
+    close: byId("add-close"),
+    upload: byId("add-upload"),
+  },
+  { onStored: () => loadOverview(ui.knowledgeList, ui.knowledgeMore).then(updateControls) },
 );
 
 const drawer = new Drawer({
@@ -329,6 +351,7 @@ async function ask(question) {
   const outcome = await runTurn({
     message: question,
     conversationId,
+    collections: collectionChoice.chosen(),
     signal: controller.signal,
     handlers: {
       conversation: (id) => adoptConversation(turn, id),
@@ -479,5 +502,14 @@ function scrollToEnd() {
   ui.conversation.scrollTop = ui.conversation.scrollHeight;
 }
 
-mountAccountMenu(document.getElementById("account"));
+/** The account controls, then what the caller's collections allow: the chooser and
+ *  "Add documents". */
+async function mountCollections() {
+  const account = byId("account");
+  const [me, collections] = await Promise.all([mountAccountMenu(account), fetchReadableCollections()]);
+  collectionChoice.show(collections);
+  addDocuments.offer(account, collections, me);
+}
+
+mountCollections();
 start();

@@ -55,9 +55,12 @@ export function conversationHref(id) {
 }
 
 /** The body of `POST /api/chat`: the conversation it continues, when there is one, is
- *  its history (the server refuses `history` beside it). */
-export function chatBody(message, conversationId) {
-  return conversationId === null ? { message } : { message, conversation_id: conversationId };
+ *  its history (the server refuses `history` beside it); `collections`, when given, are
+ *  the only ones searched. */
+export function chatBody(message, conversationId, collections = null) {
+  const body = conversationId === null ? { message } : { message, conversation_id: conversationId };
+  if (collections !== null) body.collections = collections;
+  return body;
 }
 
 /** `GET /api/conversations` for the words of `query`, the page before `before` (an

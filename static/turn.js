@@ -10,15 +10,15 @@ const SILENCE_LIMIT_MS = 15_000;
 
 /**
  * Runs a turn of conversation `conversationId` (null: the turn starts a new one) to its
- * end. `handlers` receive `conversation(id)` from the response's `X-Conversation-Id`,
- * the frames (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each with the
- * frame's data) and `silence(ms)` / `resumed()` from the watchdog. Resolves with how the turn ended:
+ * end, searching `collections` only (null: every one the caller reads). `handlers`
+ * receive `conversation(id)` from the response's `X-Conversation-Id`, the frames
+ * (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each with the frame's data) and `silence(ms)` / `resumed()` from the watchdog. Resolves with how the turn ended:
  * `{kind: "done"|"error"}` after the terminal frame, `{kind: "stopped"}` when `signal`
  * aborted it, `{kind: "refused", message}` when the server refused the request,
  * `{kind: "unreachable"}` when it could not be reached, `{kind: "cut"}` when the stream
  * ended without a terminal frame.
  */
-export async function runTurn({ message, conversationId, signal, handlers }) {
+export async function runTurn({ message, conversationId, collections = null, signal, handlers }) {
   const watchdog = new Watchdog(handlers);
   let terminal = null;
   let responded = false;
@@ -26,7 +26,7 @@ export async function runTurn({ message, conversationId, signal, handlers }) {
     const response = await fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify(chatBody(message, conversationId)),
+      body: JSON.stringify(chatBody(message, conversationId, collections)),
       signal,
     });
     responded = true;

@@ -198,3 +198,22 @@ test("the watched files read as counts, and not at all when nothing is watched",
     "3 imported, 1 skipped, 2 removed.",
   );
 });
+
+test("members are typed with commas or one per line, and grant rows without a name are dropped", async () => {
+  const { counted, grantsOf, usernamesOf } = await import("../../static/admin-collections.js");
+  assert.deepEqual(usernamesOf(" ann, bob\n\ncleo ,\n"), ["ann", "bob", "cleo"]);
+  assert.deepEqual(usernamesOf("  \n , "), []);
+  assert.deepEqual(
+    grantsOf([
+      { kind: "group", name: " hr-team ", access: "read" },
+      { kind: "user", name: "", access: "write" },
+      { kind: "user", name: "wes", access: "write" },
+    ]),
+    [
+      { group: "hr-team", access: "read" },
+      { user: "wes", access: "write" },
+    ],
+  );
+  assert.equal(counted(1, "document", "documents"), "1 document");
+  assert.equal(counted(0, "document", "documents"), "0 documents");
+});

@@ -535,9 +535,11 @@ test("the drop zone opens the picker from the keyboard, takes dropped files and 
   page.on("filechooser", () => {});
   await signIn(page);
 
-  // Tab from the last control of the health panel reaches the picker, and the drop
-  // zone shows the focus ring.
+  // Tab from the last control of the health panel reaches the collection chooser, then
+  // the picker, and the drop zone shows the focus ring.
   await page.getByText("Settings in effect (secrets as set or unset)").focus();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "upload-collection");
   await page.keyboard.press("Tab");
   assert.equal(await page.evaluate(() => document.activeElement.id), "upload-files");
   const zone = page.locator("#drop-zone");

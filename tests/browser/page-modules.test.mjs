@@ -95,6 +95,7 @@ test("the address names the open conversation as ?c=<uuid>, and nothing else cou
 test("a turn of an open conversation names it and sends no history; a new chat names none", () => {
   assert.deepEqual(chatBody("Hello?", null), { message: "Hello?" });
   assert.deepEqual(chatBody("And then?", ID), { message: "And then?", conversation_id: ID });
+  assert.deepEqual(chatBody("Hello?", null, ["hr"]), { message: "Hello?", collections: ["hr"] });
 });
 
 test("stored turns become exchanges as a finished live turn leaves them", () => {
@@ -149,8 +150,51 @@ test("the overview lists the newest documents first, with summaries only where w
   const { shown, more } = overviewOf(documents);
   assert.equal(shown.length, SHOWN_DOCUMENTS);
   assert.equal(more, 3);
-  assert.deepEqual(shown[0], { title: `Doc ${SHOWN_DOCUMENTS + 3}`, summary: "About the last one." });
+  assert.deepEqual(shown[0], {
+    title: `Doc ${SHOWN_DOCUMENTS + 3}`,
+    collection: null,
+    summary: "About the last one.",
+  });
   assert.equal(shown[1].summary, null);
   assert.deepEqual(overviewOf([]), { shown: [], more: 0 });
   assert.equal(overviewOf([{ id: 1 }]).shown[0].title, "Untitled");
+  // Documents of more than one collection each say theirs.
+  const mixed = overviewOf([
+    { id: 1, title: "Handbook", collection: "default" },
+    { id: 2, title: "Payroll", collection: "hr" },
+  ]);
+  assert.deepEqual(
+    mixed.shown.map(({ title, collection }) => [title, collection]),
+    [
+      ["Payroll", "hr"],
+      ["Handbook", "default"],
+    ],
+  );
+});
+
+test("the kept choice of collections holds only names still readable, and all of them is none", async () => {
+  const { choiceSummary, keptChoice, reportLines } = await import("../../static/collection-choice.js");
+  const readable = ["default", "hr", "legal"];
+  assert.equal(keptChoice(null, readable), null);
+  assert.equal(keptChoice("not json", readable), null);
+  assert.equal(keptChoice('{"hr":1}', readable), null);
+  assert.deepEqual(keptChoice('["hr","gone"]', readable), ["hr"]);
+  assert.equal(keptChoice('["gone"]', readable), null, "nothing readable left: every collection");
+  assert.equal(keptChoice('["default","hr","legal"]', readable), null, "every one ticked is all");
+  assert.equal(choiceSummary(null), "Searching all my collections");
+  assert.equal(choiceSummary(["hr", "legal"]), "Searching hr, legal");
+  assert.deepEqual(
+    reportLines({
+      documents: [
+        { file: "a.md", title: "A", chunks: 1, status: "imported" },
+        { file: "b.md", title: "B", chunks: 3, status: "unchanged" },
+      ],
+      skipped: [{ file: "c.pdf", reason: "no text layer" }],
+    }),
+    [
+      { tone: "success", text: "a.md: “A”, stored, 1 chunk" },
+      { tone: "success", text: "b.md: “B”, already there" },
+      { tone: "error", text: "c.pdf: skipped, no text layer" },
+    ],
+  );
 });
