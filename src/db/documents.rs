@@ -173,6 +173,20 @@ pub async fn list_documents(
         .collect())
 }
 
+/// The name of the collection of each of the documents `ids` that is stored.
+pub async fn collection_names(
+    conn: &mut AsyncPgConnection,
+    ids: &[i64],
+) -> Result<std::collections::HashMap<i64, String>, DbError> {
+    let found: Vec<(i64, String)> = documents::table
+        .inner_join(collections::table)
+        .filter(documents::id.eq_any(ids))
+        .select((documents::id, collections::name))
+        .load(conn)
+        .await?;
+    Ok(found.into_iter().collect())
+}
+
 /// The document `id`, when it is stored.
 pub async fn find_document(
     conn: &mut AsyncPgConnection,

@@ -49,6 +49,8 @@ pub struct SearchResponse {
 struct SearchResult {
     chunk_id: i64,
     document_id: i64,
+    /// The name of the document's collection.
+    collection: String,
     title: String,
     /// The headings above the chunk, outermost first (`""` when none).
     heading: String,
@@ -165,6 +167,10 @@ pub async fn search(
         places(&rankings.by_text),
         places(&rankings.fused),
     );
+    let document_ids: Vec<i64> = retrieval.hits.iter().map(|hit| hit.document_id).collect();
+    let collections =
+        crate::db::documents::collection_names(&mut *state.pool.get().await?, &document_ids)
+            .await?;
     let results = retrieval
         .hits
         .iter()
@@ -177,6 +183,7 @@ pub async fn search(
             Some(SearchResult {
                 chunk_id: hit.chunk_id,
                 document_id: hit.document_id,
+                collection: collections.get(&hit.document_id).cloned()?,
                 title: hit.title.clone(),
                 heading: hit.heading.clone(),
                 page: hit.page,

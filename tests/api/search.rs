@@ -31,6 +31,7 @@ async fn a_search_shows_each_signal_and_whether_a_turn_would_be_grounded() {
     assert_eq!(results.len(), 2, "both chunks rank by cosine: {body}");
     let first = &results[0];
     assert_eq!(first["document_id"], oolong);
+    assert_eq!(first["collection"], "default");
     assert_eq!(first["chunk_id"], oolong_chunk);
     assert_eq!(first["title"], "Teas");
     assert_eq!(first["snippet"], OOLONG);
