@@ -4,6 +4,7 @@
 //! first (see [`crate::lifecycle`]), then the LogActor's queue, then the server.
 
 use std::net::TcpListener;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -257,6 +258,27 @@ impl Application {
             handle.stop(true).await;
         });
         self.run_until_stopped().await
+    }
+}
+
+/// `bor serve`: builds the service and serves until SIGTERM or SIGINT; exit code non-zero
+/// when it cannot start or the server fails.
+pub async fn serve(config: Config) -> ExitCode {
+    let bind = config.bind;
+    let application = match Application::build(config).await {
+        Ok(application) => application,
+        Err(error) => {
+            eprintln!("bor: cannot start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(address = %bind, port = application.port(), "bor is listening");
+    match application.run_until_signalled().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bor: server error: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 
