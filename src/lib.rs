@@ -1,6 +1,7 @@
 //! bor: chat with your own knowledge base through any OpenAI-compatible LLM server.
 
 pub mod auth;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod conversations;
@@ -11,6 +12,7 @@ pub mod http;
 pub mod import;
 pub mod knowledge;
 pub mod lifecycle;
+pub mod migrate;
 pub mod notify;
 pub mod query_log_store;
 pub mod reembed;

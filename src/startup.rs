@@ -4,6 +4,7 @@
 //! first (see [`crate::lifecycle`]), then the LogActor's queue, then the server.
 
 use std::net::TcpListener;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,94 +74,21 @@ pub enum StartupError {
 pub struct Application {
     port: u16,
     server: Server,
-    log: Addr<LogActor>,
     state: web::Data<AppState>,
 }
 
 impl Application {
-    /// Applies migrations, starts the LogActor and binds `config.bind` (port 0 picks a
-    /// free port). Must run inside an actix system.
+    /// Applies migrations, builds the shared state ([`build_state`]) and binds
+    /// `config.bind` (port 0 picks a free port). Must run inside an actix system.
     pub async fn build(config: Config) -> Result<Application, StartupError> {
-        let applied = db::run_migrations(&config.database_url).await?;
-        for migration in &applied {
-            tracing::info!(%migration, "migration applied");
-        }
-        let pool = DbPool::new(&config.database_url, config.db_pool_size)?;
-        let log = LogActor::new(
-            Arc::new(PgQueryLogStore::new(pool.clone())),
-            DEFAULT_QUEUE_CAPACITY,
-        )
-        .start();
-        // Listening starts before the index and the credentials are loaded, so no
-        // change falls in between.
-        let subscription = Subscription::connect(
-            &config.database_url,
-            &[
-                crate::knowledge::notify::CHANNEL,
-                auth::CHANNEL,
-                auth::access::CHANNEL,
-            ],
-        )
-        .await?;
-        let accounts = Arc::new(Accounts::start(&config, pool.clone()).await?);
-        let given =
-            crate::db::conversations::give_unowned_to_first_admin(&mut *pool.get().await?).await?;
-        if given > 0 {
-            tracing::info!(
-                conversations = given,
-                "conversations from before accounts given to the first admin"
-            );
-        }
-        if config.auth == AuthMode::Accounts {
-            say_how_to_sign_in(&pool).await;
-        }
-        let llm = LlmClient::new(Arc::new(llm_settings(&config)));
-        let library =
-            KnowledgeService::load(pool.clone(), llm.clone(), chunking_settings(&config)).await?;
-        let library = if config.summaries {
-            library.with_summaries(llm)
-        } else {
-            library
-        };
-        let stats = library.index().stats();
-        let memory = library.index().memory_use();
-        tracing::info!(
-            chunks = stats.chunks,
-            documents = stats.documents,
-            dimension = ?stats.dimension,
-            vector_bytes = memory.vectors,
-            text_bytes = memory.chunks,
-            full_text_bytes = memory.full_text,
-            "knowledge base loaded into memory"
-        );
-        let followers: Vec<Arc<dyn Follower>> = vec![
-            Arc::new(IndexFollower(Arc::clone(library.index()))),
-            accounts.cache.clone(),
-            accounts.access.clone(),
-        ];
-        actix_web::rt::spawn(notify::follow(
-            config.database_url.clone(),
-            subscription,
-            followers,
-        ));
-        if let Some(folders) = &config.watch {
-            let folders: Vec<_> = std::env::split_paths(folders).collect();
-            let watch = crate::watch::start(&folders).map_err(StartupError::Watch)?;
-            let library = library.clone();
-            actix_web::rt::spawn(async move {
-                let say = |line: &str| tracing::info!(target: "bor::watch", "{line}");
-                crate::watch::keep_in_step(&library, watch, &say).await;
-            });
-        }
-        let config = Arc::new(config);
-        let state = web::Data::new(AppState::new(
-            Arc::clone(&config),
-            pool,
-            library,
-            log.clone(),
-            accounts,
-        ));
+        let state = build_state(config).await?;
+        Application::listen(state)
+    }
 
+    /// Binds `state.config.bind` and starts the HTTP server's workers on it, every
+    /// request under the middleware of [`http`]; the server serves once awaited.
+    fn listen(state: web::Data<AppState>) -> Result<Application, StartupError> {
+        let config = Arc::clone(&state.config);
         if !config.bind.ip().is_loopback() && state.allowed_hosts.names_nothing() {
             tracing::warn!(
                 bind = %config.bind,
@@ -211,7 +139,6 @@ impl Application {
         Ok(Application {
             port,
             server,
-            log,
             state,
         })
     }
@@ -231,7 +158,7 @@ impl Application {
     /// Serves until the server stops, then writes what is left in the LogActor's queue.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
-        flush_log(&self.log).await;
+        flush_log(&self.state.log).await;
         result
     }
 
@@ -257,6 +184,113 @@ impl Application {
             handle.stop(true).await;
         });
         self.run_until_stopped().await
+    }
+}
+
+/// What every handler shares, built and started: migrations applied, the pool, the
+/// LogActor, the notification listener and its followers, accounts, the knowledge base
+/// in memory and, with `BOR_WATCH`, the watcher. Must run inside an actix system.
+pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupError> {
+    let applied = db::run_migrations(&config.database_url).await?;
+    for migration in &applied {
+        tracing::info!(%migration, "migration applied");
+    }
+    let pool = DbPool::new(&config.database_url, config.db_pool_size)?;
+    let log = LogActor::new(
+        Arc::new(PgQueryLogStore::new(pool.clone())),
+        DEFAULT_QUEUE_CAPACITY,
+    )
+    .start();
+    // Listening starts before the index and the credentials are loaded, so no
+    // change falls in between.
+    let subscription = Subscription::connect(
+        &config.database_url,
+        &[
+            crate::knowledge::notify::CHANNEL,
+            auth::CHANNEL,
+            auth::access::CHANNEL,
+        ],
+    )
+    .await?;
+    let accounts = Arc::new(Accounts::start(&config, pool.clone()).await?);
+    let given =
+        crate::db::conversations::give_unowned_to_first_admin(&mut *pool.get().await?).await?;
+    if given > 0 {
+        tracing::info!(
+            conversations = given,
+            "conversations from before accounts given to the first admin"
+        );
+    }
+    if config.auth == AuthMode::Accounts {
+        say_how_to_sign_in(&pool).await;
+    }
+    let llm = LlmClient::new(Arc::new(llm_settings(&config)));
+    let library =
+        KnowledgeService::load(pool.clone(), llm.clone(), chunking_settings(&config)).await?;
+    let library = if config.summaries {
+        library.with_summaries(llm)
+    } else {
+        library
+    };
+    let stats = library.index().stats();
+    let memory = library.index().memory_use();
+    tracing::info!(
+        chunks = stats.chunks,
+        documents = stats.documents,
+        dimension = ?stats.dimension,
+        vector_bytes = memory.vectors,
+        text_bytes = memory.chunks,
+        full_text_bytes = memory.full_text,
+        "knowledge base loaded into memory"
+    );
+    let followers: Vec<Arc<dyn Follower>> = vec![
+        Arc::new(IndexFollower(Arc::clone(library.index()))),
+        accounts.cache.clone(),
+        accounts.access.clone(),
+    ];
+    actix_web::rt::spawn(notify::follow(
+        config.database_url.clone(),
+        subscription,
+        followers,
+    ));
+    if let Some(folders) = &config.watch {
+        let folders: Vec<_> = std::env::split_paths(folders).collect();
+        let watch = crate::watch::start(&folders).map_err(StartupError::Watch)?;
+        let library = library.clone();
+        actix_web::rt::spawn(async move {
+            let say = |line: &str| tracing::info!(target: "bor::watch", "{line}");
+            crate::watch::keep_in_step(&library, watch, &say).await;
+        });
+    }
+    let config = Arc::new(config);
+    let state = web::Data::new(AppState::new(
+        Arc::clone(&config),
+        pool,
+        library,
+        log.clone(),
+        accounts,
+    ));
+    Ok(state)
+}
+
+/// `bor serve`: builds the service and serves until SIGTERM or SIGINT; exit code non-zero
+/// when it cannot start or the server fails.
+pub async fn serve(config: Config) -> ExitCode {
+    let bind = config.bind;
+    let application = match Application::build(config).await {
+        Ok(application) => application,
+        Err(error) => {
+            eprintln!("bor: cannot start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(address = %bind, port = application.port(), "bor is listening");
+    match application.run_until_signalled().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bor: server error: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 
