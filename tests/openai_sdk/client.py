@@ -75,6 +75,7 @@ def models(base_url, _question):
     bor = client(base_url)
     listed = bor.models.list()
     one = bor.models.retrieve("bor")
+    scoped = bor.models.retrieve("bor/default")
     try:
         bor.models.retrieve("gpt-4o")
         missing = None
@@ -84,6 +85,7 @@ def models(base_url, _question):
         "ids": [model.id for model in listed.data],
         "retrieved": {"id": one.id, "object": one.object, "owned_by": one.owned_by,
                       "created": one.created},
+        "scoped": scoped.id,
         "missing": missing,
     }
 

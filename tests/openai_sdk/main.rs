@@ -31,7 +31,9 @@ fn slow_story() -> String {
 async fn the_sdk_lists_and_retrieves_the_model() {
     let app = TestApp::spawn().await;
     let models = sdk(&app, "models", "").await;
-    assert_eq!(models["ids"], json!(["bor"]));
+    // `bor`, and a model scoped to each readable collection.
+    assert_eq!(models["ids"], json!(["bor", "bor/default"]));
+    assert_eq!(models["scoped"], "bor/default");
     assert_eq!(models["retrieved"]["id"], "bor");
     assert_eq!(models["retrieved"]["object"], "model");
     assert_eq!(models["retrieved"]["owned_by"], "bor");
