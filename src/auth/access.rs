@@ -26,7 +26,7 @@ use crate::notify::{Follower, RETRY_DELAY};
 pub const CHANNEL: &str = "bor_access";
 
 /// The collections, grants and memberships as last read.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Snapshot {
     /// Every collection's name, by id.
     collections: BTreeMap<i64, String>,
@@ -35,6 +35,8 @@ struct Snapshot {
     groups_of: HashMap<Uuid, HashSet<Uuid>>,
     /// The built-in group of every user.
     everyone: Option<Uuid>,
+    /// What every admin reads, made once per snapshot rather than per request.
+    admin: Readable,
 }
 
 impl Snapshot {
@@ -53,25 +55,35 @@ impl Snapshot {
         let everyone = groups::by_name(&mut conn, groups::EVERYONE)
             .await?
             .map(|group| group.id);
-        Ok(Snapshot {
+        Ok(Snapshot::new(collections, grants, groups_of, everyone))
+    }
+
+    fn new(
+        collections: BTreeMap<i64, String>,
+        grants: Vec<Grant>,
+        groups_of: HashMap<Uuid, HashSet<Uuid>>,
+        everyone: Option<Uuid>,
+    ) -> Snapshot {
+        let every = collections
+            .iter()
+            .map(|(id, name)| (*id, (name.clone(), Access::Write)))
+            .collect();
+        let admin = Readable {
+            every: true,
+            collections: Arc::new(every),
+        };
+        Snapshot {
             collections,
             grants,
             groups_of,
             everyone,
-        })
+            admin,
+        }
     }
 
     fn readable(&self, user: Option<Uuid>, role: Role) -> Readable {
         if role == Role::Admin {
-            let every = self
-                .collections
-                .iter()
-                .map(|(id, name)| (*id, (name.clone(), Access::Write)))
-                .collect();
-            return Readable {
-                every: true,
-                collections: Arc::new(every),
-            };
+            return self.admin.clone();
         }
         let no_groups = HashSet::new();
         let groups = user
@@ -248,13 +260,13 @@ mod tests {
         let staff = Uuid::from_u128(10);
         let everyone = Uuid::from_u128(11);
         let ann = Uuid::from_u128(1);
-        Snapshot {
-            collections: BTreeMap::from([
+        Snapshot::new(
+            BTreeMap::from([
                 (1, "default".to_owned()),
                 (2, "hr".to_owned()),
                 (3, "legal".to_owned()),
             ]),
-            grants: vec![
+            vec![
                 Grant {
                     collection_id: 1,
                     grantee: Grantee::Group(everyone),
@@ -271,9 +283,9 @@ mod tests {
                     access: Access::Write,
                 },
             ],
-            groups_of: HashMap::from([(Uuid::from_u128(2), HashSet::from([staff]))]),
-            everyone: Some(everyone),
-        }
+            HashMap::from([(Uuid::from_u128(2), HashSet::from([staff]))]),
+            Some(everyone),
+        )
     }
 
     #[test]
