@@ -84,6 +84,7 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         elapsed_ms: millis(record.elapsed_ms),
         conversation_id: record.conversation_id,
         user_id: record.user_id,
+        searched_query: Some(storable_text(&record.query).into_owned()),
     })
 }
 

@@ -279,6 +279,7 @@ pub fn query_log_entry() -> NewQueryLogEntry {
         elapsed_ms: 1200,
         conversation_id: None,
         user_id: None,
+        searched_query: Some("What is in the handbook?".to_owned()),
     }
 }
 

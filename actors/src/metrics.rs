@@ -307,6 +307,7 @@ mod tests {
             user_id: None,
             created_at: Utc::now(),
             question: "q".into(),
+            query: "q".into(),
             answer: "a".into(),
             path,
             outcome,

@@ -181,6 +181,9 @@ pub struct TurnRecord {
     pub created_at: DateTime<Utc>,
     /// As sent, trimmed.
     pub question: String,
+    /// What retrieval searched: the question, then the conversation's previous
+    /// question when there is one (`knowledge::searched_query`).
+    pub query: String,
     /// The visible answer (partial for a stopped turn).
     pub answer: String,
     pub path: TurnPath,

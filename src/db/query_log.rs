@@ -34,6 +34,9 @@ pub struct QueryLogEntry {
     pub elapsed_ms: i64,
     pub conversation_id: Option<Uuid>,
     pub user_id: Option<Uuid>,
+    /// What retrieval searched (the question, then the conversation's previous one);
+    /// `None` only on rows from before it was recorded.
+    pub searched_query: Option<String>,
 }
 
 /// A row to write. Owned, so that a writer can keep it queued until the database
@@ -65,6 +68,9 @@ pub struct NewQueryLogEntry {
     /// it does not exist yet.
     pub conversation_id: Option<Uuid>,
     pub user_id: Option<Uuid>,
+    /// What retrieval searched (the question, then the conversation's previous one);
+    /// `None` only on rows from before it was recorded.
+    pub searched_query: Option<String>,
 }
 
 /// Writes the rows of several turns; rows whose `turn_id` is already stored are

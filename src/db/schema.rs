@@ -149,6 +149,7 @@ diesel::table! {
         elapsed_ms -> Int8,
         conversation_id -> Nullable<Uuid>,
         user_id -> Nullable<Uuid>,
+        searched_query -> Nullable<Text>,
     }
 }
 

@@ -199,23 +199,28 @@ pub fn parse_chat_input(
             history: History::None,
         });
     };
+    Ok(ChatInput {
+        question,
+        history: History::Given(history_messages(entries)?),
+    })
+}
+
+/// A `history` a request sent (on `/api/chat` and `/api/search`), as messages: at most
+/// [`HISTORY_LIMIT`] entries.
+pub fn history_messages(entries: Vec<HistoryEntry>) -> Result<Vec<ChatMessage>, ApiError> {
     if entries.len() > HISTORY_LIMIT {
         return Err(ApiError::InvalidHistory(format!(
             "`history` holds {} entries; at most {HISTORY_LIMIT} are allowed",
             entries.len()
         )));
     }
-    let history = entries
+    Ok(entries
         .into_iter()
         .map(|entry| match entry.role {
             HistoryRole::User => ChatMessage::user(entry.content),
             HistoryRole::Assistant => ChatMessage::assistant(entry.content),
         })
-        .collect();
-    Ok(ChatInput {
-        question,
-        history: History::Given(history),
-    })
+        .collect())
 }
 
 #[cfg(test)]

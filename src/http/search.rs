@@ -7,13 +7,14 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
+use bor_actors::knowledge::searched_query;
 use bor_actors::llm::LlmClient;
 use bor_actors::record::snippet_of;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::body::{RequestBody, read_json_body};
-use super::chat::{MAX_BODY_BYTES, checked_question};
+use super::chat::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
 use crate::knowledge::{RANKED_PER_SIGNAL, RankedChunk};
@@ -31,12 +32,27 @@ pub struct SearchBody {
     /// Only these collections (each readable by the caller); absent, every readable one.
     #[serde(default)]
     collections: Option<Vec<String>>,
+    /// The conversation before the query, oldest first, at most 20 entries: searched as
+    /// a turn of it would search (`query` in the response).
+    #[serde(default)]
+    history: Option<Vec<HistoryEntry>>,
 }
 
-impl RequestBody for SearchBody {}
+/// A `history` that does not fit is `invalid_history`, as on `/api/chat`.
+impl RequestBody for SearchBody {
+    fn refusal(field: Option<&str>, message: String) -> ApiError {
+        match field {
+            Some("history") => ApiError::InvalidHistory(message),
+            _ => ApiError::InvalidJson(message),
+        }
+    }
+}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchResponse {
+    /// What was searched: the query, then the history's last question when there is
+    /// one (what a turn of that conversation searches).
+    query: String,
     /// Whether a turn asking this would be grounded (docs/PROTOCOL.md, "Grounded and
     /// deflected").
     grounded: bool,
@@ -111,7 +127,7 @@ fn places(ranking: &[RankedChunk]) -> HashMap<i64, Signal> {
     request_body(content = SearchBody, content_type = "application/json"),
     responses(
         (status = 200, description = "the fused top with each signal's score and rank", body = SearchResponse),
-        (status = 400, description = "`invalid_json` (also a `top_k` outside 1 to 50), `empty_message` or `message_too_long`", body = ErrorBody),
+        (status = 400, description = "`invalid_json` (also a `top_k` outside 1 to 50), `invalid_history`, `empty_message` or `message_too_long`", body = ErrorBody),
         (status = 404, description = "`not_found`: a collection named is absent, or not readable by the caller", body = ErrorBody),
         (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
@@ -132,7 +148,9 @@ pub async fn search(
         state.config.request_body_timeout,
     )
     .await?;
-    let query = checked_question(&body.query, state.config.max_message_chars)?.to_owned();
+    let question = checked_question(&body.query, state.config.max_message_chars)?;
+    let history = history_messages(body.history.unwrap_or_default())?;
+    let query = searched_query(question, &history);
     let top_k = body.top_k.unwrap_or(state.turn.top_k);
     if !(1..=RANKED_PER_SIGNAL).contains(&top_k) {
         return Err(ApiError::InvalidJson(format!(
@@ -158,7 +176,13 @@ pub async fn search(
     let started = Instant::now();
     let (rankings, retrieval) = state
         .library
-        .search(query, embedding, RANKED_PER_SIGNAL.max(top_k), top_k, scope)
+        .search(
+            query.clone(),
+            embedding,
+            RANKED_PER_SIGNAL.max(top_k),
+            top_k,
+            scope,
+        )
         .await?;
     let retrieval_ms = started.elapsed().as_secs_f64() * 1e3;
 
@@ -194,6 +218,7 @@ pub async fn search(
         })
         .collect();
     Ok(HttpResponse::Ok().json(SearchResponse {
+        query,
         grounded: retrieval.is_grounded(state.turn.deflect_threshold),
         results,
         timings_ms: Timings {

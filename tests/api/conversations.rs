@@ -503,3 +503,44 @@ async fn a_long_conversation_keeps_every_turn_and_finds_words_of_any_of_them() {
         assert_eq!(found.as_array().unwrap().len(), hits, "{query}");
     }
 }
+
+/// A follow-up ("and what is its default?") is searched with the question before it, so
+/// the passage the conversation is about reaches the model; the model is asked the
+/// follow-up as sent, and the searched query is in `done` and in the row.
+#[actix_web::test]
+async fn a_follow_up_retrieves_the_passage_its_conversation_is_about() {
+    let app = TestApp::spawn_with(&[("BOR_RETRIEVAL_TOP_K", "1")]).await;
+    let setting = "BOR_RETRIEVAL_TOP_K controls how many passages a turn gives the model; \
+                   its default is 5.";
+    let colours = "The default colours: by default the page is dark blue, the default font \
+                   is serif.";
+    app.insert_document("Retrieval settings", setting).await;
+    app.insert_document("Page colours", colours).await;
+    let first_question = "What does BOR_RETRIEVAL_TOP_K control?";
+    let follow_up = "and what is its default?";
+
+    // Alone, the follow-up's one word finds the colours first.
+    let alone = app.search(&json!({"query": follow_up, "top_k": 1})).await;
+    assert_eq!(
+        alone.json["results"][0]["snippet"], colours,
+        "{:?}",
+        alone.json
+    );
+
+    let id = conversation_of(&ask(&app, first_question, None).await);
+    let second = ask(&app, follow_up, Some(&id)).await;
+    let searched = format!("{follow_up}\n{first_question}");
+    assert_eq!(second.last().data["query"], searched.as_str());
+
+    let chats = app.mock.chat_requests();
+    let messages = chats.last().unwrap()["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(system.contains(setting), "{system}");
+    assert!(!system.contains(colours), "{system}");
+    assert_eq!(messages.last().unwrap()["content"], follow_up);
+
+    let rows = app.wait_for_rows(2).await;
+    assert_eq!(rows[0].searched_query.as_deref(), Some(first_question));
+    assert_eq!(rows[1].question, follow_up);
+    assert_eq!(rows[1].searched_query.as_deref(), Some(searched.as_str()));
+}

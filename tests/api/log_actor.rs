@@ -29,6 +29,7 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
         user_id: None,
         created_at: Utc::now(),
         question: "q".into(),
+        query: "q".into(),
         answer: "partial".into(),
         path: TurnPath::Deflected,
         outcome,

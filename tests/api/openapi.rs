@@ -213,6 +213,7 @@ async fn the_chat_stream_and_its_frames_are_described() {
             "retries",
             "scaffold_stripped",
             "recovered",
+            "query",
             "sources"
         ])
     );

@@ -95,10 +95,43 @@ async fn bad_searches_are_refused_in_the_error_shape() {
         (json!({"query": "tea", "top_k": "five"}), "invalid_json"),
         (json!({"top_k": 3}), "invalid_json"),
         (json!(["tea"]), "invalid_json"),
+        (json!({"query": "tea", "history": "tea"}), "invalid_history"),
+        (
+            json!({"query": "tea", "history": [{"role": "system", "content": "x"}]}),
+            "invalid_history",
+        ),
+        (
+            json!({"query": "tea", "history": vec![json!({"role": "user", "content": "x"}); 21]}),
+            "invalid_history",
+        ),
     ] {
         let refused = app.search(&body).await;
         assert_eq!(refused.status, 400, "{body}: {:?}", refused.json);
         assert_eq!(refused.error_code(), code, "{body}: {:?}", refused.json);
         assert!(refused.json["error"]["message"].is_string());
     }
+}
+
+#[actix_web::test]
+async fn a_search_with_history_searches_as_a_turn_of_that_conversation() {
+    let app = TestApp::spawn().await;
+    app.insert_document("Teas", OOLONG).await;
+    let history = json!([
+        {"role": "user", "content": "  Tell me about oolong.  "},
+        {"role": "assistant", "content": "It is a tea."},
+    ]);
+    let found = app
+        .search(&json!({"query": "Why?", "history": history}))
+        .await;
+    assert_eq!(found.status, 200, "{:?}", found.json);
+    assert_eq!(found.json["query"], "Why?\nTell me about oolong.");
+    let signals = &found.json["results"][0]["signals"];
+    assert_eq!(signals["full_text"]["rank"], 1, "{:?}", found.json);
+
+    let alone = app.search(&json!({"query": "Why?"})).await;
+    assert_eq!(alone.json["query"], "Why?");
+    assert_eq!(
+        alone.json["results"][0]["signals"]["full_text"],
+        Value::Null
+    );
 }

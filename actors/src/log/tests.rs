@@ -14,6 +14,7 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
         user_id: None,
         created_at: Utc::now(),
         question: "q".into(),
+        query: "q".into(),
         answer: "a".into(),
         path: TurnPath::Grounded,
         outcome,

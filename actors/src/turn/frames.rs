@@ -66,6 +66,8 @@ pub struct DoneFrame {
     pub retries: u32,
     pub scaffold_stripped: u64,
     pub recovered: bool,
+    /// What retrieval searched (the question, then the conversation's previous one).
+    pub query: String,
     pub sources: Vec<Source>,
     /// The answer reached `BOR_MAX_ANSWER_CHARS` and was cut there; sent only then.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -158,13 +160,14 @@ mod tests {
             retries: 0,
             scaffold_stripped: 0,
             recovered: false,
+            query: "q".into(),
             sources: vec![],
             truncated: false,
         });
         assert_eq!(
             data(&done),
             json!({"turn_id": id, "path": "deflected", "rounds": 1, "retries": 0,
-                   "scaffold_stripped": 0, "recovered": false, "sources": []})
+                   "scaffold_stripped": 0, "recovered": false, "query": "q", "sources": []})
         );
         assert_eq!(done.event_name(), "done");
         assert!(done.is_terminal());

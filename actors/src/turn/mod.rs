@@ -27,7 +27,7 @@ pub use prompts::CORRECTION_INSTRUCTION;
 pub use relay::{CLOSING_TIMEOUT, MAX_BACKLOG_FRAMES, STALLED_CLIENT_TIMEOUT};
 pub use tools::{TOOL_NAMES, definitions as tool_definitions};
 
-use crate::knowledge::KnowledgeBase;
+use crate::knowledge::{KnowledgeBase, searched_query};
 use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
 use crate::log::TurnFinished;
 use machine::{Input, Phase};
@@ -52,6 +52,9 @@ pub struct TurnActor {
     turn_id: Uuid,
     /// What is asked: question, history, conversation and person.
     spec: TurnSpec,
+    /// What retrieval searches: the question, with the conversation in mind
+    /// ([`searched_query`]).
+    query: String,
     /// The `BOR_*` settings of every turn.
     settings: Arc<TurnSettings>,
     /// Retrieval for the question and the document tools.
@@ -110,6 +113,7 @@ impl TurnActor {
             span: tracing::info_span!("turn", %turn_id),
             turn_id,
             _slot: deps.slot,
+            query: searched_query(&spec.question, &spec.history),
             spec,
         }
     }

@@ -21,7 +21,7 @@ const STRIP_LOG_CHARS: usize = 200;
 
 impl TurnActor {
     pub(super) fn begin(&mut self) -> Phase {
-        self.llm_send(LlmCommand::Embed(vec![self.spec.question.clone()]));
+        self.llm_send(LlmCommand::Embed(vec![self.query.clone()]));
         Phase::Embedding
     }
 
@@ -35,9 +35,9 @@ impl TurnActor {
             tracing::error!(turn_id = %self.turn_id, "the embedding response held no vector");
             return self.fail(ErrorCode::Internal, ctx);
         };
-        let retrieval =
-            self.knowledge
-                .retrieve(self.spec.question.clone(), embedding, self.settings.top_k);
+        let retrieval = self
+            .knowledge
+            .retrieve(self.query.clone(), embedding, self.settings.top_k);
         ctx.spawn(
             retrieval
                 .into_actor(self)
@@ -242,6 +242,7 @@ impl TurnActor {
         let turn = TurnIdentity {
             turn_id: self.turn_id,
             spec: &self.spec,
+            query: &self.query,
             chat_model: &self.settings.chat_model,
         };
         self.transcript.record(&turn, outcome)

@@ -54,6 +54,7 @@ struct AnswerBound {
 pub(super) struct TurnIdentity<'a> {
     pub turn_id: Uuid,
     pub spec: &'a TurnSpec,
+    pub query: &'a str,
     pub chat_model: &'a str,
 }
 
@@ -135,6 +136,7 @@ impl Transcript {
             user_id: turn.spec.user_id,
             created_at: self.created_at,
             question: turn.spec.question.clone(),
+            query: turn.query.to_owned(),
             answer: self.answer.clone(),
             path: self.path,
             outcome,
@@ -160,6 +162,7 @@ impl Transcript {
             retries: record.retries,
             scaffold_stripped: record.scaffold_stripped,
             recovered: record.recovered,
+            query: record.query.clone(),
             sources: record.sources.clone(),
             truncated: self.bound.truncated,
         }
@@ -220,6 +223,7 @@ mod tests {
         let turn = TurnIdentity {
             turn_id: Uuid::from_u128(1),
             spec: &spec,
+            query: "the searched query",
             chat_model: "model-a",
         };
         transcript.record(&turn, outcome)

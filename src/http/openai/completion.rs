@@ -87,6 +87,7 @@ mod tests {
             retries: 0,
             scaffold_stripped: 0,
             recovered: false,
+            query: "q".into(),
             sources: vec![],
             truncated: false,
         })

@@ -107,6 +107,7 @@ mod tests {
             retries: 1,
             scaffold_stripped: 0,
             recovered: false,
+            query: "q".into(),
             sources: vec![Source {
                 n: 1,
                 document_id: 7,

@@ -19,7 +19,9 @@ use super::{Frame, TurnActor, TurnDeps, TurnSettings, TurnSpec};
 use crate::knowledge::{
     ChunkHit, DocumentRef, DocumentText, KnowledgeBase, KnowledgeError, Retrieval,
 };
-use crate::llm::{ChatCompletion, ChatRequest, FunctionCall, LlmCommand, LlmEvent, ToolCall};
+use crate::llm::{
+    ChatCompletion, ChatMessage, ChatRequest, FunctionCall, LlmCommand, LlmEvent, ToolCall,
+};
 use crate::log::TurnFinished;
 use crate::record::TurnRecord;
 
@@ -308,6 +310,8 @@ impl TurnRun {
 /// How to start a turn for a test; `Default` is a question on an empty knowledge base.
 pub struct TurnSetup {
     pub question: &'static str,
+    /// Earlier messages of the conversation, oldest first.
+    pub history: Vec<ChatMessage>,
     pub settings: TurnSettings,
     pub knowledge: FixedKnowledge,
     /// One list of events per request the turn makes.
@@ -321,6 +325,7 @@ impl Default for TurnSetup {
     fn default() -> Self {
         Self {
             question: "Q?",
+            history: Vec::new(),
             settings: settings(),
             knowledge: empty(),
             script: Vec::new(),
@@ -369,7 +374,7 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
             conversation_id: None,
             user_id: None,
             question: setup.question.to_owned(),
-            history: Vec::new(),
+            history: setup.history,
         },
         Arc::new(setup.settings),
         TurnDeps {
@@ -399,13 +404,19 @@ pub async fn run_turn(
     knowledge: FixedKnowledge,
     script: Vec<Vec<LlmEvent>>,
 ) -> TurnRun {
-    let mut started = start_turn(TurnSetup {
+    run_setup(TurnSetup {
         question,
         settings,
         knowledge,
         script,
         ..TurnSetup::default()
-    });
+    })
+    .await
+}
+
+/// Runs the turn of `setup` to its end and collects what it did.
+pub async fn run_setup(setup: TurnSetup) -> TurnRun {
+    let mut started = start_turn(setup);
     let mut frames = Vec::new();
     while let Some(frame) = started.frames.recv().await {
         frames.push(frame);

@@ -32,6 +32,7 @@ async fn clean_deflected_turn_streams_and_ends_with_done() {
         run.asked[0],
         Asked::Embed(vec!["What is the capital of France?".into()])
     );
+    assert_eq!(done.query, "What is the capital of France?");
     let chats = run.chats();
     assert_eq!(chats.len(), 1);
     assert!(
@@ -59,6 +60,34 @@ async fn clean_deflected_turn_streams_and_ends_with_done() {
     assert_eq!(record.rounds, 1);
     assert!(record.first_token_ms.is_some());
     run.assert_one_terminal_frame_last();
+}
+
+#[actix::test]
+async fn a_follow_up_searches_with_the_previous_question_and_asks_as_sent() {
+    let run = run_setup(TurnSetup {
+        question: "and what is its default?",
+        history: vec![
+            ChatMessage::user("What does BOR_RETRIEVAL_TOP_K control?"),
+            ChatMessage::assistant("How many chunks the model gets."),
+        ],
+        knowledge: relevant(),
+        script: vec![embedded(), reply(&["5."])],
+        ..TurnSetup::default()
+    })
+    .await;
+
+    let searched = "and what is its default?\nWhat does BOR_RETRIEVAL_TOP_K control?";
+    assert_eq!(run.asked[0], Asked::Embed(vec![searched.into()]));
+    assert_eq!(run.done().query, searched);
+    assert_eq!(run.record().query, searched);
+    assert_eq!(run.record().question, "and what is its default?");
+    let messages = &run.chats()[0].messages;
+    assert_eq!(
+        messages.last(),
+        Some(&ChatMessage::user("and what is its default?")),
+        "the model is asked the question as sent"
+    );
+    assert_eq!(messages.len(), 4, "system, the history, the question");
 }
 
 #[actix::test]
