@@ -160,6 +160,20 @@ variables! {
     agent_enabled: bool = true, boolean => bool = copied;
     agent_max_rounds: u32 = 4, integer(1..=16) => u32 = copied;
     retrieval_top_k: usize = 5, integer(1..=50) => usize = copied;
+    /// The re-ranking server's base URL (the `/rerank` shape; docs/RETRIEVAL.md,
+    /// "Re-ranking"), without a trailing `/`; unset: no re-ranking.
+    rerank_base_url: Option<String> = None, |raw| http_url(raw).map(Some)
+        => Option<String> = |url: &Option<String>| url.as_deref().map(redact_url_credentials);
+    /// Sent as `model` to the re-ranking server; unset: none is sent.
+    rerank_model: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
+    /// Sent as a bearer token to the re-ranking server only; operators see whether it
+    /// is set.
+    rerank_api_key: Option<Secret> = None, secret => SecretState = secret_state;
+    /// How many of the fused best the re-ranking server scores.
+    rerank_candidates: usize = 30, integer(1..=200) => usize = copied;
+    /// How long a re-rank may take before the fused order is used instead.
+    rerank_timeout: Duration = Duration::from_secs(2), seconds(0.01..=60.0) => f64 = seconds_of;
     deflect_threshold: f32 = 0.35, number(-1.0..=1.0) => f64 = rounded;
     max_message_chars: usize = 8000, integer(1..=1_000_000) => usize = copied;
     max_concurrent_turns: usize = 256, integer(1..=100_000) => usize = copied;

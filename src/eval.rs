@@ -3,7 +3,8 @@
 //! every import is idempotent by content), each document as Markdown with its title as
 //! its heading; then every judged query is embedded and ranked by the retrieval a turn
 //! does (`KnowledgeService::search`), and the measures (`metrics.rs`) of each ranking —
-//! full text alone, vectors alone, fused — are printed with the latencies.
+//! full text alone, vectors alone, fused, and fused then re-ranked when a re-ranking
+//! server is set — are printed with the latencies.
 //!
 //! Rankings are of chunks; a document counts at the rank of its best chunk.
 
@@ -24,8 +25,9 @@ use crate::knowledge::index::CollectionFilter;
 use crate::knowledge::ingest::{
     IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved,
 };
+use crate::knowledge::rerank::rerank_scores;
 use crate::knowledge::{KnowledgeService, RANKED_PER_SIGNAL, RankedChunk};
-use crate::state::{chunking_settings, llm_settings};
+use crate::state::{chunking_settings, llm_settings, rerank_settings};
 use metrics::{Measures, percentile};
 
 /// The depth the measures look at: nDCG@10, Recall@10, MRR@10.
@@ -68,8 +70,15 @@ struct Report {
     full_text: Measures,
     vectors: Measures,
     fused: Measures,
+    /// The fused candidates in the re-ranking server's order; `None` when re-ranking is
+    /// off. A query whose re-rank failed counts in its fused order.
+    reranked: Option<Measures>,
+    /// Queries whose re-rank failed or was too slow.
+    rerank_failures: usize,
     /// Ranking in memory (both signals and their fusion), per query.
     retrieval_ms: Latency,
+    /// Re-ranking the candidates, per query; `None` when re-ranking is off.
+    rerank_ms: Option<Latency>,
     /// Embedding the query, per query.
     embedding_ms: Latency,
 }
@@ -176,7 +185,10 @@ async fn evaluate(
         );
     }
 
+    let rerank = rerank_settings(config);
+    let candidates = rerank.map_or(MEASURED_DEPTH, |rerank| rerank.candidates);
     let (mut full_text, mut vectors, mut fused) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut reranked, mut rerank_ms, mut rerank_failures) = (Vec::new(), Vec::new(), 0);
     let (mut retrieval_ms, mut embedding_ms) = (Vec::new(), Vec::new());
     let as_corpus_ids = |ranking: &[RankedChunk]| corpus_ranking(ranking, &corpus_of_document);
     for query in &collection.queries {
@@ -190,12 +202,12 @@ async fn evaluate(
             .unwrap_or_default();
         embedding_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let (rankings, _) = knowledge
+        let (rankings, retrieval) = knowledge
             .search(
                 query.text.clone(),
                 embedding,
-                RANKED_PER_SIGNAL,
-                MEASURED_DEPTH,
+                RANKED_PER_SIGNAL.max(candidates),
+                candidates,
                 scope.clone(),
             )
             .await
@@ -205,6 +217,32 @@ async fn evaluate(
         full_text.push(Measures::of(&as_corpus_ids(&rankings.by_text), &judged));
         vectors.push(Measures::of(&as_corpus_ids(&rankings.by_cosine), &judged));
         fused.push(Measures::of(&as_corpus_ids(&rankings.fused), &judged));
+        if let Some(settings) = rerank {
+            let started = Instant::now();
+            let scored = rerank_scores(&llm, settings, &query.text, &retrieval.hits).await;
+            rerank_ms.push(started.elapsed().as_secs_f64() * 1e3);
+            let order = match scored {
+                Ok(scores) => retrieval.reranked(&scores, candidates),
+                Err(failure) => {
+                    rerank_failures += 1;
+                    eprintln!(
+                        "bor eval: query {}: {failure}; its fused order counts",
+                        query.id
+                    );
+                    retrieval
+                }
+            };
+            let ranking: Vec<RankedChunk> = order
+                .hits
+                .iter()
+                .map(|hit| RankedChunk {
+                    chunk_id: hit.chunk_id,
+                    document_id: hit.document_id,
+                    score: f64::from(hit.score),
+                })
+                .collect();
+            reranked.push(Measures::of(&as_corpus_ids(&ranking), &judged));
+        }
     }
     Ok(Report {
         qrels: collection.qrels_path.display().to_string(),
@@ -213,7 +251,10 @@ async fn evaluate(
         full_text: Measures::mean(&full_text),
         vectors: Measures::mean(&vectors),
         fused: Measures::mean(&fused),
+        reranked: rerank.map(|_| Measures::mean(&reranked)),
+        rerank_failures,
         retrieval_ms: Latency::of(retrieval_ms),
+        rerank_ms: rerank.map(|_| Latency::of(rerank_ms)),
         embedding_ms: Latency::of(embedding_ms),
     })
 }
@@ -316,11 +357,16 @@ fn table(report: &Report) -> String {
         "Recall@5",
         "MRR@10",
     );
-    for (name, measures) in [
-        ("full text", &report.full_text),
-        ("vectors", &report.vectors),
-        ("fused", &report.fused),
-    ] {
+    let rows = [
+        ("full text", Some(&report.full_text)),
+        ("vectors", Some(&report.vectors)),
+        ("fused", Some(&report.fused)),
+        ("re-ranked", report.reranked.as_ref()),
+    ];
+    for (name, measures) in rows
+        .into_iter()
+        .filter_map(|(name, measures)| Some((name, measures?)))
+    {
         out.push_str(&format!(
             "{name:<10} {:>8.4} {:>10.4} {:>9.4} {:>8.4}\n",
             measures.ndcg_at_10, measures.recall_at_10, measures.recall_at_5, measures.mrr_at_10
@@ -333,5 +379,11 @@ fn table(report: &Report) -> String {
         report.embedding_ms.p50,
         report.embedding_ms.p99
     ));
+    if let Some(rerank) = &report.rerank_ms {
+        out.push_str(&format!(
+            "re-ranking p50 {:.2} ms, p99 {:.2} ms; {} queries kept their fused order (the re-rank failed)\n",
+            rerank.p50, rerank.p99, report.rerank_failures
+        ));
+    }
     out
 }

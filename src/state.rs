@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use actix::Addr;
-use bor_actors::llm::LlmSettings;
+use bor_actors::llm::{LlmSettings, RerankServer};
 use bor_actors::log::LogActor;
+use bor_actors::rerank::RerankSettings;
 use bor_actors::turn::TurnSettings;
 use tokio::sync::Semaphore;
 
@@ -75,7 +76,26 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
         temperature: config.llm_temperature,
         max_tokens: Some(config.llm_max_tokens),
         embeddings_fix: config.embeddings_fix(),
+        rerank: config
+            .rerank_base_url
+            .as_ref()
+            .map(|base_url| RerankServer {
+                base_url: base_url.clone(),
+                model: config.rerank_model.clone(),
+                api_key: config
+                    .rerank_api_key
+                    .as_ref()
+                    .map(|key| key.expose().to_owned()),
+            }),
     }
+}
+
+/// Re-ranking, when a re-ranking server is set.
+pub fn rerank_settings(config: &Config) -> Option<RerankSettings> {
+    config.rerank_base_url.as_ref().map(|_| RerankSettings {
+        candidates: config.rerank_candidates,
+        timeout: config.rerank_timeout,
+    })
 }
 
 /// Chunk size and overlap for imports.
@@ -91,6 +111,7 @@ fn turn_settings(config: &Config) -> TurnSettings {
         agent_enabled: config.agent_enabled,
         max_rounds: config.agent_max_rounds,
         top_k: config.retrieval_top_k,
+        rerank: rerank_settings(config),
         deflect_threshold: config.deflect_threshold,
         thinking_forced_open: config.llm_thinking_forced_open,
         chat_model: config.llm_chat_model.clone(),

@@ -258,7 +258,8 @@ const groupPath = (name) => `/api/admin/groups/${encodeURIComponent(name)}`;
 
 /**
  * `POST /api/search`: `{grounded, results: [{chunk_id, document_id, title, heading, page,
- * snippet, score, signals: {vector, full_text, fused}}], timings_ms: {embedding, retrieval}}`.
+ * snippet, score, signals: {vector, full_text, fused, rerank?}}], rerank_error?,
+ * timings_ms: {embedding, retrieval, rerank?}}`.
  */
 export async function searchKnowledge(query, topK) {
   const { status, body } = await request("/api/search", {

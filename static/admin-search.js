@@ -1,6 +1,7 @@
 // The admin page's "Try retrieval" box: a question searched as a turn would search it
-// (`POST /api/search`), each passage shown with its place in both rankings and in their
-// fusion, and whether a turn would be grounded. Titles, headings and snippets are user
+// (`POST /api/search`), each passage shown with its place in both rankings, in their
+// fusion and (with re-ranking on) in the re-ranked order, and whether a turn would be
+// grounded. Titles, headings and snippets are user
 // content: they only ever go in as text.
 
 import { element } from "./dom.js";
@@ -11,6 +12,8 @@ const SIGNALS = [
   ["full_text", "Full text", "BM25"],
   ["fused", "Fused", "RRF"],
 ];
+/** Shown only when the server re-ranked. */
+const RERANK_SIGNAL = ["rerank", "Re-ranked", "cross-encoder"];
 
 export class RetrievalTrial {
   /** `search(query, topK)` resolves with the answer of `POST /api/search`, or rejects
@@ -57,15 +60,18 @@ export class RetrievalTrial {
     }
   }
 
-  show({ grounded, results, timings_ms: timings }) {
-    this.results.replaceChildren(...results.map(resultItem));
+  show({ grounded, results, timings_ms: timings, rerank_error: rerankError }) {
+    const reranked = results.some((result) => result.signals.rerank);
+    this.results.replaceChildren(...results.map((result) => resultItem(result, reranked)));
     this.results.hidden = results.length === 0;
     const verdict = grounded
       ? "Grounded: a turn would answer from these passages."
       : "Deflected: no cosine similarity reaches the threshold and no passage holds every word, so a turn would answer without these passages.";
     const count = results.length === 1 ? "1 passage" : `${results.length} passages`;
-    const took = `embedding ${milliseconds(timings.embedding)}, ranking ${milliseconds(timings.retrieval)}`;
-    this.say(`${verdict} ${count}; ${took}.`, grounded ? "success" : undefined);
+    let took = `embedding ${milliseconds(timings.embedding)}, ranking ${milliseconds(timings.retrieval)}`;
+    if (timings.rerank !== undefined) took += `, re-ranking ${milliseconds(timings.rerank)}`;
+    const fallback = rerankError ? ` Re-ranking failed, so this is the fused order: ${rerankError}.` : "";
+    this.say(`${verdict} ${count}; ${took}.${fallback}`, grounded ? "success" : undefined);
   }
 
   say(text, tone) {
@@ -75,7 +81,7 @@ export class RetrievalTrial {
   }
 }
 
-function resultItem(result) {
+function resultItem(result, reranked) {
   const item = element("li", { class: "search-result" });
   const title = element("h3", { class: "document-title" });
   title.append(
@@ -90,7 +96,7 @@ function resultItem(result) {
   if (where) item.append(element("p", { class: "document-meta" }, where));
   item.append(element("p", { class: "search-snippet" }, result.snippet));
   const signals = element("dl", { class: "search-signals" });
-  for (const [key, name, measure] of SIGNALS) {
+  for (const [key, name, measure] of reranked ? [...SIGNALS, RERANK_SIGNAL] : SIGNALS) {
     const signal = result.signals[key];
     signals.append(
       element("dt", {}, name),

@@ -302,6 +302,55 @@ fn beir_folder(name: &str) -> std::path::PathBuf {
 }
 
 #[tokio::test]
+async fn eval_measures_the_re_ranked_order_and_counts_failed_re_ranks_in_fused_order() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().expect("the mock LLM");
+    let dir = beir_folder("rerank");
+    let folder = dir.to_str().expect("a UTF-8 path");
+    let vars = [
+        ("BOR_DATABASE_URL", db.url()),
+        ("BOR_LLM_BASE_URL", &mock.base_url()),
+        ("BOR_RERANK_BASE_URL", &mock.base_url()),
+    ];
+    let output = bor(&["eval", folder, "--json"], &vars);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["rerank_failures"], 0, "{report}");
+    // The mock's cross-encoder puts the abstract holding every word of the query first.
+    assert_eq!(report["reranked"]["mrr_at_10"], 1.0, "{report}");
+    assert_eq!(report["reranked"]["recall_at_10"], 1.0, "{report}");
+    assert!(report["rerank_ms"]["p50"].as_f64().expect("a number") >= 0.0);
+    let reranks = mock.rerank_requests();
+    assert_eq!(reranks.len(), 2, "one per judged query");
+    assert_eq!(reranks[0]["query"], "oxidised oolong");
+    assert_eq!(
+        reranks[0]["documents"].as_array().expect("documents").len(),
+        3
+    );
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let unreachable = format!("http://{}/v1", closed.local_addr().expect("an address"));
+    drop(closed);
+    let down = [
+        ("BOR_DATABASE_URL", db.url()),
+        ("BOR_LLM_BASE_URL", &mock.base_url()),
+        ("BOR_RERANK_BASE_URL", &unreachable),
+    ];
+    let output = bor(&["eval", folder, "--json"], &down);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let fallen_back: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(fallen_back["rerank_failures"], 2, "{fallen_back}");
+    assert_eq!(
+        fallen_back["reranked"], fallen_back["fused"],
+        "the fused order counts"
+    );
+    let table = text(&bor(&["eval", folder], &vars));
+    assert!(table.contains("re-ranked "), "{table}");
+    assert!(table.contains("re-ranking p50"), "{table}");
+    std::fs::remove_dir_all(&dir).expect("cleaned up");
+}
+
+#[tokio::test]
 async fn eval_measures_each_ranking_on_a_beir_folder_and_imports_once() {
     let db = TestDatabase::migrated().await;
     let mock = MockLlm::start().expect("the mock LLM");
@@ -345,6 +394,11 @@ async fn eval_measures_each_ranking_on_a_beir_folder_and_imports_once() {
     assert_eq!(report["fused"]["recall_at_10"], 1.0, "{report}");
     assert_eq!(report["fused"]["mrr_at_10"], 1.0, "{report}");
     assert!(report["retrieval_ms"]["p99"].as_f64().expect("a number") >= 0.0);
+    assert_eq!(
+        report["reranked"],
+        serde_json::Value::Null,
+        "re-ranking is off"
+    );
 
     // Again, as a table: nothing is imported twice.
     let again = bor(&["eval", folder], &vars);

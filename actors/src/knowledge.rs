@@ -44,7 +44,8 @@ impl Retrieval {
 }
 
 /// What a turn searches for (docs/RETRIEVAL.md, "Follow-up questions"): the question,
-/// then the conversation's previous question when there is one, so that a follow-up
+/// then the conversation's previous question when there is one and it is another (a
+/// question asked again is searched alone), so that a follow-up
 /// ("and what is its default?") finds the passage its conversation is about. It costs
 /// no request, and on bench/followups it found more than a condensing request did.
 pub fn searched_query(question: &str, history: &[ChatMessage]) -> String {
@@ -54,7 +55,7 @@ pub fn searched_query(question: &str, history: &[ChatMessage]) -> String {
         .find(|message| message.role == Role::User)
         .and_then(|message| message.content.as_deref())
         .map(str::trim)
-        .filter(|previous| !previous.is_empty());
+        .filter(|previous| !previous.is_empty() && *previous != question.trim());
     match previous {
         Some(previous) => format!("{question}\n{previous}"),
         None => question.to_owned(),
@@ -167,6 +168,8 @@ mod tests {
         assert_eq!(searched_query("third", &longer), "third\nsecond");
         let blank = [ChatMessage::user("first"), ChatMessage::user(" ")];
         assert_eq!(searched_query("third", &blank), "third");
+        let again = [ChatMessage::user("third "), ChatMessage::assistant("three")];
+        assert_eq!(searched_query("third", &again), "third", "asked again");
         let answers_only = [ChatMessage::assistant("hello")];
         assert_eq!(searched_query("third", &answers_only), "third");
     }

@@ -8,6 +8,7 @@ pub mod llm;
 pub mod log;
 pub mod metrics;
 pub mod record;
+pub mod rerank;
 pub mod scaffolding;
 pub mod text;
 pub mod turn;

@@ -40,6 +40,7 @@ pub enum LlmEndpoint {
     Chat,
     Embeddings,
     Models,
+    Rerank,
 }
 
 impl LlmEndpoint {
@@ -48,6 +49,7 @@ impl LlmEndpoint {
             Self::Chat => "chat",
             Self::Embeddings => "embeddings",
             Self::Models => "models",
+            Self::Rerank => "rerank",
         }
     }
 }
@@ -139,7 +141,7 @@ impl Metrics {
         let turn_phases = HistogramVec::new(
             HistogramOpts::new(
                 "bor_turn_phase_seconds",
-                "Time chat turns spent in each phase (embedding, retrieving, chatting, running_tools).",
+                "Time chat turns spent in each phase (embedding, retrieving, reranking, chatting, running_tools).",
             )
             .buckets(PHASE_BUCKETS.to_vec()),
             &["phase"],

@@ -16,6 +16,7 @@ const PREFIX: &str = "MOCK ";
 pub(crate) enum Endpoint {
     Chat,
     Embeddings,
+    Rerank,
 }
 
 /// Which endpoint a directive's failure and wire shape apply to.
@@ -25,7 +26,9 @@ pub(crate) enum Scope {
     #[default]
     Chat,
     Embeddings,
+    /// Chat and embeddings.
     Both,
+    Rerank,
 }
 
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,9 +292,10 @@ impl Directive {
     pub(crate) fn targets(&self, endpoint: Endpoint) -> bool {
         matches!(
             (self.scope, endpoint),
-            (Scope::Both, _)
+            (Scope::Both, Endpoint::Chat | Endpoint::Embeddings)
                 | (Scope::Chat, Endpoint::Chat)
                 | (Scope::Embeddings, Endpoint::Embeddings)
+                | (Scope::Rerank, Endpoint::Rerank)
         )
     }
 

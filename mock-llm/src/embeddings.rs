@@ -15,7 +15,7 @@ use crate::wire;
 
 /// Common English words that carry no topic; leaving them out makes a short question
 /// land close to the passages about its subject.
-const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
     "i", "in", "is", "it", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when",
     "where", "which", "who", "why", "with", "you",

@@ -20,6 +20,9 @@
 //!   finish chunk (`stop` or `tool_calls`) and `data: [DONE]`; otherwise one
 //!   `chat.completion` object. Without a directive the answer is `Mock answer: ` followed
 //!   by the first twelve words of the last user message.
+//! - `POST /v1/rerank` (`query`, `documents`): a deterministic cross-encoder in the
+//!   shape of llama.cpp, vLLM, Jina and Cohere, best first; a request with `texts`
+//!   instead gets TEI's answer. The score is in `rerank.rs`.
 //! - A body that is not a JSON object gets a 400 with an OpenAI error object; an unknown
 //!   path a 404.
 //!
@@ -44,7 +47,7 @@
 //! | `no_done` | bool | the whole answer and its finish chunk, no `[DONE]`; the body ends properly |
 //! | `garbage` | `"invalid_json"`, `"huge_line"`, `"html"` | a 200 that is no completion: lines of invalid JSON; one 2 MiB `data:` line (a content chunk of `x`); an HTML page |
 //! | `times` | n | the failure hits the first n attempts of this exact body (path and raw bytes), later attempts succeed; without it, every attempt fails |
-//! | `on` | `"chat"` (default), `"embeddings"`, `"both"` | the endpoint the failure, `content_type` and `split_writes` target; stream failures (`drop_after`, `stall_after`, `keepalive_after`, `error_after`, `no_done`) are chat only |
+//! | `on` | `"chat"` (default), `"embeddings"`, `"both"` (chat and embeddings), `"rerank"` | the endpoint the failure, `content_type` and `split_writes` target; stream failures (`drop_after`, `stall_after`, `keepalive_after`, `error_after`, `no_done`) are chat only |
 //! | **content** (chat) | | |
 //! | `reply` | text | the answer, streamed token by token |
 //! | `chunks` | array of text | the exact content pieces, one per chunk (not with `reply`) |
@@ -90,6 +93,7 @@ mod embeddings;
 mod fixtures;
 mod http;
 mod reply;
+mod rerank;
 mod server;
 mod text;
 mod wire;
@@ -254,6 +258,11 @@ impl MockLlm {
     /// Bodies of the `POST /v1/embeddings` requests, in order.
     pub fn embedding_requests(&self) -> Vec<Value> {
         self.bodies_of("/v1/embeddings")
+    }
+
+    /// Bodies of the `POST /v1/rerank` requests, in order.
+    pub fn rerank_requests(&self) -> Vec<Value> {
+        self.bodies_of("/v1/rerank")
     }
 
     fn bodies_of(&self, path: &str) -> Vec<Value> {

@@ -13,7 +13,7 @@ use crate::RecordedRequest;
 use crate::http::{self, ClientGone, Connection, Framing, ReadError, Request};
 use crate::reply::{EventStream, KEEPALIVE_INTERVAL, Reply, Response, StreamEnd};
 use crate::text::fnv1a;
-use crate::{chat, embeddings};
+use crate::{chat, embeddings, rerank};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(10);
@@ -208,7 +208,7 @@ fn handle(shared: &Shared, request: Request) -> Response {
     let config = &shared.config;
     match (request.method.as_str(), path.as_str()) {
         ("GET", "/v1/models") => Reply::json(200, &models(config)).into(),
-        ("POST", "/v1/chat/completions" | "/v1/embeddings") => {
+        ("POST", "/v1/chat/completions" | "/v1/embeddings" | "/v1/rerank") => {
             let body = match parsed {
                 Ok(body @ Value::Object(_)) => body,
                 Ok(_) => return Reply::error(400, "the body must be a JSON object").into(),
@@ -219,11 +219,13 @@ fn handle(shared: &Shared, request: Request) -> Response {
             };
             if path == "/v1/embeddings" {
                 embeddings::respond(config, &body, attempt)
+            } else if path == "/v1/rerank" {
+                rerank::respond(&body, attempt)
             } else {
                 chat::respond(config, &body, body_hash, attempt)
             }
         }
-        (_, "/v1/models" | "/v1/chat/completions" | "/v1/embeddings") => {
+        (_, "/v1/models" | "/v1/chat/completions" | "/v1/embeddings" | "/v1/rerank") => {
             Reply::error(405, format!("{} is not allowed on {path}", request.method)).into()
         }
         _ => Reply::error(404, format!("no route for {path}")).into(),

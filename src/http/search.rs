@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use bor_actors::knowledge::searched_query;
+use bor_actors::knowledge::{ChunkHit, searched_query};
 use bor_actors::llm::LlmClient;
 use bor_actors::record::snippet_of;
+use bor_actors::rerank::order_by_score;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -17,6 +18,7 @@ use super::body::{RequestBody, read_json_body};
 use super::chat::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
+use crate::knowledge::rerank::rerank_scores;
 use crate::knowledge::{RANKED_PER_SIGNAL, RankedChunk};
 use crate::state::AppState;
 
@@ -56,8 +58,13 @@ pub struct SearchResponse {
     /// Whether a turn asking this would be grounded (docs/PROTOCOL.md, "Grounded and
     /// deflected").
     grounded: bool,
-    /// Best first, in fused order.
+    /// Best first: in re-ranked order when re-ranking is on and answered, else in
+    /// fused order.
     results: Vec<SearchResult>,
+    /// Why the fused order stands although re-ranking is on (the re-ranking server
+    /// failed or was too slow); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerank_error: Option<String>,
     timings_ms: Timings,
 }
 
@@ -89,6 +96,10 @@ struct Signals {
     full_text: Option<Signal>,
     /// Reciprocal rank fusion of the two.
     fused: Signal,
+    /// The re-ranking server's score and its rank among the candidates; absent when
+    /// re-ranking is off or failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerank: Option<Signal>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
@@ -104,6 +115,9 @@ struct Timings {
     embedding: f64,
     /// Ranking in memory: both signals and their fusion.
     retrieval: f64,
+    /// Re-ranking the candidates on the re-ranking server; absent when it is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerank: Option<f64>,
 }
 
 /// Each chunk's place in `ranking`.
@@ -117,6 +131,21 @@ fn places(ranking: &[RankedChunk]) -> HashMap<i64, Signal> {
                 rank: index + 1,
             };
             (chunk.chunk_id, signal)
+        })
+        .collect()
+}
+
+/// Each hit's re-ranking score and its rank by it (`scores[i]` is `hits[i]`'s).
+fn rerank_places(hits: &[ChunkHit], scores: &[f32]) -> HashMap<i64, Signal> {
+    order_by_score(scores)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, position)| {
+            let signal = Signal {
+                score: f64::from(*scores.get(position)?),
+                rank: index + 1,
+            };
+            Some((hits.get(position)?.chunk_id, signal))
         })
         .collect()
 }
@@ -174,17 +203,41 @@ pub async fn search(
         })?;
     let embedding_ms = started.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();
+    let rerank = state.turn.rerank;
+    let candidates = rerank.map_or(top_k, |rerank| rerank.candidates.max(top_k));
     let (rankings, retrieval) = state
         .library
         .search(
             query.clone(),
             embedding,
-            RANKED_PER_SIGNAL.max(top_k),
-            top_k,
+            RANKED_PER_SIGNAL.max(candidates),
+            candidates,
             scope,
         )
         .await?;
     let retrieval_ms = started.elapsed().as_secs_f64() * 1e3;
+
+    let (mut reranked, mut rerank_error, mut rerank_ms) = (HashMap::new(), None, None);
+    let retrieval = match rerank.filter(|_| retrieval.hits.len() > 1) {
+        None => retrieval.top(top_k),
+        Some(settings) => {
+            let started = Instant::now();
+            let llm = LlmClient::new(state.llm.clone());
+            let scored = rerank_scores(&llm, settings, &query, &retrieval.hits).await;
+            rerank_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+            match scored {
+                Ok(scores) => {
+                    reranked = rerank_places(&retrieval.hits, &scores);
+                    retrieval.reranked(&scores, top_k)
+                }
+                Err(failure) => {
+                    tracing::warn!(error = %bor_actors::error_chain(&failure), "re-ranking failed; the fused order is used");
+                    rerank_error = Some(failure.to_string());
+                    retrieval.top(top_k)
+                }
+            }
+        }
+    };
 
     let (vector, full_text, fused) = (
         places(&rankings.by_cosine),
@@ -203,6 +256,7 @@ pub async fn search(
                 vector: vector.get(&hit.chunk_id).copied(),
                 full_text: full_text.get(&hit.chunk_id).copied(),
                 fused: fused.get(&hit.chunk_id).copied()?,
+                rerank: reranked.get(&hit.chunk_id).copied(),
             };
             Some(SearchResult {
                 chunk_id: hit.chunk_id,
@@ -221,9 +275,11 @@ pub async fn search(
         query,
         grounded: retrieval.is_grounded(state.turn.deflect_threshold),
         results,
+        rerank_error,
         timings_ms: Timings {
             embedding: embedding_ms,
             retrieval: retrieval_ms,
+            rerank: rerank_ms,
         },
     }))
 }

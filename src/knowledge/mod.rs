@@ -16,6 +16,7 @@ pub mod index;
 pub mod ingest;
 mod live_index;
 pub mod notify;
+pub mod rerank;
 mod retrieval;
 mod stop_words;
 mod store;

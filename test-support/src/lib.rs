@@ -169,7 +169,8 @@ impl TestApp {
         Self::spawn_with(&[]).await
     }
 
-    /// Spawns with extra `BOR_*` variables (they override the test defaults).
+    /// Spawns with extra `BOR_*` variables (they override the test defaults); `{mock}`
+    /// in a value is the mock LLM's base URL (for `BOR_RERANK_BASE_URL`, say).
     pub async fn spawn_with(vars: &[(&str, &str)]) -> TestApp {
         Self::spawn_on(Arc::new(TestDatabase::migrated().await), None, vars).await
     }
@@ -223,7 +224,15 @@ impl TestApp {
             // [`TestApp::spawn_with_accounts`] makes people sign in.
             ("BOR_AUTH", "off"),
         ];
-        let application = build_application(&defaults, vars).await;
+        let vars: Vec<(&str, String)> = vars
+            .iter()
+            .map(|(name, value)| (*name, value.replace("{mock}", &mock_url)))
+            .collect();
+        let vars: Vec<(&str, &str)> = vars
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
+        let application = build_application(&defaults, &vars).await;
         let address = format!("http://127.0.0.1:{}", application.port());
         let state = application.state();
         actix_web::rt::spawn(application.run_until_stopped());

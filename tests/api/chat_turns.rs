@@ -455,3 +455,68 @@ async fn chat_requests_carry_the_configured_max_tokens() {
     assert_eq!(response.last().event, "done");
     assert_eq!(app.mock.chat_requests()[0]["max_tokens"], 77);
 }
+
+/// With a re-ranking server the model gets the re-ranked best; a re-rank that fails or
+/// does not answer in time leaves the fused order, and the turn still answers.
+#[actix_web::test]
+async fn a_turn_gives_the_model_the_re_ranked_best_and_survives_a_failed_re_rank() {
+    let app = TestApp::spawn_with(&[
+        ("BOR_RERANK_BASE_URL", "{mock}"),
+        ("BOR_RETRIEVAL_TOP_K", "1"),
+        ("BOR_RERANK_TIMEOUT", "0.5"),
+    ])
+    .await;
+    // Fusion prefers the chunk that repeats the question, the mock's cross-encoder the
+    // shorter one.
+    let repeated = "Oolong tea, oolong tea, oolong tea.";
+    let short = "Oolong tea, grown.";
+    app.insert_document("Alpha", repeated).await;
+    app.insert_document("Beta", short).await;
+    let question = "oolong tea";
+    let system_of_last_chat = |app: &TestApp| {
+        let chats = app.mock.chat_requests();
+        system_prompt(chats.last().unwrap()).to_owned()
+    };
+
+    let found = app.search(&json!({"query": question, "top_k": 2})).await;
+    assert_eq!(
+        found.json["results"][0]["snippet"], short,
+        "{:?}",
+        found.json
+    );
+    assert_eq!(found.json["results"][0]["signals"]["fused"]["rank"], 2);
+    let turn = app.chat(question).await;
+    assert_eq!(turn.last().event, "done", "{:?}", turn.frames);
+    let system = system_of_last_chat(&app);
+    assert!(
+        system.contains(short) && !system.contains(repeated),
+        "{system}"
+    );
+
+    for directive in [
+        json!({"status": 503, "on": "rerank"}),
+        json!({"hang": true, "on": "rerank"}),
+    ] {
+        let asked = format!("{question}\nMOCK {directive}");
+        let turn = app.chat(&asked).await;
+        assert_eq!(
+            turn.events().last(),
+            Some(&"done"),
+            "{directive}: {:?}",
+            turn.frames
+        );
+        assert!(!turn.events().contains(&"retry"), "{directive}");
+        let system = system_of_last_chat(&app);
+        assert!(
+            system.contains(repeated) && !system.contains(short),
+            "{directive}: {system}"
+        );
+    }
+    let reranks = app.mock.rerank_requests();
+    assert_eq!(
+        reranks.len(),
+        4,
+        "the search's, then one attempt per turn, never retried"
+    );
+    assert_eq!(reranks[0]["documents"].as_array().unwrap().len(), 2);
+}

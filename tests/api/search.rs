@@ -135,3 +135,50 @@ async fn a_search_with_history_searches_as_a_turn_of_that_conversation() {
         Value::Null
     );
 }
+
+/// With a re-ranking server, the fused candidates come back in its order with its score
+/// and rank beside the other signals; when it fails, the fused order stands and the
+/// response says why.
+#[actix_web::test]
+async fn a_search_shows_the_re_ranked_order_and_falls_back_when_the_re_rank_fails() {
+    let app = TestApp::spawn_with(&[("BOR_RERANK_BASE_URL", "{mock}")]).await;
+    // Cosine and BM25 prefer the chunk that repeats the query; the mock's cross-encoder,
+    // of two chunks holding every word of it, the shorter.
+    let (_, repeated) = app
+        .insert_document("Alpha", "Oolong tea, oolong tea, oolong tea.")
+        .await;
+    let (_, short) = app.insert_document("Beta", "Oolong tea, grown.").await;
+    let query = "oolong tea";
+    let found = app.search(&json!({"query": query, "top_k": 2})).await;
+    assert_eq!(found.status, 200, "{:?}", found.json);
+    let results = found.json["results"].as_array().unwrap();
+    assert_eq!(results[0]["chunk_id"], short, "{:?}", found.json);
+    assert_eq!(
+        results[0]["signals"]["fused"]["rank"], 2,
+        "{:?}",
+        found.json
+    );
+    assert_eq!(results[1]["chunk_id"], repeated);
+    assert_eq!(results[0]["signals"]["rerank"]["rank"], 1);
+    assert_eq!(results[1]["signals"]["rerank"]["rank"], 2);
+    assert!(
+        as_f64(&results[0]["signals"]["rerank"]["score"])
+            > as_f64(&results[1]["signals"]["rerank"]["score"])
+    );
+    assert!(as_f64(&found.json["timings_ms"]["rerank"]) >= 0.0);
+    assert_eq!(found.json.get("rerank_error"), None);
+    let sent = app.mock.rerank_requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["query"], query);
+
+    let failing = format!("{query}\nMOCK {}", json!({"status": 500, "on": "rerank"}));
+    let fallen = app.search(&json!({"query": failing, "top_k": 2})).await;
+    assert_eq!(fallen.status, 200, "{:?}", fallen.json);
+    let results = fallen.json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["chunk_id"], repeated, "the fused order");
+    assert_eq!(results[0]["signals"]["fused"]["rank"], 1);
+    assert_eq!(results[0]["signals"].get("rerank"), None);
+    let why = fallen.json["rerank_error"].as_str().unwrap();
+    assert!(why.contains("500"), "{why}");
+}

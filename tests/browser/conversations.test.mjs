@@ -108,7 +108,8 @@ test("a conversation's address opens it in a fresh browser as it was shown, and 
   let shown;
   await withChat(t, async ({ page }) => {
     for (const question of questions) await askAndWait(page, question);
-    await page.getByRole("list", { name: "Sources" }).waitFor();
+    // The follow-up is searched with the question before it, so both cite the notes.
+    assert.equal(await page.getByRole("list", { name: "Sources" }).count(), 2);
     address = page.url();
     shown = await page.getByRole("article").evaluateAll((articles) =>
       articles.map((article) => ({

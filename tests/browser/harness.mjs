@@ -219,7 +219,8 @@ export async function launchBrowser() {
 }
 
 /** Everything one test file needs, started together and stopped together; `borEnv`
- *  adds to or overrides bor's environment; with `recordChat`, bor's chat requests pass
+ *  adds to or overrides bor's environment (`{mock}` in a value is the mock LLM's base
+ *  URL); with `recordChat`, bor's chat requests pass
  *  through `recordChatRequests` and the suite's `chatRequests` holds their bodies. */
 export async function startSuite({ borEnv = {}, recordChat = false } = {}) {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -230,7 +231,10 @@ export async function startSuite({ borEnv = {}, recordChat = false } = {}) {
     started.push(mock);
     const recorder = recordChat ? await recordChatRequests(mock) : null;
     if (recorder !== null) started.push(recorder);
-    const bor = await startBor({ mock: recorder ?? mock, database, env: borEnv });
+    const env = Object.fromEntries(
+      Object.entries(borEnv).map(([name, value]) => [name, value.replaceAll("{mock}", mock.baseUrl)]),
+    );
+    const bor = await startBor({ mock: recorder ?? mock, database, env });
     started.push(bor);
     const browser = await launchBrowser();
     return {

@@ -64,6 +64,21 @@ impl LlmClient {
         Err(stopped())
     }
 
+    /// One score per document against `query`, from the re-ranking server (one attempt).
+    pub async fn rerank(
+        &self,
+        query: String,
+        documents: Vec<String>,
+    ) -> Result<Vec<f32>, LlmError> {
+        match self
+            .run(LlmCommand::Rerank { query, documents }, |_, _| {})
+            .await?
+        {
+            LlmEvent::Reranked(scores) => Ok(scores),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// The model ids the server lists (one attempt).
     pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
         match self.run(LlmCommand::ListModels, |_, _| {}).await? {

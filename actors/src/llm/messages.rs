@@ -17,6 +17,12 @@ pub enum LlmCommand {
     Embed(Vec<String>),
     /// List the model ids the server offers (one attempt, no retries); `Models` or `Failed`.
     ListModels,
+    /// Score each document against the query on the re-ranking server (one attempt, no
+    /// retries); `Reranked` (one score per document, in order) or `Failed`.
+    Rerank {
+        query: String,
+        documents: Vec<String>,
+    },
     /// Drop the request in flight and any pending retry.
     Cancel,
     /// The requester has passed on this many `Content`/`Reasoning` pieces: the actor
@@ -51,6 +57,8 @@ pub enum LlmEvent {
     ChatDone(ChatCompletion),
     Embedded(Vec<Vec<f32>>),
     Models(Vec<String>),
+    /// One re-ranking score per document, in the order they were sent.
+    Reranked(Vec<f32>),
     /// The request failed for good.
     Failed(LlmError),
 }

@@ -28,7 +28,7 @@ pub use decode::{ChatStreamDecoder, StreamPiece};
 pub use error::{AttemptError, LlmError};
 pub use handle::LlmClient;
 pub use messages::{ChatRequest, LlmCommand, LlmEvent};
-pub use settings::LlmSettings;
+pub use settings::{LlmSettings, RerankServer};
 pub use sse::{MAX_EVENT_BYTES, SseError, SseFramer};
 pub use transport::install_tls_provider;
 pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
@@ -109,6 +109,10 @@ enum JobKind {
     },
     /// Probes are answered at once: no retries.
     ListModels,
+    /// One attempt: a failed re-rank falls back to the fused order, it is not retried.
+    Rerank {
+        documents: usize,
+    },
 }
 
 impl JobKind {
@@ -117,7 +121,13 @@ impl JobKind {
             Self::Chat => LlmEndpoint::Chat,
             Self::Embed { .. } => LlmEndpoint::Embeddings,
             Self::ListModels => LlmEndpoint::Models,
+            Self::Rerank { .. } => LlmEndpoint::Rerank,
         }
+    }
+
+    /// Failures of this kind are final at once.
+    fn single_attempt(self) -> bool {
+        matches!(self, Self::ListModels | Self::Rerank { .. })
     }
 }
 
@@ -224,6 +234,20 @@ impl LlmActor {
                     }),
                 )
             }
+            JobKind::Rerank { documents } => {
+                let settings = Arc::clone(&self.settings);
+                ctx.spawn(
+                    async move {
+                        let body = transport::read_json(response, &settings).await?;
+                        parse_rerank_scores(&body, documents)
+                    }
+                    .into_actor(self)
+                    .map(|result, act, ctx| match result {
+                        Ok(scores) => act.succeed(LlmEvent::Reranked(scores), ctx),
+                        Err(err) => act.attempt_failed(err, ctx),
+                    }),
+                )
+            }
             JobKind::ListModels => {
                 let settings = Arc::clone(&self.settings);
                 ctx.spawn(
@@ -278,13 +302,13 @@ impl LlmActor {
     fn attempt_failed(&mut self, err: AttemptError, ctx: &mut Context<Self>) {
         let span = self.span.clone();
         let _entered = span.enter();
-        let err = err.without_secret(self.settings.api_key.as_deref());
         let Some(job) = self.job.as_mut() else {
             return;
         };
+        let err = err.without_secret(self.settings.api_key_for(job.call.path()));
         let err = match job.kind {
             JobKind::Embed { .. } => err.of_embeddings_request(&self.settings.embeddings_fix),
-            JobKind::Chat | JobKind::ListModels => err,
+            JobKind::Chat | JobKind::ListModels | JobKind::Rerank { .. } => err,
         };
         job.end_attempt(&err.metric_label());
         let max = self.settings.retries;
@@ -293,7 +317,7 @@ impl LlmActor {
             Err(LlmError::Interrupted(err))
         } else if !err.is_retryable() {
             Err(LlmError::Rejected(err))
-        } else if job.kind == JobKind::ListModels || job.retries_done >= max {
+        } else if job.kind.single_attempt() || job.retries_done >= max {
             Err(LlmError::Unavailable {
                 attempts,
                 last: err,
@@ -363,6 +387,26 @@ impl Handler<LlmCommand> for LlmActor {
                 self.begin(JobKind::ListModels, Call::Get { path: "models" }, ctx);
                 return;
             }
+            LlmCommand::Rerank { query, documents } => {
+                let Some(server) = &settings.rerank else {
+                    let failure = LlmError::Rejected(AttemptError::Invalid(
+                        "no re-ranking server is set (BOR_RERANK_BASE_URL)".to_owned(),
+                    ));
+                    self.report(LlmEvent::Failed(failure), ctx);
+                    return;
+                };
+                (
+                    JobKind::Rerank {
+                        documents: documents.len(),
+                    },
+                    serde_json::to_vec(&RerankBody {
+                        model: server.model.as_deref(),
+                        query: &query,
+                        documents: &documents,
+                        texts: &documents,
+                    }),
+                )
+            }
             LlmCommand::Chat(request) => (
                 JobKind::Chat,
                 serde_json::to_vec(&ChatBody {
@@ -386,6 +430,7 @@ impl Handler<LlmCommand> for LlmActor {
         };
         let path = match kind {
             JobKind::Embed { .. } => settings::EMBEDDINGS_PATH,
+            JobKind::Rerank { .. } => settings::RERANK_PATH,
             _ => "chat/completions",
         };
         match body {
@@ -403,6 +448,17 @@ impl Handler<LlmCommand> for LlmActor {
             }
         }
     }
+}
+
+/// The `/rerank` request. The texts go as `documents` (llama.cpp, vLLM, Jina, Cohere)
+/// and as `texts` (TEI); each server reads its own name.
+#[derive(Serialize)]
+struct RerankBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    query: &'a str,
+    documents: &'a [String],
+    texts: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -465,6 +521,45 @@ fn parse_embeddings(body: &Value, inputs: usize) -> Result<Vec<Vec<f32>>, Attemp
         .ok_or_else(|| invalid("an index is repeated"))
 }
 
+/// One score per document, in document order, from a `/rerank` response: the
+/// `results` of llama.cpp, vLLM, Jina and Cohere (`relevance_score`) or TEI's bare array
+/// (`score`), each document exactly once.
+fn parse_rerank_scores(body: &Value, documents: usize) -> Result<Vec<f32>, AttemptError> {
+    let invalid = |what: &str| AttemptError::Invalid(format!("rerank response: {what}"));
+    let results = body
+        .get("results")
+        .unwrap_or(body)
+        .as_array()
+        .ok_or_else(|| invalid("no `results` array"))?;
+    if results.len() != documents {
+        return Err(invalid(&format!(
+            "{} scores for {documents} documents",
+            results.len()
+        )));
+    }
+    let mut scores: Vec<Option<f32>> = vec![None; documents];
+    for result in results {
+        let index = result
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|index| usize::try_from(index).ok())
+            .ok_or_else(|| invalid("a result has no `index`"))?;
+        let score = result
+            .get("relevance_score")
+            .or_else(|| result.get("score"))
+            .and_then(Value::as_f64)
+            .ok_or_else(|| invalid("a result has no `relevance_score` or `score`"))?;
+        let slot = scores
+            .get_mut(index)
+            .ok_or_else(|| invalid("an index is out of range"))?;
+        *slot = Some(score as f32);
+    }
+    scores
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| invalid("an index is repeated"))
+}
+
 fn parse_model_ids(body: &Value) -> Result<Vec<String>, AttemptError> {
     let data = body
         .get("data")
@@ -481,6 +576,28 @@ fn parse_model_ids(body: &Value) -> Result<Vec<String>, AttemptError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn rerank_scores_are_read_in_document_order_from_either_shape() {
+        let jina = json!({"model": "m", "results": [
+            {"index": 1, "relevance_score": 0.9},
+            {"index": 0, "relevance_score": -2.5},
+        ]});
+        assert_eq!(parse_rerank_scores(&jina, 2).unwrap(), vec![-2.5, 0.9]);
+        let tei = json!([{"index": 0, "score": 0.25}, {"index": 1, "score": 0.5}]);
+        assert_eq!(parse_rerank_scores(&tei, 2).unwrap(), vec![0.25, 0.5]);
+        for body in [
+            json!({}),
+            json!({"results": [{"index": 0, "relevance_score": 1.0}]}),
+            json!({"results": [{"index": 0}, {"index": 1, "relevance_score": 1.0}]}),
+            json!({"results": [{"index": 0, "score": 1.0}, {"index": 0, "score": 1.0}]}),
+            json!({"results": [{"index": 0, "score": 1.0}, {"index": 2, "score": 1.0}]}),
+            json!({"results": [{"index": -1, "score": 1.0}, {"index": 1, "score": 1.0}]}),
+            json!({"results": [{"index": 0, "score": "high"}, {"index": 1, "score": 1.0}]}),
+        ] {
+            assert!(parse_rerank_scores(&body, 2).is_err(), "{body}");
+        }
+    }
 
     #[test]
     fn embeddings_are_ordered_by_index() {

@@ -31,20 +31,44 @@ pub struct LlmSettings {
     /// What an operator reads when the embeddings server serves no embeddings: which
     /// setting points where (no credentials) and how to change it.
     pub embeddings_fix: String,
+    /// The re-ranking server, when re-ranking is on.
+    pub rerank: Option<RerankServer>,
+}
+
+/// A server of the `/rerank` shape (`BOR_RERANK_*`; docs/RETRIEVAL.md, "Re-ranking").
+#[derive(Clone)]
+pub struct RerankServer {
+    /// Base URL without a trailing slash; `rerank` is requested below it.
+    pub base_url: String,
+    /// Sent as `model` when set (a server with one model needs none).
+    pub model: Option<String>,
+    /// Sent as `Authorization: Bearer` to this server only; never logged.
+    pub api_key: Option<String>,
 }
 
 /// The path of the embeddings endpoint below a base URL.
 pub(crate) const EMBEDDINGS_PATH: &str = "embeddings";
+/// The path of the re-ranking endpoint below the re-ranking server's base URL.
+pub(crate) const RERANK_PATH: &str = "rerank";
 
 impl LlmSettings {
     /// The URL of `path`: on the embeddings server for embeddings, else the chat server.
     pub(crate) fn url(&self, path: &str) -> String {
-        let base = if path == EMBEDDINGS_PATH {
-            &self.embed_base_url
-        } else {
-            &self.base_url
+        let base = match (path, &self.rerank) {
+            (EMBEDDINGS_PATH, _) => &self.embed_base_url,
+            (RERANK_PATH, Some(rerank)) => &rerank.base_url,
+            _ => &self.base_url,
         };
         format!("{base}/{path}")
+    }
+
+    /// The bearer token sent with a request to `path`: the re-ranking server has its
+    /// own; the others share the LLM server's.
+    pub(crate) fn api_key_for(&self, path: &str) -> Option<&str> {
+        match (path, &self.rerank) {
+            (RERANK_PATH, Some(rerank)) => rerank.api_key.as_deref(),
+            _ => self.api_key.as_deref(),
+        }
     }
 
     /// Whether embeddings go to another server than chat.
@@ -77,6 +101,17 @@ impl fmt::Debug for LlmSettings {
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("embeddings_fix", &self.embeddings_fix)
+            .field("rerank", &self.rerank)
+            .finish()
+    }
+}
+
+impl fmt::Debug for RerankServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RerankServer")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .finish()
     }
 }
@@ -100,16 +135,22 @@ mod tests {
             temperature: None,
             max_tokens: None,
             embeddings_fix: String::new(),
+            rerank: Some(RerankServer {
+                base_url: "http://127.0.0.1:3/v1".into(),
+                model: None,
+                api_key: Some("rerank-secret".into()),
+            }),
         };
         let shown = format!("{settings:?}");
         assert!(!shown.contains("sk-very-secret"), "{shown}");
+        assert!(!shown.contains("rerank-secret"), "{shown}");
         assert!(shown.contains("[redacted]"), "{shown}");
         assert_eq!(settings.url("models"), "http://127.0.0.1:1/v1/models");
     }
 
-    #[test]
-    fn embeddings_go_to_the_embeddings_server_and_the_rest_to_the_chat_server() {
-        let settings = LlmSettings {
+    /// A chat server on 18089 and an embeddings server on 18088, no key.
+    fn two_servers() -> LlmSettings {
+        LlmSettings {
             base_url: "http://127.0.0.1:18089/v1".into(),
             embed_base_url: "http://127.0.0.1:18088/v1".into(),
             api_key: None,
@@ -122,7 +163,13 @@ mod tests {
             temperature: None,
             max_tokens: None,
             embeddings_fix: String::new(),
-        };
+            rerank: None,
+        }
+    }
+
+    #[test]
+    fn embeddings_go_to_the_embeddings_server_and_the_rest_to_the_chat_server() {
+        let settings = two_servers();
         assert!(settings.separate_embeddings_server());
         assert_eq!(
             settings.url(EMBEDDINGS_PATH),
@@ -135,5 +182,33 @@ mod tests {
         let embeddings = settings.embeddings_server();
         assert_eq!(embeddings.url("models"), "http://127.0.0.1:18088/v1/models");
         assert!(!embeddings.separate_embeddings_server());
+    }
+
+    #[test]
+    fn re_ranking_goes_to_its_own_server_with_its_own_key() {
+        let mut settings = LlmSettings {
+            api_key: Some("llm-key".into()),
+            rerank: Some(RerankServer {
+                base_url: "http://127.0.0.1:18090/v1".into(),
+                model: Some("reranker".into()),
+                api_key: None,
+            }),
+            ..two_servers()
+        };
+        assert_eq!(
+            settings.url(RERANK_PATH),
+            "http://127.0.0.1:18090/v1/rerank"
+        );
+        assert_eq!(
+            settings.api_key_for(RERANK_PATH),
+            None,
+            "not the LLM server's key"
+        );
+        assert_eq!(settings.api_key_for(EMBEDDINGS_PATH), Some("llm-key"));
+        settings.rerank = None;
+        assert_eq!(
+            settings.url(RERANK_PATH),
+            "http://127.0.0.1:18089/v1/rerank"
+        );
     }
 }

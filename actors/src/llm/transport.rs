@@ -80,6 +80,15 @@ pub enum Call {
     Get { path: &'static str },
 }
 
+impl Call {
+    /// The path below the base URL.
+    pub fn path(&self) -> &'static str {
+        match self {
+            Call::Post { path, .. } | Call::Get { path } => path,
+        }
+    }
+}
+
 /// Sends the request and waits for a successful response head.
 pub async fn send(
     settings: &LlmSettings,
@@ -97,7 +106,7 @@ pub async fn send(
     }
     .insert_header((header::ACCEPT, "text/event-stream, application/json"))
     .timeout(settings.read_timeout);
-    if let Some(key) = &settings.api_key {
+    if let Some(key) = settings.api_key_for(call.path()) {
         request = request.bearer_auth(key);
     }
     let sent = match call {

@@ -3,8 +3,10 @@
 //!
 //! ```text
 //! Embedding ──Embedded──▶ Retrieving ──Retrieved──▶ Chatting ──ChatDone──┬──▶ Ended (done)
-//!                                                     ▲                   ├──▶ RunningTools ──▶ Chatting
-//!                                                     └──── recovery ◀────┘
+//!                              │                      ▲  ▲                ├──▶ RunningTools ──▶ Chatting
+//!                              │ re-ranking on        │  └─ recovery ◀────┘
+//!                              └──▶ Reranking ────────┘ (Reranked, or the fused order
+//!                                                        on Failed or RerankTimedOut)
 //! Chatting ──answer bound reached──▶ Ended (done, truncated)
 //! any phase ──Failed──▶ Ended (error)        any phase ──ClientGone──▶ Ended (stopped)
 //!                                             any phase ──ServiceStopping──▶ Ended (stopped,
@@ -19,7 +21,7 @@ use super::TurnActor;
 use super::tool_runner::{ToolOutcome, ToolRun};
 use crate::error_chain;
 use crate::knowledge::{KnowledgeError, Retrieval};
-use crate::llm::{LlmError, LlmEvent};
+use crate::llm::{LlmCommand, LlmError, LlmEvent};
 use crate::metrics::metrics;
 use crate::record::ErrorCode;
 use crate::scaffolding::ScaffoldingFilter;
@@ -29,6 +31,8 @@ pub(super) enum Phase {
     Embedding,
     /// Waiting for the knowledge base.
     Retrieving,
+    /// Waiting for the re-ranking server's scores of the fused candidates.
+    Reranking(Reranking),
     /// A chat request is streaming.
     Chatting(ChatRound),
     /// Executing the last round's tool calls, one at a time.
@@ -43,6 +47,7 @@ impl Phase {
         match self {
             Phase::Embedding => Some("embedding"),
             Phase::Retrieving => Some("retrieving"),
+            Phase::Reranking(_) => Some("reranking"),
             Phase::Chatting(_) => Some("chatting"),
             Phase::RunningTools(_) => Some("running_tools"),
             Phase::Ended => None,
@@ -55,10 +60,19 @@ impl Phase {
 pub(super) enum Input {
     Llm(LlmEvent),
     Retrieved(Result<Retrieval, KnowledgeError>),
+    /// `BOR_RERANK_TIMEOUT` passed without the re-ranking server's answer.
+    RerankTimedOut,
     ToolDone(ToolOutcome),
     ClientGone,
     /// The service is shutting down and the turn's grace is over.
     ServiceStopping,
+}
+
+/// The fused candidates while the re-ranking server scores them.
+pub(super) struct Reranking {
+    pub retrieval: Retrieval,
+    /// The timer of `BOR_RERANK_TIMEOUT`.
+    pub deadline: SpawnHandle,
 }
 
 /// One chat request of the turn.
@@ -98,7 +112,19 @@ impl TurnActor {
                 phase
             }
             (Phase::Embedding, Llm(Embedded(vectors))) => self.retrieve(vectors, ctx),
-            (Phase::Retrieving, Retrieved(Ok(retrieval))) => self.choose_path(retrieval),
+            (Phase::Retrieving, Retrieved(Ok(retrieval))) => self.after_retrieval(retrieval, ctx),
+            (Phase::Reranking(reranking), Llm(Reranked(scores))) => {
+                self.reranked(reranking, &scores, ctx)
+            }
+            (Phase::Reranking(reranking), Llm(Failed(err))) => {
+                self.without_reranking(reranking, &err, ctx)
+            }
+            (Phase::Reranking(reranking), RerankTimedOut) => {
+                self.llm_send(LlmCommand::Cancel);
+                let timeout = self.settings.rerank.map(|rerank| rerank.timeout);
+                let why = format!("no answer within {:?}", timeout.unwrap_or_default());
+                self.without_reranking(reranking, &why, ctx)
+            }
             (Phase::Chatting(mut round), Llm(Content(text))) => {
                 self.relay_content(&mut round, &text, ctx);
                 self.unless_truncated(Phase::Chatting(round), ctx)

@@ -4,6 +4,7 @@ use actix::prelude::*;
 use uuid::Uuid;
 
 use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
+use crate::rerank::RerankSettings;
 
 /// What a turn is asked, as its edge parsed and checked it (the one input type from
 /// the request to the actor).
@@ -27,6 +28,8 @@ pub struct TurnSettings {
     /// Tool rounds before the final tools-free request.
     pub max_rounds: u32,
     pub top_k: usize,
+    /// Re-ranking of the fused candidates, when a re-ranking server is set.
+    pub rerank: Option<RerankSettings>,
     pub deflect_threshold: f32,
     pub thinking_forced_open: bool,
     /// Recorded in `query_log.chat_model`.
@@ -34,6 +37,15 @@ pub struct TurnSettings {
     /// Characters of answer and reasoning the turn keeps; at the bound it ends with
     /// what was shown (`done` with `truncated`).
     pub max_answer_chars: usize,
+}
+
+impl TurnSettings {
+    /// How many fused chunks retrieval hands the turn: the candidates to re-rank, or
+    /// the top the model gets.
+    pub fn retrieved(&self) -> usize {
+        self.rerank
+            .map_or(self.top_k, |rerank| rerank.candidates.max(self.top_k))
+    }
 }
 
 /// Starts the LLM actor of a turn, given the recipient of its events. Production code

@@ -4,7 +4,7 @@ use actix::prelude::*;
 
 use super::TurnActor;
 use super::frames::Frame;
-use super::machine::{ChatRound, Input, Phase};
+use super::machine::{ChatRound, Input, Phase, Reranking};
 use super::prompts;
 use super::tool_runner::ToolRun;
 use super::tools;
@@ -13,6 +13,7 @@ use crate::knowledge::Retrieval;
 use crate::llm::{ChatCompletion, ChatMessage, ChatRequest, LlmCommand};
 use crate::log::TurnFinished;
 use crate::record::{ErrorCode, TurnOutcome, TurnPath, TurnRecord};
+use crate::rerank;
 use crate::scaffolding::{FilterEvent, ScaffoldingFilter};
 use crate::text::prefix_chars;
 
@@ -35,15 +36,61 @@ impl TurnActor {
             tracing::error!(turn_id = %self.turn_id, "the embedding response held no vector");
             return self.fail(ErrorCode::Internal, ctx);
         };
-        let retrieval = self
-            .knowledge
-            .retrieve(self.query.clone(), embedding, self.settings.top_k);
+        let retrieval =
+            self.knowledge
+                .retrieve(self.query.clone(), embedding, self.settings.retrieved());
         ctx.spawn(
             retrieval
                 .into_actor(self)
                 .map(|result, act, ctx| act.advance(Input::Retrieved(result), ctx)),
         );
         Phase::Retrieving
+    }
+
+    /// Asks the re-ranking server to score the candidates when re-ranking is on and
+    /// there is an order to change; else goes on with the fused top.
+    pub(super) fn after_retrieval(
+        &mut self,
+        retrieval: Retrieval,
+        ctx: &mut Context<Self>,
+    ) -> Phase {
+        let Some(rerank) = self.settings.rerank.filter(|_| retrieval.hits.len() > 1) else {
+            return self.choose_path(retrieval.top(self.settings.top_k));
+        };
+        let documents = retrieval.hits.iter().map(rerank::passage_of).collect();
+        self.llm_send(LlmCommand::Rerank {
+            query: self.query.clone(),
+            documents,
+        });
+        let deadline = ctx.run_later(rerank.timeout, |act, ctx| {
+            act.advance(Input::RerankTimedOut, ctx);
+        });
+        Phase::Reranking(Reranking {
+            retrieval,
+            deadline,
+        })
+    }
+
+    pub(super) fn reranked(
+        &mut self,
+        reranking: Reranking,
+        scores: &[f32],
+        ctx: &mut Context<Self>,
+    ) -> Phase {
+        ctx.cancel_future(reranking.deadline);
+        self.choose_path(reranking.retrieval.reranked(scores, self.settings.top_k))
+    }
+
+    /// A failed or late re-rank: the fused order, with a warning; never a failed turn.
+    pub(super) fn without_reranking(
+        &mut self,
+        reranking: Reranking,
+        why: &dyn std::fmt::Display,
+        ctx: &mut Context<Self>,
+    ) -> Phase {
+        ctx.cancel_future(reranking.deadline);
+        tracing::warn!(turn_id = %self.turn_id, error = %why, "re-ranking failed; the fused order is used");
+        self.choose_path(reranking.retrieval.top(self.settings.top_k))
     }
 
     pub(super) fn choose_path(&mut self, retrieval: Retrieval) -> Phase {

@@ -10,6 +10,7 @@
 mod cancellation;
 mod decoding;
 mod metrics;
+mod rerank;
 mod retries;
 
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub fn settings(base_url: String) -> LlmSettings {
         temperature: None,
         max_tokens: None,
         embeddings_fix: EMBEDDINGS_FIX.to_owned(),
+        rerank: None,
     }
 }
 
@@ -105,6 +107,7 @@ impl Harness {
                 LlmEvent::ChatDone(_)
                     | LlmEvent::Embedded(_)
                     | LlmEvent::Models(_)
+                    | LlmEvent::Reranked(_)
                     | LlmEvent::Failed(_)
             );
             seen.push(event);

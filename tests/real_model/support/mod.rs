@@ -75,6 +75,7 @@ pub fn llm_client(base_url: &str) -> LlmClient {
         temperature: None,
         max_tokens: None,
         embeddings_fix: format!("embeddings go to {base_url}, the model server under test"),
+        rerank: None,
     }))
 }
 

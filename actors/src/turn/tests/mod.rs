@@ -5,6 +5,7 @@ mod failures;
 mod paths;
 mod recovery;
 mod relay;
+mod rerank;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,6 +32,10 @@ pub enum Asked {
     Chat(ChatRequest),
     Embed(Vec<String>),
     ListModels,
+    Rerank {
+        query: String,
+        documents: Vec<String>,
+    },
     Cancel,
 }
 
@@ -75,6 +80,7 @@ impl Handler<LlmCommand> for ScriptedLlm {
             LlmCommand::Chat(request) => Asked::Chat(request),
             LlmCommand::Embed(inputs) => Asked::Embed(inputs),
             LlmCommand::ListModels => Asked::ListModels,
+            LlmCommand::Rerank { query, documents } => Asked::Rerank { query, documents },
             LlmCommand::Cancel => Asked::Cancel,
             LlmCommand::Relayed(pieces) => {
                 self.relayed.fetch_add(pieces, Ordering::SeqCst);
@@ -206,6 +212,7 @@ pub fn settings() -> TurnSettings {
         agent_enabled: true,
         max_rounds: 4,
         top_k: 5,
+        rerank: None,
         deflect_threshold: 0.35,
         thinking_forced_open: false,
         chat_model: "test-model".into(),
