@@ -41,6 +41,12 @@ impl Retrieval {
                     .best_cosine
                     .is_some_and(|best| best >= deflect_threshold))
     }
+
+    /// The best `top_k` hits in the order they are in.
+    pub fn top(mut self, top_k: usize) -> Retrieval {
+        self.hits.truncate(top_k);
+        self
+    }
 }
 
 /// What a turn searches for (docs/RETRIEVAL.md, "Follow-up questions"): the question,

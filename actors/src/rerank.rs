@@ -18,6 +18,18 @@ pub struct RerankSettings {
     pub timeout: Duration,
 }
 
+/// How many fused chunks to retrieve for a top of `top_k`: the candidates to re-rank
+/// when re-ranking is on, else the top itself.
+pub fn retrieved(rerank: Option<RerankSettings>, top_k: usize) -> usize {
+    rerank.map_or(top_k, |rerank| rerank.candidates.max(top_k))
+}
+
+/// The re-ranking to ask for `retrieval`: when re-ranking is on and there is an order to
+/// change (more than one candidate).
+pub fn to_ask(rerank: Option<RerankSettings>, retrieval: &Retrieval) -> Option<RerankSettings> {
+    rerank.filter(|_| retrieval.hits.len() > 1)
+}
+
 /// What the cross-encoder reads of a chunk: its document's title, its headings (unless
 /// the text opens with them) and its text, a line each.
 pub fn passage(title: &str, heading: &str, text: &str) -> String {
@@ -56,12 +68,6 @@ impl Retrieval {
                 .collect();
         }
         self.top(top_k)
-    }
-
-    /// The best `top_k` hits in the order they are in.
-    pub fn top(mut self, top_k: usize) -> Retrieval {
-        self.hits.truncate(top_k);
-        self
     }
 }
 

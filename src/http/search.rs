@@ -10,7 +10,7 @@ use actix_web::{HttpRequest, HttpResponse, post, web};
 use bor_actors::knowledge::{ChunkHit, searched_query};
 use bor_actors::llm::LlmClient;
 use bor_actors::record::snippet_of;
-use bor_actors::rerank::order_by_score;
+use bor_actors::rerank::{self, order_by_score};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -203,8 +203,7 @@ pub async fn search(
         })?;
     let embedding_ms = started.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();
-    let rerank = state.turn.rerank;
-    let candidates = rerank.map_or(top_k, |rerank| rerank.candidates.max(top_k));
+    let candidates = rerank::retrieved(state.turn.rerank, top_k);
     let (rankings, retrieval) = state
         .library
         .search(
@@ -217,23 +216,25 @@ pub async fn search(
         .await?;
     let retrieval_ms = started.elapsed().as_secs_f64() * 1e3;
 
-    let (mut reranked, mut rerank_error, mut rerank_ms) = (HashMap::new(), None, None);
-    let retrieval = match rerank.filter(|_| retrieval.hits.len() > 1) {
-        None => retrieval.top(top_k),
+    let (retrieval, reranked, rerank_error, rerank_ms) = match rerank::to_ask(
+        state.turn.rerank,
+        &retrieval,
+    ) {
+        None => (retrieval.top(top_k), HashMap::new(), None, None),
         Some(settings) => {
             let started = Instant::now();
             let llm = LlmClient::new(state.llm.clone());
             let scored = rerank_scores(&llm, settings, &query, &retrieval.hits).await;
-            rerank_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+            let rerank_ms = Some(started.elapsed().as_secs_f64() * 1e3);
             match scored {
                 Ok(scores) => {
-                    reranked = rerank_places(&retrieval.hits, &scores);
-                    retrieval.reranked(&scores, top_k)
+                    let places = rerank_places(&retrieval.hits, &scores);
+                    (retrieval.reranked(&scores, top_k), places, None, rerank_ms)
                 }
                 Err(failure) => {
                     tracing::warn!(error = %bor_actors::error_chain(&failure), "re-ranking failed; the fused order is used");
-                    rerank_error = Some(failure.to_string());
-                    retrieval.top(top_k)
+                    let why = Some(failure.to_string());
+                    (retrieval.top(top_k), HashMap::new(), why, rerank_ms)
                 }
             }
         }

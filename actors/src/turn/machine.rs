@@ -13,7 +13,7 @@
 //!                                                                 the client gets `error internal`)
 //! ```
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
@@ -60,8 +60,8 @@ impl Phase {
 pub(super) enum Input {
     Llm(LlmEvent),
     Retrieved(Result<Retrieval, KnowledgeError>),
-    /// `BOR_RERANK_TIMEOUT` passed without the re-ranking server's answer.
-    RerankTimedOut,
+    /// `BOR_RERANK_TIMEOUT` (the duration) passed without the re-ranking server's answer.
+    RerankTimedOut(Duration),
     ToolDone(ToolOutcome),
     ClientGone,
     /// The service is shutting down and the turn's grace is over.
@@ -119,10 +119,9 @@ impl TurnActor {
             (Phase::Reranking(reranking), Llm(Failed(err))) => {
                 self.without_reranking(reranking, &err, ctx)
             }
-            (Phase::Reranking(reranking), RerankTimedOut) => {
+            (Phase::Reranking(reranking), RerankTimedOut(timeout)) => {
                 self.llm_send(LlmCommand::Cancel);
-                let timeout = self.settings.rerank.map(|rerank| rerank.timeout);
-                let why = format!("no answer within {:?}", timeout.unwrap_or_default());
+                let why = format!("no answer within {timeout:?}");
                 self.without_reranking(reranking, &why, ctx)
             }
             (Phase::Chatting(mut round), Llm(Content(text))) => {

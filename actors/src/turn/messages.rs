@@ -4,7 +4,7 @@ use actix::prelude::*;
 use uuid::Uuid;
 
 use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
-use crate::rerank::RerankSettings;
+use crate::rerank::{self, RerankSettings};
 
 /// What a turn is asked, as its edge parsed and checked it (the one input type from
 /// the request to the actor).
@@ -43,8 +43,7 @@ impl TurnSettings {
     /// How many fused chunks retrieval hands the turn: the candidates to re-rank, or
     /// the top the model gets.
     pub fn retrieved(&self) -> usize {
-        self.rerank
-            .map_or(self.top_k, |rerank| rerank.candidates.max(self.top_k))
+        rerank::retrieved(self.rerank, self.top_k)
     }
 }
 

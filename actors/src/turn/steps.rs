@@ -54,7 +54,7 @@ impl TurnActor {
         retrieval: Retrieval,
         ctx: &mut Context<Self>,
     ) -> Phase {
-        let Some(rerank) = self.settings.rerank.filter(|_| retrieval.hits.len() > 1) else {
+        let Some(rerank) = rerank::to_ask(self.settings.rerank, &retrieval) else {
             return self.choose_path(retrieval.top(self.settings.top_k));
         };
         let documents = retrieval.hits.iter().map(rerank::passage_of).collect();
@@ -62,8 +62,8 @@ impl TurnActor {
             query: self.query.clone(),
             documents,
         });
-        let deadline = ctx.run_later(rerank.timeout, |act, ctx| {
-            act.advance(Input::RerankTimedOut, ctx);
+        let deadline = ctx.run_later(rerank.timeout, move |act, ctx| {
+            act.advance(Input::RerankTimedOut(rerank.timeout), ctx);
         });
         Phase::Reranking(Reranking {
             retrieval,
