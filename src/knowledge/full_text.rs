@@ -54,11 +54,15 @@ pub struct TextMatches {
     pub matched: bool,
 }
 
-/// The words a chunk is found by: its document's title and each heading above it, then
-/// its text. A title or heading is left out where the text already opens with it (the
-/// chunk starts at that heading) or an earlier one said the same, so each counts once:
-/// every chunk of a document is found by the words of its title, and a chunk deep in a
-/// long section by its section's name, not only the chunk that holds the heading line.
+/// The most characters of title and headings put before a chunk's text: a title or a
+/// heading line has no bound of its own, and it is repeated in every chunk's words.
+const MOST_NAME_CHARS: usize = 400;
+
+/// The words a chunk is found by: its document's title and each heading above it (at most [`MOST_NAME_CHARS`] of them), then its text. A title
+/// or heading is left out where the text already opens with it (the chunk starts at
+/// that heading) or an earlier one said the same, so each counts once: every chunk of a
+/// document is found by the words of its title, and a chunk deep in a long section by
+/// its section's name, not only the chunk that holds the heading line.
 pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a, str> {
     let opening = text.trim_start().trim_start_matches('#').trim_start();
     let mut said: Vec<&str> = Vec::new();
@@ -74,8 +78,11 @@ pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a,
     if said.is_empty() {
         return Cow::Borrowed(text);
     }
-    said.push(text);
-    Cow::Owned(said.join("\n"))
+    let mut names = said.join("\n");
+    if let Some((cut, _)) = names.char_indices().nth(MOST_NAME_CHARS) {
+        names.truncate(cut);
+    }
+    Cow::Owned(format!("{names}\n{text}"))
 }
 
 pub struct FullTextIndex {
@@ -373,6 +380,13 @@ mod tests {
             "# Teas\n\nAll kinds."
         );
         assert_eq!(searchable_text("", "", "Plain."), "Plain.");
+        let long_title = "é".repeat(5_000);
+        let bounded = searchable_text(&long_title, "Teas › Oolong", "Grown in Fujian.");
+        assert_eq!(
+            bounded,
+            format!("{}\nGrown in Fujian.", "é".repeat(MOST_NAME_CHARS)),
+            "a title or heading of any length puts at most {MOST_NAME_CHARS} characters before the text"
+        );
 
         let index = index_of(&[(1, 1, "Grown in Fujian."), (2, 2, "Oolong, says the menu.")]);
         let unfound = index.search("oolong fujian", 10, None).unwrap();
