@@ -58,11 +58,12 @@ pub struct TextMatches {
 /// heading line has no bound of its own, and it is repeated in every chunk's words.
 const MOST_NAME_CHARS: usize = 400;
 
-/// The words a chunk is found by: its document's title and each heading above it (at most [`MOST_NAME_CHARS`] of them), then its text. A title
-/// or heading is left out where the text already opens with it (the chunk starts at
-/// that heading) or an earlier one said the same, so each counts once: every chunk of a
-/// document is found by the words of its title, and a chunk deep in a long section by
-/// its section's name, not only the chunk that holds the heading line.
+/// The words a chunk is found by: its document's title and each heading above it (at
+/// most [`MOST_NAME_CHARS`] of them), then its text. A title or heading is left out
+/// where the text already opens with it (the chunk starts at that heading) or an earlier
+/// one said the same, so each counts once: every chunk of a document is found by the
+/// words of its title, and a chunk deep in a long section by its section's name, not
+/// only the chunk that holds the heading line.
 pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a, str> {
     let opening = text.trim_start().trim_start_matches('#').trim_start();
     let mut said: Vec<&str> = Vec::new();
