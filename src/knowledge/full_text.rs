@@ -68,7 +68,8 @@ pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a,
     let opening = text.trim_start().trim_start_matches('#').trim_start();
     let mut said: Vec<&str> = Vec::new();
     for name in std::iter::once(title).chain(heading.split(HEADING_SEPARATOR)) {
-        let name = name.trim();
+        // Only the first characters can be said: no more work per chunk for a longer name.
+        let name = first_chars(name.trim(), MOST_NAME_CHARS);
         let repeated = said
             .iter()
             .any(|earlier| earlier.eq_ignore_ascii_case(name));
@@ -79,11 +80,15 @@ pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a,
     if said.is_empty() {
         return Cow::Borrowed(text);
     }
-    let mut names = said.join("\n");
-    if let Some((cut, _)) = names.char_indices().nth(MOST_NAME_CHARS) {
-        names.truncate(cut);
-    }
-    Cow::Owned(format!("{names}\n{text}"))
+    let names = said.join("\n");
+    Cow::Owned(format!("{}\n{text}", first_chars(&names, MOST_NAME_CHARS)))
+}
+
+/// The first `count` characters of `text` (all of it when shorter).
+fn first_chars(text: &str, count: usize) -> &str {
+    text.char_indices()
+        .nth(count)
+        .map_or(text, |(cut, _)| &text[..cut])
 }
 
 pub struct FullTextIndex {
