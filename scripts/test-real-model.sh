@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test-real-model`: the real-model suite (tests/real_model) against the local model
-# servers, and the proof of the MiniLM conversion (scripts/models/check_embedder.py).
+# servers, and the proof of the MiniLM graph and its server (scripts/models/check_embedder.py).
 # Installs the servers and models when needed (the first time compiles llama.cpp),
 # starts each on its own port for the run, and stops them afterwards:
 #   SmolLM2-135M (chat and embeddings)   BOR_TEST_LLM_PORT, default 18090

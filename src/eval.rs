@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bor_actors::llm::LlmClient;
+use futures_util::StreamExt;
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
@@ -34,6 +35,11 @@ use metrics::{Measures, percentile};
 const MEASURED_DEPTH: usize = 10;
 /// A progress line every this many documents.
 const PROGRESS_EVERY: usize = 500;
+/// Corpus documents chunked, embedded and stored at once: the embedding server reads the
+/// texts of some while bor stores others (one at a time: 100 chunks/s on SciFact with the
+/// local embedder; four: 124; bench/RESULTS.md). A folder import stays one file at a
+/// time, so that its documents are numbered, and listed, in the folder's order.
+const DOCUMENTS_AT_ONCE: usize = 4;
 
 /// What the import of the corpus did.
 #[derive(Debug, Default, serde::Serialize)]
@@ -259,8 +265,9 @@ async fn evaluate(
     })
 }
 
-/// Imports every corpus document; returns the counts and, per stored document, the
-/// corpus ids it holds (two corpus documents of the same text are one document).
+/// Imports every corpus document, [`DOCUMENTS_AT_ONCE`] at a time; returns the counts
+/// and, per stored document, the corpus ids it holds (two corpus documents of the same
+/// text are one document).
 async fn import_corpus(
     ingestor: &Ingestor,
     dir: &Path,
@@ -276,25 +283,21 @@ async fn import_corpus(
         ..CorpusImport::default()
     };
     let mut corpus_of_document: HashMap<i64, Vec<String>> = HashMap::new();
-    for (done, document) in collection.corpus.iter().enumerate() {
+    let mut outcomes = futures_util::stream::iter(&collection.corpus)
+        .map(|document| {
+            let source = corpus_source(document, &corpus_path, into);
+            async move { (document, ingestor.ingest(&source, &Unobserved).await) }
+        })
+        .buffered(DOCUMENTS_AT_ONCE)
+        .enumerate();
+    while let Some((done, (document, outcome))) = outcomes.next().await {
         if done > 0 && done % PROGRESS_EVERY == 0 {
             eprintln!(
                 "bor eval: {done} of {} documents imported",
                 counts.documents
             );
         }
-        let title = if document.title.trim().is_empty() {
-            document.id.clone()
-        } else {
-            document.title.clone()
-        };
-        let source = SourceDocument::markdown(
-            title.clone(),
-            Some(format!("{}#{}", corpus_path.display(), document.id)),
-            format!("# {title}\n\n{}", document.text),
-        )
-        .in_collection(into);
-        match ingestor.ingest(&source, &Unobserved).await {
+        match outcome {
             Ok(outcome) => {
                 match outcome {
                     IngestOutcome::Unchanged { .. } => counts.unchanged += 1,
@@ -319,6 +322,26 @@ async fn import_corpus(
     }
     counts.seconds = started.elapsed().as_secs_f64();
     Ok((counts, corpus_of_document))
+}
+
+/// A corpus document as it is imported: Markdown with its title (else its id) as its
+/// heading, its source the corpus file and its id.
+fn corpus_source(
+    document: &beir::CorpusDocument,
+    corpus_path: &Path,
+    into: Option<i64>,
+) -> SourceDocument {
+    let title = if document.title.trim().is_empty() {
+        document.id.clone()
+    } else {
+        document.title.clone()
+    };
+    SourceDocument::markdown(
+        title.clone(),
+        Some(format!("{}#{}", corpus_path.display(), document.id)),
+        format!("# {title}\n\n{}", document.text),
+    )
+    .in_collection(into)
 }
 
 /// The corpus ids of a chunk ranking, each once at the rank of its best chunk; chunks

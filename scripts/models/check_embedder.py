@@ -1,24 +1,27 @@
-"""Proves a converted BERT embedder (bert_gguf.py) against its upstream files, as served.
+"""Proves the served BERT embedder (bert_onnx.py, embed_server.py) against its upstream files.
 
     python check_embedder.py MODEL_DIR BASE_URL
 
 MODEL_DIR holds the upstream `config.json`, `tokenizer.json` and `model.safetensors`;
-BASE_URL is the llama-cpp-python server that serves the GGUF (e.g.
-http://127.0.0.1:18088). For each text below:
-
-- the token ids the server gives (`POST /extras/tokenize`) equal those of the
-  `tokenizers` library with the upstream tokenizer (no padding, no truncation);
-- the vector the server returns (`POST /v1/embeddings`) points the same way as the one
-  a numpy forward pass of the upstream F32 weights gives (mean pooling over every token,
-  as the model is trained): cosine >= 0.9999.
+BASE_URL is the embedding server (e.g. http://127.0.0.1:18088). For each text below, the
+vector the server returns (`POST /v1/embeddings`) points the same way as the one a numpy
+forward pass of the upstream F32 weights gives over the `tokenizers` library's token ids
+(mean pooling over every token, as the model is trained): cosine >= 0.9999. A text of
+more than 512 tokens gets the vector of its first 511 and its closing [SEP]. Then the
+server's own rules (embed_server.py): one unit vector per text in order, and an
+OpenAI-shaped error for a body that is not texts, too many texts, too large a body or
+another route.
 
 Runs as a unittest suite, so its last line says how many checks passed.
 """
 
+import http.client
 import json
 import math
 import sys
 import unittest
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 MIN_COSINE = 0.9999
+MAX_TOKENS = 512
 
 TEXTS = [
     "How do I import my own documents?",
@@ -122,24 +126,96 @@ class ServedEmbedderMatchesUpstream(unittest.TestCase):
         cls.tokenizer.no_truncation()
         cls.reference = ReferenceBert(cls.model_dir)
 
-    def served_ids(self, text: str) -> list[int]:
-        return post_json(f"{self.base_url}/extras/tokenize", {"input": text})["tokens"]
+    def served(self, texts: list[str]) -> list[np.ndarray]:
+        data = post_json(f"{self.base_url}/v1/embeddings", {"input": texts})["data"]
+        data.sort(key=lambda item: item["index"])
+        self.assertEqual(len(data), len(texts))
+        return [np.asarray(item["embedding"], dtype=np.float64) for item in data]
 
-    def test_token_ids_equal_the_tokenizers_library(self):
-        for text in TEXTS:
-            with self.subTest(text=text):
-                self.assertEqual(self.served_ids(text), self.tokenizer.encode(text).ids)
+    def assert_same_direction(self, vector: np.ndarray, ids: list[int]) -> None:
+        expected = self.reference.embed(ids)
+        cosine = vector @ expected / (np.linalg.norm(vector) * np.linalg.norm(expected))
+        self.assertGreaterEqual(cosine, MIN_COSINE)
 
     def test_served_vectors_match_the_reference_forward_pass(self):
-        served = post_json(f"{self.base_url}/v1/embeddings", {"input": TEXTS})["data"]
-        served.sort(key=lambda item: item["index"])
-        self.assertEqual(len(served), len(TEXTS))
-        for text, item in zip(TEXTS, served):
+        for text, vector in zip(TEXTS, self.served(TEXTS)):
             with self.subTest(text=text):
-                vector = np.asarray(item["embedding"], dtype=np.float64)
-                expected = self.reference.embed(self.tokenizer.encode(text).ids)
-                cosine = vector @ expected / (np.linalg.norm(vector) * np.linalg.norm(expected))
-                self.assertGreaterEqual(cosine, MIN_COSINE)
+                self.assert_same_direction(vector, self.tokenizer.encode(text).ids)
+
+    def test_a_text_over_the_model_length_is_cut_to_it(self):
+        text = " ".join(TEXTS) * 6
+        ids = self.tokenizer.encode(text).ids
+        self.assertGreater(len(ids), MAX_TOKENS)
+        (vector,) = self.served([text])
+        self.assert_same_direction(vector, ids[: MAX_TOKENS - 1] + ids[-1:])
+
+
+def post_raw(url: str, body: bytes) -> tuple[int, dict]:
+    """The status and JSON body of a POST, whatever the status."""
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+class ServerAnswersEveryRequest(unittest.TestCase):
+    """embed_server.py: OpenAI-shaped answers, and errors for what it cannot take."""
+
+    base_url: str
+
+    def embeddings(self, body: bytes) -> tuple[int, dict]:
+        return post_raw(f"{self.base_url}/v1/embeddings", body)
+
+    def assert_refused(self, body: bytes, status: int, words: str) -> None:
+        got, reply = self.embeddings(body)
+        self.assertEqual(got, status, reply)
+        self.assertIn(words, reply["error"]["message"])
+
+    def test_one_string_is_one_unit_vector(self):
+        status, reply = self.embeddings(json.dumps({"input": "How are refunds paid?"}).encode())
+        self.assertEqual(status, 200)
+        self.assertEqual([item["index"] for item in reply["data"]], [0])
+        vector = np.asarray(reply["data"][0]["embedding"])
+        self.assertAlmostEqual(float(np.linalg.norm(vector)), 1.0, places=5)
+        self.assertGreater(reply["usage"]["prompt_tokens"], 2)
+
+    def test_vectors_keep_the_order_of_the_texts(self):
+        texts = TEXTS[:4]
+        status, reply = self.embeddings(json.dumps({"input": texts}).encode())
+        self.assertEqual(status, 200)
+        self.assertEqual([item["index"] for item in reply["data"]], list(range(len(texts))))
+        for text, item in zip(texts, reply["data"]):
+            _, alone = self.embeddings(json.dumps({"input": [text]}).encode())
+            self.assertAlmostEqual(
+                float(np.dot(item["embedding"], alone["data"][0]["embedding"])), 1.0, places=5
+            )
+
+    def test_what_is_not_texts_is_refused(self):
+        self.assert_refused(b"not json", 400, "not JSON")
+        self.assert_refused(b"[1, 2]", 400, "an object with `input`")
+        self.assert_refused(json.dumps({"input": [101, 2023]}).encode(), 400, "list of strings")
+        self.assert_refused(json.dumps({"input": []}).encode(), 400, "no text")
+        self.assert_refused(json.dumps({"input": ["a"] * 2049}).encode(), 400, "at most 2048")
+
+    def test_a_body_over_the_limit_is_refused_unread(self):
+        # The length is announced, not sent: the refusal must come before any reading.
+        address = urllib.parse.urlsplit(self.base_url)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=120)
+        connection.putrequest("POST", "/v1/embeddings")
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(9 * 1024 * 1024))
+        connection.endheaders()
+        response = connection.getresponse()
+        self.assertEqual(response.status, 413)
+        self.assertIn("over", json.load(response)["error"]["message"])
+        connection.close()
+
+    def test_another_route_is_not_found(self):
+        status, reply = post_raw(f"{self.base_url}/v1/completions", b"{}")
+        self.assertEqual(status, 404)
+        self.assertIn("no route", reply["error"]["message"])
 
 
 def main(argv: list[str]) -> int:
@@ -148,7 +224,12 @@ def main(argv: list[str]) -> int:
         return 2
     ServedEmbedderMatchesUpstream.model_dir = Path(argv[1])
     ServedEmbedderMatchesUpstream.base_url = argv[2].rstrip("/")
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(ServedEmbedderMatchesUpstream)
+    ServerAnswersEveryRequest.base_url = argv[2].rstrip("/")
+    loader = unittest.defaultTestLoader
+    suite = unittest.TestSuite(
+        loader.loadTestsFromTestCase(case)
+        for case in (ServedEmbedderMatchesUpstream, ServerAnswersEveryRequest)
+    )
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     return 0 if result.wasSuccessful() else 1
 

