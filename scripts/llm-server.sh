@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The local model servers that `make run`, the real-model tests and the model benchmark
-# use: llama-cpp-python's OpenAI-compatible server, one process per model (it keeps one
-# model loaded per process), on loopback. Everything lives in .llm-server/ (gitignored).
+# use, one process per model, on loopback: llama-cpp-python's OpenAI-compatible server
+# for the GGUF models (it keeps one model loaded per process), and
+# scripts/models/embed_server.py on ONNX Runtime for MiniLM. Everything lives in
+# .llm-server/ (gitignored).
 #
 #   scripts/llm-server.sh install [MODEL…]    virtual environment, llama-cpp-python (compiles
 #                                             llama.cpp the first time: 5 to 25 minutes on
@@ -206,6 +208,8 @@ serve() {
         die "not installed; run: scripts/llm-server.sh install $model"
     fi
     if [ "$model" = minilm ]; then
+        [ -f "$MODELS_DIR/all-MiniLM-L6-v2/tokenizer.json" ] ||
+            die "not installed; run: scripts/llm-server.sh install minilm"
         # A worker of one thread per core; the log shows errors only.
         PYTHONUNBUFFERED=1 exec "$PYTHON" scripts/models/embed_server.py \
             --model "$MODEL_FILE" \

@@ -24,7 +24,7 @@ scripts/llm-server.sh start smollm2 "$SMOLLM2_PORT"
 scripts/llm-server.sh start qwen "$CHAT_PORT"
 scripts/llm-server.sh start minilm "$EMBED_PORT"
 scripts/llm-server.sh check-embedder "$EMBED_PORT"
-# Each server answers one request at a time: one test at a time.
+# The chat servers answer one request at a time: one test at a time.
 BOR_TEST_LLM_BASE_URL="http://127.0.0.1:$SMOLLM2_PORT/v1" \
     BOR_TEST_CHAT_BASE_URL="http://127.0.0.1:$CHAT_PORT/v1" \
     BOR_TEST_EMBED_BASE_URL="http://127.0.0.1:$EMBED_PORT/v1" \

@@ -37,8 +37,10 @@ const MEASURED_DEPTH: usize = 10;
 const PROGRESS_EVERY: usize = 500;
 /// Corpus documents chunked, embedded and stored at once: the embedding server reads the
 /// texts of some while bor stores others (one at a time: 100 chunks/s on SciFact with the
-/// local embedder; four: 124; bench/RESULTS.md). A folder import stays one file at a
-/// time, so that its documents are numbered, and listed, in the folder's order.
+/// local embedder; four: 124; bench/RESULTS.md). Documents are numbered in the order
+/// their imports end, so a tie in a ranking (broken by chunk id) may fall another way
+/// after a new import. A folder import stays one file at a time, so that its documents
+/// are numbered, and listed, in the folder's order.
 const DOCUMENTS_AT_ONCE: usize = 4;
 
 /// What the import of the corpus did.

@@ -30,7 +30,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from safetensors.numpy import load_file
 
-# ONNX Runtime 1.32 runs opset 17 (LayerNormalization is an op from 17 on).
+# The first opset with LayerNormalization as one op (ONNX Runtime 1.32 runs later ones too).
 OPSET = 17
 IR_VERSION = 8
 

@@ -16,8 +16,8 @@ threads: on a shared machine, a run split over two threads waits for the slower 
 after every operation (docs/LOCAL_MODELS.md has the measurements).
 
 Bounds: a body of at most 8 MiB, at most 2,048 texts a request, at most 16 requests at
-work (more get 503 and are retried by bor), 120 s of silence on a connection; every
-error is OpenAI-shaped JSON.
+work (more get 503 and are retried by bor), 30 s of silence on a connection; every
+error is OpenAI-shaped JSON, and a request whose body was not read ends its connection.
 """
 
 import argparse
@@ -80,7 +80,8 @@ class Embedder:
 def texts_of(body: bytes) -> list[str]:
     try:
         request = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        # ValueError: not JSON, or a number of more digits than Python converts.
         raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {error}") from None
     if not isinstance(request, dict) or "input" not in request:
         raise RequestError(HTTPStatus.BAD_REQUEST, "the body must be an object with `input`")
@@ -94,6 +95,12 @@ def texts_of(body: bytes) -> list[str]:
         raise RequestError(
             HTTPStatus.BAD_REQUEST, f"`input` holds {len(texts)} texts; at most {MAX_TEXTS}"
         )
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # JSON can name a lone surrogate (\ud800), which is no character.
+            raise RequestError(HTTPStatus.BAD_REQUEST, "a text is not valid Unicode") from None
     return texts
 
 
@@ -106,8 +113,8 @@ def handler_for(embedder: Embedder, alias: str):
         # waits for the client's delayed acknowledgement between them (up to 40 ms).
         disable_nagle_algorithm = True
         # A client that sends nothing for this long loses its connection (and its place
-        # among the requests at work); bor's client drops idle connections sooner.
-        timeout = 120
+        # among the requests at work); bor's client drops idle connections sooner (15 s).
+        timeout = 30
         server_version = "bor-embed"
 
         def reply(self, status: HTTPStatus, payload: dict) -> None:
@@ -115,11 +122,22 @@ def handler_for(embedder: Embedder, alias: str):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(body)
 
         def fail(self, error: RequestError) -> None:
             self.reply(error.status, {"error": {"message": str(error), "type": error.kind}})
+
+        def send_error(self, code, message=None, explain=None) -> None:
+            # What the standard library refuses itself (a malformed request line, another
+            # method, headers too long) gets the same JSON as the rest, and the end of the
+            # connection, since the rest of the request was not read.
+            self.close_connection = True
+            status = HTTPStatus(code)
+            kind = "server_error" if code >= 500 else "invalid_request_error"
+            self.fail(RequestError(status, message or status.phrase, kind))
 
         def do_GET(self) -> None:
             if self.path.split("?")[0].rstrip("/") != "/v1/models":
@@ -129,17 +147,28 @@ def handler_for(embedder: Embedder, alias: str):
             self.reply(HTTPStatus.OK, {"object": "list", "data": [model]})
 
         def do_POST(self) -> None:
+            # Until the body is read, the connection cannot carry another request.
+            self.close_when_answered = self.close_connection
+            self.close_connection = True
             try:
                 self.reply(HTTPStatus.OK, self.embeddings())
             except RequestError as error:
-                self.fail(error)
-            except (BrokenPipeError, ConnectionResetError):
-                # The client gave up (bor timed the request out, or stopped).
-                self.log_error("the client closed the connection before the reply")
+                self.answer_if_connected(error)
+            except (ConnectionError, TimeoutError):
+                # The client gave up, or stalled (bor timed the request out, or stopped).
+                self.log_error("the client went before the request was answered")
                 self.close_connection = True
             except Exception as error:  # noqa: BLE001 (a reply, never a dropped connection)
                 self.log_error("embedding failed: %r", error)
-                self.fail(RequestError(HTTPStatus.INTERNAL_SERVER_ERROR, str(error), "server_error"))
+                self.answer_if_connected(
+                    RequestError(HTTPStatus.INTERNAL_SERVER_ERROR, str(error), "server_error")
+                )
+
+        def answer_if_connected(self, error: RequestError) -> None:
+            try:
+                self.fail(error)
+            except (ConnectionError, TimeoutError):
+                self.close_connection = True
 
         def embeddings(self) -> dict:
             if self.path.split("?")[0].rstrip("/") != "/v1/embeddings":
@@ -147,20 +176,22 @@ def handler_for(embedder: Embedder, alias: str):
             try:
                 length = int(self.headers.get("Content-Length", ""))
             except ValueError:
-                self.close_connection = True
                 raise RequestError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required") from None
-            if not 0 <= length <= MAX_BODY_BYTES:
-                self.close_connection = True
+            if length < 0:
+                raise RequestError(HTTPStatus.BAD_REQUEST, "Content-Length is negative")
+            if length > MAX_BODY_BYTES:
                 raise RequestError(
                     HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body is over {MAX_BODY_BYTES} bytes"
                 )
+            # Taken before the body is read: at most this many bodies are held at once.
             if not at_work.acquire(blocking=False):
-                self.close_connection = True
                 raise RequestError(
                     HTTPStatus.SERVICE_UNAVAILABLE, "too many requests at work", "server_error"
                 )
             try:
-                vectors, tokens = embedder.embed(texts_of(self.rfile.read(length)))
+                body = self.rfile.read(length)
+                self.close_connection = self.close_when_answered
+                vectors, tokens = embedder.embed(texts_of(body))
             finally:
                 at_work.release()
             data = [
