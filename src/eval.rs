@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::db::{self, DbPool};
 use crate::knowledge::index::CollectionFilter;
 use crate::knowledge::ingest::{
-    IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved,
+    IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved, in_order,
 };
 use crate::knowledge::rerank::rerank_scores;
 use crate::knowledge::{KnowledgeService, RANKED_PER_SIGNAL, RankedChunk};
@@ -35,13 +35,6 @@ use metrics::{Measures, percentile};
 const MEASURED_DEPTH: usize = 10;
 /// A progress line every this many documents.
 const PROGRESS_EVERY: usize = 500;
-/// Corpus documents chunked, embedded and stored at once: the embedding server reads the
-/// texts of some while bor stores others (one at a time: 100 chunks/s on SciFact with the
-/// local embedder; four: 124; bench/RESULTS.md). Documents are numbered in the order
-/// their imports end, so a tie in a ranking (broken by chunk id) may fall another way
-/// after a new import. A folder import stays one file at a time, so that its documents
-/// are numbered, and listed, in the folder's order.
-const DOCUMENTS_AT_ONCE: usize = 4;
 
 /// What the import of the corpus did.
 #[derive(Debug, Default, serde::Serialize)]
@@ -267,9 +260,9 @@ async fn evaluate(
     })
 }
 
-/// Imports every corpus document, [`DOCUMENTS_AT_ONCE`] at a time; returns the counts
-/// and, per stored document, the corpus ids it holds (two corpus documents of the same
-/// text are one document).
+/// Imports every corpus document (several prepared at a time by [`in_order`], stored in
+/// the corpus's order); returns the counts and, per stored document, the corpus ids it holds
+/// (two corpus documents of the same text are one document).
 async fn import_corpus(
     ingestor: &Ingestor,
     dir: &Path,
@@ -285,13 +278,19 @@ async fn import_corpus(
         ..CorpusImport::default()
     };
     let mut corpus_of_document: HashMap<i64, Vec<String>> = HashMap::new();
-    let mut outcomes = futures_util::stream::iter(&collection.corpus)
-        .map(|document| {
-            let source = corpus_source(document, &corpus_path, into);
-            async move { (document, ingestor.ingest(&source, &Unobserved).await) }
-        })
-        .buffered(DOCUMENTS_AT_ONCE)
-        .enumerate();
+    let mut outcomes = in_order(&collection.corpus, |document, mut turn| {
+        let source = corpus_source(document, &corpus_path, into);
+        async move {
+            let prepared = ingestor.prepare(&source, &Unobserved).await;
+            turn.wait().await;
+            let outcome = match prepared {
+                Ok(prepared) => ingestor.commit(prepared).await,
+                Err(error) => Err(error),
+            };
+            (document, outcome)
+        }
+    })
+    .enumerate();
     while let Some((done, (document, outcome))) = outcomes.next().await {
         if done > 0 && done % PROGRESS_EVERY == 0 {
             eprintln!(

@@ -24,13 +24,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bor_actors::llm::LlmClient;
+use futures_util::StreamExt;
 
 use crate::config::Config;
 use crate::db::{self, DbPool, chunks};
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::Limits;
 use crate::knowledge::ingest::{
-    IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension, SourceDocument,
+    IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension, PreparedDocument,
+    SourceDocument, in_order,
 };
 use crate::state::{chunking_settings, llm_settings};
 use crate::web::{FetchSettings, Fetcher};
@@ -42,11 +44,28 @@ use progress::ImportProgress;
 /// either of them [`InCollection`].
 pub trait DocumentSink {
     fn pool(&self) -> &DbPool;
+    /// [`Ingestor::prepare`] into this sink: chunked and embedded, nothing written.
+    fn prepare(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> impl Future<Output = Result<PreparedDocument, IngestError>>;
+    /// [`Ingestor::commit`], and whatever the sink keeps in step with what is stored.
+    fn commit(
+        &self,
+        prepared: PreparedDocument,
+    ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
+    /// Prepares and commits one document.
     fn store(
         &self,
         document: &SourceDocument,
         progress: &dyn IngestProgress,
-    ) -> impl Future<Output = Result<IngestOutcome, IngestError>>;
+    ) -> impl Future<Output = Result<IngestOutcome, IngestError>> {
+        async move {
+            let prepared = self.prepare(document, progress).await?;
+            self.commit(prepared).await
+        }
+    }
     /// The collection it stores into; `None`: `default`.
     fn collection_id(&self) -> Option<i64> {
         None
@@ -64,13 +83,17 @@ impl<S: DocumentSink> DocumentSink for InCollection<'_, S> {
         self.sink.pool()
     }
 
-    async fn store(
+    async fn prepare(
         &self,
         document: &SourceDocument,
         progress: &dyn IngestProgress,
-    ) -> Result<IngestOutcome, IngestError> {
+    ) -> Result<PreparedDocument, IngestError> {
         let document = document.clone().in_collection(Some(self.collection_id));
-        self.sink.store(&document, progress).await
+        self.sink.prepare(&document, progress).await
+    }
+
+    async fn commit(&self, prepared: PreparedDocument) -> Result<IngestOutcome, IngestError> {
+        self.sink.commit(prepared).await
     }
 
     fn collection_id(&self) -> Option<i64> {
@@ -91,12 +114,16 @@ impl DocumentSink for Ingestor {
         Ingestor::pool(self)
     }
 
-    async fn store(
+    async fn prepare(
         &self,
         document: &SourceDocument,
         progress: &dyn IngestProgress,
-    ) -> Result<IngestOutcome, IngestError> {
-        self.ingest(document, progress).await
+    ) -> Result<PreparedDocument, IngestError> {
+        Ingestor::prepare(self, document, progress).await
+    }
+
+    async fn commit(&self, prepared: PreparedDocument) -> Result<IngestOutcome, IngestError> {
+        Ingestor::commit(self, prepared).await
     }
 }
 
@@ -105,12 +132,16 @@ impl DocumentSink for KnowledgeService {
         KnowledgeService::pool(self)
     }
 
-    async fn store(
+    async fn prepare(
         &self,
         document: &SourceDocument,
         _: &dyn IngestProgress,
-    ) -> Result<IngestOutcome, IngestError> {
-        self.add_document(document).await
+    ) -> Result<PreparedDocument, IngestError> {
+        self.prepare_document(document).await
+    }
+
+    async fn commit(&self, prepared: PreparedDocument) -> Result<IngestOutcome, IngestError> {
+        self.commit_document(prepared).await
     }
 }
 
@@ -331,25 +362,41 @@ pub async fn import(
         progress.say(&format!("skipped   {}: {reason}", path.display()));
     }
     let limits = Limits::default();
-    for path in &found.files {
-        let read = {
-            let (path, limits) = (path.clone(), limits.clone());
-            tokio::task::spawn_blocking(move || read_document(&path, &limits)).await
-        };
-        let document =
-            match read.unwrap_or_else(|error| ReadFile::Skipped(format!("unreadable ({error})"))) {
-                ReadFile::Document(document) => document,
-                ReadFile::Skipped(reason) => {
-                    summary.skipped += 1;
-                    progress.say(&format!("skipped   {}: {reason}", path.display()));
-                    progress.file_done();
-                    continue;
+    // Read, chunked and embedded several at a time; stored one after the other in the
+    // folder's order, so that documents are numbered (and listed) in it.
+    let mut stored = in_order(&found.files, |path, mut turn| {
+        let limits = &limits;
+        let progress = &progress;
+        async move {
+            let stored = match read_file(path, limits).await {
+                ReadFile::Skipped(reason) => Stored::Skipped(reason),
+                ReadFile::Document(document) => {
+                    let prepared = sink.prepare(&document, progress).await;
+                    turn.wait().await;
+                    let stored = match prepared {
+                        Ok(prepared) => sink.commit(prepared).await,
+                        Err(error) => Err(error),
+                    };
+                    Stored::Outcome(document.source, stored)
                 }
             };
-        match sink.store(&document, &progress).await {
+            (path, stored)
+        }
+    });
+    while let Some((path, stored)) = stored.next().await {
+        let (source, stored) = match stored {
+            Stored::Skipped(reason) => {
+                summary.skipped += 1;
+                progress.say(&format!("skipped   {}: {reason}", path.display()));
+                progress.file_done();
+                continue;
+            }
+            Stored::Outcome(source, stored) => (source, stored),
+        };
+        match stored {
             Ok(outcome) => {
-                if let Some(source) = &document.source {
-                    imported.insert(outcome.id(), source.clone());
+                if let Some(source) = source {
+                    imported.insert(outcome.id(), source);
                 }
                 summary.count(&outcome);
                 progress.say(&describe(&outcome, &path.display().to_string()));
@@ -384,6 +431,22 @@ pub async fn import(
     }
     progress.finish();
     Ok(summary)
+}
+
+/// What became of a file of an import.
+enum Stored {
+    /// Not read.
+    Skipped(String),
+    /// Read; its source, and whether it was stored.
+    Outcome(Option<String>, Result<IngestOutcome, IngestError>),
+}
+
+/// Reads the file at `path`, on a blocking thread.
+async fn read_file(path: &Path, limits: &Limits) -> ReadFile {
+    let (path, limits) = (path.to_owned(), limits.clone());
+    tokio::task::spawn_blocking(move || read_document(&path, &limits))
+        .await
+        .unwrap_or_else(|error| ReadFile::Skipped(format!("unreadable ({error})")))
 }
 
 async fn remove_gone_files(

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bor_actors::llm::{LlmClient, LlmError};
 use diesel_async::AsyncConnection;
+use futures_util::{FutureExt, StreamExt};
 
 use super::chunking::{ChunkingSettings, HeadingPaths, TextFormat, chunk_text};
 use crate::db::chunks::{self, NewChunk};
@@ -21,6 +22,11 @@ use crate::db::{DbError, DbPool, storable_text};
 
 /// Chunks embedded per request to the LLM server.
 pub const EMBED_BATCH: usize = 32;
+/// Documents an import prepares (chunks and embeds) at once, before storing them in
+/// order: the embedding server reads the texts of some while bor stores another (SciFact
+/// with the local embedder: 100 chunks/s one at a time, 127 four at a time;
+/// bench/RESULTS.md).
+pub const DOCUMENTS_AT_ONCE: usize = 4;
 
 /// The media type of plain text; every other kind is read as Markdown-shaped text.
 pub const PLAIN_TEXT: &str = "text/plain";
@@ -246,15 +252,27 @@ impl Ingestor {
         &self.pool
     }
 
-    /// Stores `document` (see the module documentation). Must run inside an actix
-    /// system (the embeddings go through an LlmActor).
+    /// Stores `document` (see the module documentation): [`Ingestor::prepare`], then
+    /// [`Ingestor::commit`]. Must run inside an actix system (the embeddings go through
+    /// an LlmActor).
     pub async fn ingest(
         &self,
         document: &SourceDocument,
         progress: &dyn IngestProgress,
     ) -> Result<IngestOutcome, IngestError> {
-        let storable = document.storable();
-        let document = storable.as_ref();
+        let prepared = self.prepare(document, progress).await?;
+        self.commit(prepared).await
+    }
+
+    /// Finds out what storing `document` takes, and chunks and embeds it when that is
+    /// needed; nothing is written. Several documents can be prepared at once and
+    /// committed one after the other, in the order they should be numbered.
+    pub async fn prepare(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+    ) -> Result<PreparedDocument, IngestError> {
+        let document = document.storable().into_owned();
         if document.content.trim().is_empty() {
             return Err(IngestError::Empty);
         }
@@ -275,22 +293,46 @@ impl Ingestor {
                 && dimension == current
             {
                 let chunks = usize::try_from(chunks).unwrap_or(0);
-                return Ok(IngestOutcome::Unchanged { id, chunks });
+                return Ok(PreparedDocument(Plan::Unchanged { id, chunks }));
             }
-            let prepared = self.chunk_and_embed(document, progress).await?;
-            let mut conn = self.pool.get().await?;
-            conn.transaction::<_, DbError, _>(async |conn| {
-                chunks::delete_chunks_of(conn, id).await?;
-                chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await
-            })
-            .await?;
-            return Ok(IngestOutcome::Refreshed {
-                id,
-                chunks: prepared.len(),
-            });
+            let chunks = self.chunk_and_embed(&document, progress).await?;
+            return Ok(PreparedDocument(Plan::Refresh { id, chunks }));
         }
+        let chunks = self.chunk_and_embed(&document, progress).await?;
+        Ok(PreparedDocument(Plan::New {
+            document,
+            digest,
+            collection_id,
+            chunks,
+        }))
+    }
 
-        let prepared = self.chunk_and_embed(document, progress).await?;
+    /// Stores what [`Ingestor::prepare`] made ready.
+    pub async fn commit(&self, prepared: PreparedDocument) -> Result<IngestOutcome, IngestError> {
+        let (document, digest, collection_id, prepared) = match prepared.0 {
+            Plan::Unchanged { id, chunks } => return Ok(IngestOutcome::Unchanged { id, chunks }),
+            Plan::Refresh {
+                id,
+                chunks: prepared,
+            } => {
+                let mut conn = self.pool.get().await?;
+                conn.transaction::<_, DbError, _>(async |conn| {
+                    chunks::delete_chunks_of(conn, id).await?;
+                    chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await
+                })
+                .await?;
+                return Ok(IngestOutcome::Refreshed {
+                    id,
+                    chunks: prepared.len(),
+                });
+            }
+            Plan::New {
+                document,
+                digest,
+                collection_id,
+                chunks,
+            } => (document, digest, collection_id, chunks),
+        };
         let mut conn = self.pool.get().await?;
         let stored = conn
             .transaction::<_, DbError, _>(async |conn| {
@@ -417,6 +459,23 @@ impl Ingestor {
     }
 }
 
+/// A document made ready to store by [`Ingestor::prepare`].
+pub struct PreparedDocument(Plan);
+
+enum Plan {
+    /// Stored already, with vectors of the current model.
+    Unchanged { id: i64, chunks: usize },
+    /// Stored already, with vectors of another model: its chunks embedded anew.
+    Refresh { id: i64, chunks: Vec<PreparedChunk> },
+    /// Not stored yet.
+    New {
+        document: SourceDocument,
+        digest: String,
+        collection_id: i64,
+        chunks: Vec<PreparedChunk>,
+    },
+}
+
 /// A chunk cut and embedded, not yet stored.
 struct PreparedChunk {
     text: String,
@@ -448,4 +507,109 @@ fn is_unique_violation(error: &DbError) -> bool {
             _
         ))
     )
+}
+
+/// Runs `work` for each item, [`DOCUMENTS_AT_ONCE`] at a time, and yields the results in
+/// the items' order. Each `work` gets its item's [`CommitTurn`]: what it does after
+/// [`CommitTurn::wait`] runs after every earlier item's `work` has ended, so documents
+/// prepared together are still stored, and numbered, in order.
+///
+/// The commits run inside the stream's futures, not in the loop that reads the stream:
+/// a future left unpolled while the loop awaits could hold the pool's last connection.
+pub fn in_order<T, F, Fut>(
+    items: impl IntoIterator<Item = T>,
+    mut work: F,
+) -> impl futures_util::Stream<Item = Fut::Output>
+where
+    F: FnMut(T, CommitTurn) -> Fut,
+    Fut: Future,
+{
+    let mut earlier_ended: Option<EarlierEnded> = None;
+    futures_util::stream::iter(items)
+        .map(move |item| {
+            let (ended, next) = tokio::sync::oneshot::channel::<()>();
+            let earlier = earlier_ended.replace(next.shared());
+            let work = work(
+                item,
+                CommitTurn {
+                    earlier: earlier.clone(),
+                },
+            );
+            async move {
+                let output = work.await;
+                // This item ends when it and every earlier one have: a work that never
+                // waited (a file skipped) must not let the next one go first.
+                if let Some(earlier) = earlier {
+                    let _ = earlier.await;
+                }
+                drop(ended);
+                output
+            }
+        })
+        .buffered(DOCUMENTS_AT_ONCE)
+}
+
+/// Resolves once an item of [`in_order`], and every one before it, has ended (its sender
+/// dropped).
+type EarlierEnded = futures_util::future::Shared<tokio::sync::oneshot::Receiver<()>>;
+
+/// An item's place in the order of [`in_order`].
+pub struct CommitTurn {
+    earlier: Option<EarlierEnded>,
+}
+
+impl CommitTurn {
+    /// Waits until every earlier item's work has ended (or was dropped).
+    pub async fn wait(&mut self) {
+        if let Some(earlier) = self.earlier.take() {
+            // An error only says the earlier work ended without a word: it ended.
+            let _ = earlier.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use futures_util::StreamExt;
+
+    use super::{DOCUMENTS_AT_ONCE, in_order};
+
+    #[tokio::test]
+    async fn in_order_runs_what_follows_the_wait_in_the_items_order() {
+        let events = Mutex::new(Vec::new());
+        let log = |event: (&'static str, usize)| events.lock().expect("not poisoned").push(event);
+        let count = 3 * DOCUMENTS_AT_ONCE;
+        let results: Vec<usize> = in_order(0..count, |item, mut turn| async move {
+            // Later items get ready sooner.
+            for _ in 0..(count - item) {
+                tokio::task::yield_now().await;
+            }
+            log(("ready", item));
+            turn.wait().await;
+            log(("stored", item));
+            item
+        })
+        .collect()
+        .await;
+
+        assert_eq!(results, (0..count).collect::<Vec<_>>());
+        let events = events.into_inner().expect("not poisoned");
+        let stored: Vec<usize> = events
+            .iter()
+            .filter(|(what, _)| *what == "stored")
+            .map(|(_, item)| *item)
+            .collect();
+        assert_eq!(stored, (0..count).collect::<Vec<_>>());
+        // Several were prepared at once: item 1 was ready before item 0 was stored.
+        let at = |event| events.iter().position(|e| *e == event);
+        assert!(at(("ready", 1)) < at(("stored", 0)), "{events:?}");
+        // And never more than DOCUMENTS_AT_ONCE: the item that many places later was not
+        // ready before item 0 was stored.
+        assert!(
+            at(("ready", DOCUMENTS_AT_ONCE)) > at(("stored", 0)),
+            "{events:?}"
+        );
+    }
 }

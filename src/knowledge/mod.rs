@@ -35,7 +35,10 @@ use futures_util::future::BoxFuture;
 
 pub use fusion::RRF_K;
 pub use index::IndexStats;
-use ingest::{IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved};
+use ingest::{
+    IngestError, IngestOutcome, Ingestor, ModelDimension, PreparedDocument, SourceDocument,
+    Unobserved,
+};
 pub use live_index::LiveIndex;
 pub use retrieval::{RANKED_PER_SIGNAL, RankedChunk, Rankings};
 
@@ -93,7 +96,24 @@ impl KnowledgeService {
         &self,
         document: &SourceDocument,
     ) -> Result<IngestOutcome, IngestError> {
-        let outcome = self.ingestor.ingest(document, &Unobserved).await?;
+        let prepared = self.prepare_document(document).await?;
+        self.commit_document(prepared).await
+    }
+
+    /// [`Ingestor::prepare`]: chunked and embedded, nothing written yet.
+    pub async fn prepare_document(
+        &self,
+        document: &SourceDocument,
+    ) -> Result<PreparedDocument, IngestError> {
+        self.ingestor.prepare(document, &Unobserved).await
+    }
+
+    /// [`Ingestor::commit`], then the index brought up to date.
+    pub async fn commit_document(
+        &self,
+        prepared: PreparedDocument,
+    ) -> Result<IngestOutcome, IngestError> {
+        let outcome = self.ingestor.commit(prepared).await?;
         if let Some(dimension) = self.model_dimension.get() {
             self.index.ensure_dimension(dimension).await?;
         }

@@ -104,6 +104,41 @@ pub(crate) fn source(path: &Path) -> Option<String> {
 }
 
 #[actix_web::test]
+async fn files_prepared_together_are_stored_in_the_folders_order_even_through_one_connection() {
+    // More files than are prepared at once, and a pool of a single connection: a
+    // preparation that waited for the connection while another file was being stored
+    // would time out the import.
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let config = Config::from_vars([
+        ("BOR_DATABASE_URL".to_owned(), db.url().to_owned()),
+        ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
+    ])
+    .expect("a valid configuration");
+    let ingestor = Ingestor::new(
+        bor::db::DbPool::new(db.url(), 1).expect("a pool"),
+        LlmClient::new(Arc::new(llm_settings(&config))),
+        chunking_settings(&config),
+        Arc::new(ModelDimension::default()),
+    );
+    let dir = TempDir::new();
+    let names: Vec<String> = (0..12).map(|n| format!("note-{n:02}.md")).collect();
+    for (n, name) in names.iter().enumerate() {
+        // Longer files first: the later ones are ready sooner.
+        let words = "word ".repeat(400 - n * 30);
+        dir.write(name, format!("# Note {n:02}\n\n{words}").as_bytes());
+    }
+
+    let summary = import_paths(&ingestor, std::slice::from_ref(&dir.0))
+        .await
+        .unwrap();
+    assert_eq!((summary.imported, summary.skipped), (12, 0));
+    let titles: Vec<String> = stored(&db).await.into_iter().map(|d| d.1).collect();
+    let expected: Vec<String> = (0..12).map(|n| format!("Note {n:02}")).collect();
+    assert_eq!(titles, expected, "numbered in the folder's order");
+}
+
+#[actix_web::test]
 async fn importing_is_idempotent_and_a_changed_file_replaces_its_old_version() {
     let db = TestDatabase::migrated().await;
     let mock = MockLlm::start().unwrap();
