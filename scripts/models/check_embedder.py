@@ -8,9 +8,9 @@ vector the server returns (`POST /v1/embeddings`) points the same way as the one
 forward pass of the upstream F32 weights gives over the `tokenizers` library's token ids
 (mean pooling over every token, as the model is trained): cosine >= 0.9999999. A text of
 more than 512 tokens gets the vector of its first 511 and its closing [SEP]. Then the
-server's own rules (embed_server.py): one unit vector per text in order, and an
-OpenAI-shaped error for a body that is not texts, too many texts, too large a body or
-another route.
+server's own rules (embed_server.py): one unit vector per text in order, a one-text
+request answered before the texts of a larger one queued earlier, and an OpenAI-shaped
+error for a body that is not texts, too many texts, too large a body or another route.
 
 Runs as a unittest suite, so its last line says how many checks passed.
 """
@@ -19,6 +19,8 @@ import http.client
 import json
 import math
 import sys
+import threading
+import time
 import unittest
 import urllib.error
 import urllib.parse
@@ -192,6 +194,28 @@ class ServerAnswersEveryRequest(unittest.TestCase):
             self.assertAlmostEqual(
                 float(np.dot(item["embedding"], alone["data"][0]["embedding"])), 1.0, places=5
             )
+
+    def test_a_question_goes_before_the_texts_of_an_import(self):
+        # A request of many texts is queued; a one-text request sent after it is answered
+        # long before the many are done (relative to the big request's own time, so a
+        # busy machine slows both alike).
+        many = {"input": [TEXTS[-1]] * 400}
+        finished = {}
+
+        def send_many() -> None:
+            post_json(f"{self.base_url}/v1/embeddings", many)
+            finished["many"] = time.monotonic()
+
+        started = time.monotonic()
+        sender = threading.Thread(target=send_many)
+        sender.start()
+        time.sleep(0.3)
+        post_json(f"{self.base_url}/v1/embeddings", {"input": "How are refunds paid?"})
+        finished["question"] = time.monotonic()
+        sender.join()
+        self.assertLess(
+            finished["question"] - started, (finished["many"] - started) / 2, finished
+        )
 
     def test_what_is_not_texts_is_refused(self):
         self.assert_refused(b"not json", 400, "not JSON")

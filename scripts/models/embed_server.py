@@ -11,7 +11,7 @@ has when the server starts.
 How it runs: each text is tokenized by the `tokenizers` library with the model's own
 `tokenizer.json`, cut to the model's 512 positions, and run alone (no padding); the texts
 of a request, and of requests that arrive together, are spread over N workers of one
-thread each (default: the processor count). One thread per run and not one run over N
+thread each (default: the processor count), a one-text request's first. One thread per run and not one run over N
 threads: on a shared machine, a run split over two threads waits for the slower one
 after every operation (docs/LOCAL_MODELS.md has the measurements).
 
@@ -21,11 +21,13 @@ error is OpenAI-shaped JSON, and a request whose body was not read ends its conn
 """
 
 import argparse
+import itertools
 import json
 import os
+import queue
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -49,7 +51,14 @@ class RequestError(Exception):
 
 
 class Embedder:
-    """The model and its tokenizer; `embed` is safe to call from several threads."""
+    """The model and its tokenizer, and the workers that run it; `embed` is safe to call
+    from several threads.
+
+    The texts wait in one queue, a request of a single text (a question being asked)
+    before the texts of larger requests (an import's chunks), each kind in the order it
+    came: a question asked during an import waits for the texts being run, not for the
+    import's queue.
+    """
 
     def __init__(self, model: str, tokenizer: str, workers: int):
         options = onnxruntime.SessionOptions()
@@ -62,8 +71,19 @@ class Embedder:
         self.tokenizer = Tokenizer.from_file(tokenizer)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed")
         self.dimension = int(self.session.get_outputs()[0].shape[1])
+        self.queue: queue.PriorityQueue = queue.PriorityQueue()
+        self.arrival = itertools.count()
+        for number in range(workers):
+            threading.Thread(target=self.work, name=f"embed-{number}", daemon=True).start()
+
+    def work(self) -> None:
+        while True:
+            _, _, ids, result = self.queue.get()
+            try:
+                result.set_result(self.one(ids))
+            except Exception as error:  # noqa: BLE001 (handed to the request that waits)
+                result.set_exception(error)
 
     def one(self, ids: list[int]) -> list[float]:
         batch = np.asarray([ids], dtype=np.int64)
@@ -74,7 +94,11 @@ class Embedder:
         """One unit vector per text, in order, and the number of tokens read."""
         encodings = self.tokenizer.encode_batch(texts, add_special_tokens=True)
         ids = [encoding.ids for encoding in encodings]
-        return list(self.pool.map(self.one, ids)), sum(len(i) for i in ids)
+        rank = 0 if len(texts) == 1 else 1
+        results = [Future() for _ in ids]
+        for text_ids, result in zip(ids, results):
+            self.queue.put((rank, next(self.arrival), text_ids, result))
+        return [result.result() for result in results], sum(len(i) for i in ids)
 
 
 def texts_of(body: bytes) -> list[str]:
