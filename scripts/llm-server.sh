@@ -73,7 +73,6 @@ model_settings() {
         MODEL_FETCH=minilm
         # Served by scripts/models/embed_server.py on ONNX Runtime: 4 times the chunks/s
         # of llama-cpp-python's server on the same machine (docs/LOCAL_MODELS.md).
-        MODEL_ARGS=()
         ;;
     qwen-tools)
         # The benchmark's variant: llama-cpp-python's function-calling chat format, which

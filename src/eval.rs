@@ -22,6 +22,7 @@ use futures_util::StreamExt;
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
+use crate::import::DocumentSink;
 use crate::knowledge::index::CollectionFilter;
 use crate::knowledge::ingest::{
     IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved, in_order,
@@ -278,15 +279,10 @@ async fn import_corpus(
         ..CorpusImport::default()
     };
     let mut corpus_of_document: HashMap<i64, Vec<String>> = HashMap::new();
-    let mut outcomes = in_order(&collection.corpus, |document, mut turn| {
+    let mut outcomes = in_order(&collection.corpus, |document, turn| {
         let source = corpus_source(document, &corpus_path, into);
         async move {
-            let prepared = ingestor.prepare(&source, &Unobserved).await;
-            turn.wait().await;
-            let outcome = match prepared {
-                Ok(prepared) => ingestor.commit(prepared).await,
-                Err(error) => Err(error),
-            };
+            let outcome = ingestor.store_in_turn(&source, &Unobserved, turn).await;
             (document, outcome)
         }
     })

@@ -31,8 +31,8 @@ use crate::db::{self, DbPool, chunks};
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::Limits;
 use crate::knowledge::ingest::{
-    IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension, PreparedDocument,
-    SourceDocument, in_order,
+    CommitTurn, IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension,
+    PreparedDocument, SourceDocument, in_order,
 };
 use crate::state::{chunking_settings, llm_settings};
 use crate::web::{FetchSettings, Fetcher};
@@ -61,8 +61,18 @@ pub trait DocumentSink {
         document: &SourceDocument,
         progress: &dyn IngestProgress,
     ) -> impl Future<Output = Result<IngestOutcome, IngestError>> {
+        self.store_in_turn(document, progress, CommitTurn::default())
+    }
+    /// Prepares `document`, then commits it once `turn` comes ([`in_order`]).
+    fn store_in_turn(
+        &self,
+        document: &SourceDocument,
+        progress: &dyn IngestProgress,
+        turn: CommitTurn,
+    ) -> impl Future<Output = Result<IngestOutcome, IngestError>> {
         async move {
             let prepared = self.prepare(document, progress).await?;
+            turn.wait().await;
             self.commit(prepared).await
         }
     }
@@ -364,19 +374,14 @@ pub async fn import(
     let limits = Limits::default();
     // Read, chunked and embedded several at a time; stored one after the other in the
     // folder's order, so that documents are numbered (and listed) in it.
-    let mut stored = in_order(&found.files, |path, mut turn| {
+    let mut stored = in_order(&found.files, |path, turn| {
         let limits = &limits;
         let progress = &progress;
         async move {
             let stored = match read_file(path, limits).await {
                 ReadFile::Skipped(reason) => Stored::Skipped(reason),
                 ReadFile::Document(document) => {
-                    let prepared = sink.prepare(&document, progress).await;
-                    turn.wait().await;
-                    let stored = match prepared {
-                        Ok(prepared) => sink.commit(prepared).await,
-                        Err(error) => Err(error),
-                    };
+                    let stored = sink.store_in_turn(&document, progress, turn).await;
                     Stored::Outcome(document.source, stored)
                 }
             };
@@ -384,30 +389,28 @@ pub async fn import(
         }
     });
     while let Some((path, stored)) = stored.next().await {
-        let (source, stored) = match stored {
-            Stored::Skipped(reason) => {
-                summary.skipped += 1;
-                progress.say(&format!("skipped   {}: {reason}", path.display()));
-                progress.file_done();
-                continue;
-            }
-            Stored::Outcome(source, stored) => (source, stored),
-        };
         match stored {
-            Ok(outcome) => {
+            Stored::Outcome(source, Ok(outcome)) => {
                 if let Some(source) = source {
                     imported.insert(outcome.id(), source);
                 }
                 summary.count(&outcome);
                 progress.say(&describe(&outcome, &path.display().to_string()));
             }
-            Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))) => {
+            Stored::Outcome(
+                _,
+                Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))),
+            ) => {
                 progress.finish();
                 return Err((summary, error));
             }
-            Err(error) => {
+            Stored::Outcome(_, Err(error)) => {
                 summary.skipped += 1;
                 progress.say(&format!("skipped   {}: {error}", path.display()));
+            }
+            Stored::Skipped(reason) => {
+                summary.skipped += 1;
+                progress.say(&format!("skipped   {}: {reason}", path.display()));
             }
         }
         progress.file_done();

@@ -54,12 +54,21 @@ TEXTS = [
 ]
 
 
+def post_raw(url: str, body: bytes) -> tuple[int, dict]:
+    """The status and JSON body of a POST, whatever the status."""
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
 def post_json(url: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.load(response)
+    status, reply = post_raw(url, json.dumps(body).encode())
+    if status != 200:
+        raise AssertionError(f"{url} answered HTTP {status}: {reply}")
+    return reply
 
 
 class ReferenceBert:
@@ -151,16 +160,6 @@ class ServedEmbedderMatchesUpstream(unittest.TestCase):
         self.assertGreater(len(ids), MAX_TOKENS)
         (vector,) = self.served([text])
         self.assert_same_direction(vector, ids[: MAX_TOKENS - 1] + ids[-1:])
-
-
-def post_raw(url: str, body: bytes) -> tuple[int, dict]:
-    """The status and JSON body of a POST, whatever the status."""
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
 
 
 class ServerAnswersEveryRequest(unittest.TestCase):

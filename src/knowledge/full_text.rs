@@ -15,6 +15,7 @@
 //! (indexed with term frequencies, not stored: the text lives in the chunk store): its
 //! document's title and the headings above it, then its text ([`searchable_text`]).
 
+use bor_actors::text::prefix_chars;
 use std::borrow::Cow;
 use std::sync::Mutex;
 
@@ -69,7 +70,7 @@ pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a,
     let mut said: Vec<&str> = Vec::new();
     for name in std::iter::once(title).chain(heading.split(HEADING_SEPARATOR)) {
         // Only the first characters can be said: no more work per chunk for a longer name.
-        let name = first_chars(name.trim(), MOST_NAME_CHARS);
+        let name = prefix_chars(name.trim(), MOST_NAME_CHARS);
         let repeated = said
             .iter()
             .any(|earlier| earlier.eq_ignore_ascii_case(name));
@@ -81,14 +82,7 @@ pub fn searchable_text<'a>(title: &str, heading: &str, text: &'a str) -> Cow<'a,
         return Cow::Borrowed(text);
     }
     let names = said.join("\n");
-    Cow::Owned(format!("{}\n{text}", first_chars(&names, MOST_NAME_CHARS)))
-}
-
-/// The first `count` characters of `text` (all of it when shorter).
-fn first_chars(text: &str, count: usize) -> &str {
-    text.char_indices()
-        .nth(count)
-        .map_or(text, |(cut, _)| &text[..cut])
+    Cow::Owned(format!("{}\n{text}", prefix_chars(&names, MOST_NAME_CHARS)))
 }
 
 pub struct FullTextIndex {

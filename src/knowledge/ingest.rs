@@ -272,7 +272,8 @@ impl Ingestor {
         document: &SourceDocument,
         progress: &dyn IngestProgress,
     ) -> Result<PreparedDocument, IngestError> {
-        let document = document.storable().into_owned();
+        let storable = document.storable();
+        let document = storable.as_ref();
         if document.content.trim().is_empty() {
             return Err(IngestError::Empty);
         }
@@ -295,12 +296,12 @@ impl Ingestor {
                 let chunks = usize::try_from(chunks).unwrap_or(0);
                 return Ok(PreparedDocument(Plan::Unchanged { id, chunks }));
             }
-            let chunks = self.chunk_and_embed(&document, progress).await?;
+            let chunks = self.chunk_and_embed(document, progress).await?;
             return Ok(PreparedDocument(Plan::Refresh { id, chunks }));
         }
-        let chunks = self.chunk_and_embed(&document, progress).await?;
+        let chunks = self.chunk_and_embed(document, progress).await?;
         Ok(PreparedDocument(Plan::New {
-            document,
+            document: storable.into_owned(),
             digest,
             collection_id,
             chunks,
@@ -553,15 +554,16 @@ where
 /// dropped).
 type EarlierEnded = futures_util::future::Shared<tokio::sync::oneshot::Receiver<()>>;
 
-/// An item's place in the order of [`in_order`].
+/// An item's place in the order of [`in_order`]; the default one has nothing before it.
+#[derive(Default)]
 pub struct CommitTurn {
     earlier: Option<EarlierEnded>,
 }
 
 impl CommitTurn {
     /// Waits until every earlier item's work has ended (or was dropped).
-    pub async fn wait(&mut self) {
-        if let Some(earlier) = self.earlier.take() {
+    pub async fn wait(self) {
+        if let Some(earlier) = self.earlier {
             // An error only says the earlier work ended without a word: it ended.
             let _ = earlier.await;
         }
@@ -581,7 +583,7 @@ mod tests {
         let events = Mutex::new(Vec::new());
         let log = |event: (&'static str, usize)| events.lock().expect("not poisoned").push(event);
         let count = 3 * DOCUMENTS_AT_ONCE;
-        let results: Vec<usize> = in_order(0..count, |item, mut turn| async move {
+        let results: Vec<usize> = in_order(0..count, |item, turn| async move {
             // Later items get ready sooner.
             for _ in 0..(count - item) {
                 tokio::task::yield_now().await;
