@@ -10,7 +10,7 @@ import { element } from "./dom.js";
 const SIGNALS = [
   ["vector", "Vectors", "cosine"],
   ["full_text", "Full text", "BM25"],
-  ["fused", "Fused", "RRF"],
+  ["fused", "Fused", "score"],
 ];
 /** Shown only when the server re-ranked. */
 const RERANK_SIGNAL = ["rerank", "Re-ranked", "cross-encoder"];

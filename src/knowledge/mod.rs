@@ -33,7 +33,6 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 
-pub use fusion::RRF_K;
 pub use index::IndexStats;
 use ingest::{
     IngestError, IngestOutcome, Ingestor, ModelDimension, PreparedDocument, SourceDocument,

@@ -1,6 +1,6 @@
 //! Hybrid retrieval (docs/PROTOCOL.md, "Retrieval"), all in memory: the vector index's
-//! cosine ranking fused with the full-text index's BM25 ranking by reciprocal rank
-//! fusion (`fusion.rs`), the hits filled in from the chunk store. See
+//! cosine ranking fused with the full-text index's BM25 ranking by their normalised
+//! scores (`fusion.rs`), the hits filled in from the chunk store. See
 //! `docs/RETRIEVAL.md`.
 //!
 //! [`rank`] keeps each signal's ranking beside the fused one: a turn takes the fused
@@ -20,7 +20,7 @@ use super::live_index::Memory;
 pub const RANKED_PER_SIGNAL: usize = 50;
 
 /// A chunk in one ranking, with that ranking's score (cosine similarity, BM25 or the
-/// fused reciprocal-rank sum).
+/// fused score).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankedChunk {
     pub chunk_id: i64,
@@ -55,9 +55,16 @@ pub fn rank(
         tracing::warn!(error = %bor_actors::error_chain(&error), "the full-text search failed; ranking by cosine alone");
         Default::default()
     });
-    let cosine_ids: Vec<i64> = by_cosine.iter().map(|hit| hit.chunk_id).collect();
-    let text_ids: Vec<i64> = by_text.ranked.iter().map(|(id, _)| *id).collect();
-    let fused = fusion::fuse(&cosine_ids, &text_ids, usize::MAX);
+    let cosine_scores: Vec<(i64, f64)> = by_cosine
+        .iter()
+        .map(|hit| (hit.chunk_id, f64::from(hit.score)))
+        .collect();
+    let text_scores: Vec<(i64, f64)> = by_text
+        .ranked
+        .iter()
+        .map(|(id, score)| (*id, f64::from(*score)))
+        .collect();
+    let fused = fusion::fuse(&cosine_scores, &text_scores, usize::MAX);
     let stored = |(chunk_id, score): (i64, f64)| {
         let (chunk, _) = memory.chunks.get(chunk_id)?;
         Some(RankedChunk {
@@ -68,15 +75,8 @@ pub fn rank(
     };
     Rankings {
         best_cosine: by_cosine.first().map(|hit| hit.score),
-        by_cosine: by_cosine
-            .iter()
-            .filter_map(|hit| stored((hit.chunk_id, f64::from(hit.score))))
-            .collect(),
-        by_text: by_text
-            .ranked
-            .iter()
-            .filter_map(|(id, score)| stored((*id, f64::from(*score))))
-            .collect(),
+        by_cosine: cosine_scores.into_iter().filter_map(stored).collect(),
+        by_text: text_scores.into_iter().filter_map(stored).collect(),
         fused: fused.into_iter().filter_map(stored).collect(),
         text_match: by_text.matched,
     }

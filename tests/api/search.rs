@@ -44,12 +44,9 @@ async fn a_search_shows_each_signal_and_whether_a_turn_would_be_grounded() {
     );
     assert!((as_f64(&first["score"]) - expected_cosine).abs() < 1e-5);
     assert!((as_f64(&signals["vector"]["score"]) - expected_cosine).abs() < 1e-5);
-    let vector_rank = signals["vector"]["rank"].as_u64().unwrap() as f64;
-    let fused = 1.0 / (60.0 + vector_rank) + 1.0 / 61.0;
-    assert!(
-        (as_f64(&signals["fused"]["score"]) - fused).abs() < 1e-12,
-        "{body}"
-    );
+    // The best of both signals: each scaled to 1, and the fused score is their mean.
+    assert_eq!(signals["vector"]["rank"], 1, "{body}");
+    assert_eq!(as_f64(&signals["fused"]["score"]), 1.0, "{body}");
     assert_eq!(signals["fused"]["rank"], 1);
 
     let second = &results[1];
@@ -60,6 +57,11 @@ async fn a_search_shows_each_signal_and_whether_a_turn_would_be_grounded() {
         "no word of the query"
     );
     assert_eq!(second["signals"]["fused"]["rank"], 2);
+    assert_eq!(
+        as_f64(&second["signals"]["fused"]["score"]),
+        0.0,
+        "the last of the cosine list, absent from full text: {body}"
+    );
     for timing in ["embedding", "retrieval"] {
         assert!(as_f64(&body["timings_ms"][timing]) >= 0.0, "{body}");
     }
