@@ -94,7 +94,8 @@ struct Signals {
     vector: Option<Signal>,
     /// BM25 of the query's words.
     full_text: Option<Signal>,
-    /// Reciprocal rank fusion of the two.
+    /// The mean of the two signals' scores, each min-max scaled over its list: 0 to 1
+    /// (docs/RETRIEVAL.md, "Hybrid ranking").
     fused: Signal,
     /// The re-ranking server's score and its rank among the candidates; absent when
     /// re-ranking is off or failed.

@@ -37,7 +37,7 @@ pub fn fuse(by_cosine: &[(i64, f64)], by_text: &[(i64, f64)], limit: usize) -> V
 
 /// Each score mapped to `(score - lowest) / (highest - lowest)` of the list; every one
 /// to 1 when they are all equal (a list of one: its only chunk is its best). A score
-/// that is not a number counts as the lowest.
+/// that is not finite counts as the lowest.
 fn min_max_normalised(list: &[(i64, f64)]) -> impl Iterator<Item = (i64, f64)> + '_ {
     let finite = || {
         list.iter()
@@ -119,10 +119,14 @@ mod tests {
     }
 
     #[test]
-    fn a_score_that_is_not_a_number_ranks_last_and_spoils_no_other() {
+    fn a_score_that_is_not_a_number_scales_to_0_and_spoils_no_other() {
         let fused = fuse(&[(1, f64::NAN), (2, 0.5), (3, 0.25)], &[], 10);
         assert_eq!(ids(&fused), vec![2, 1, 3], "{fused:?}");
         close(fused[0].1, 0.5);
         close(fused[2].1, 0.0);
+        let fused = fuse(&[(1, 0.5)], &[(1, f64::NAN), (2, 3.0), (3, 1.0)], 10);
+        assert_eq!(ids(&fused), vec![1, 2, 3], "{fused:?}");
+        close(fused[0].1, 0.5);
+        close(fused[1].1, 0.5);
     }
 }

@@ -326,8 +326,8 @@ async fn bor_import_against_a_chat_server_without_embeddings_says_which_variable
         !shown.contains("retrying"),
         "a refusal is not retried: {shown}"
     );
-    // Documents are prepared several at a time, so each may have asked once before the
-    // import stopped; none asked again.
+    // Documents are prepared several at a time, so each of the three readable ones may
+    // have asked once before the import stopped; none asked again.
     let asked: Vec<String> = chat_only
         .embedding_requests()
         .iter()
@@ -335,7 +335,7 @@ async fn bor_import_against_a_chat_server_without_embeddings_says_which_variable
         .collect();
     let distinct: HashSet<&String> = asked.iter().collect();
     assert!(
-        !asked.is_empty() && distinct.len() == asked.len(),
+        (1..=3).contains(&asked.len()) && distinct.len() == asked.len(),
         "each text asked for once at most: {asked:?}\n{shown}"
     );
     let stopped = shown
