@@ -23,15 +23,17 @@ pub fn fuse(by_cosine: &[(i64, f64)], by_text: &[(i64, f64)], limit: usize) -> V
             }
         }
     }
-    let mut fused: Vec<(i64, f64, usize)> = fused
-        .into_iter()
-        .map(|(id, (score, cosine_rank))| (id, score, cosine_rank))
-        .collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+    let mut fused: Vec<(i64, (f64, usize))> = fused.into_iter().collect();
+    fused.sort_by(|(a, (a_score, a_rank)), (b, (b_score, b_rank))| {
+        b_score
+            .total_cmp(a_score)
+            .then(a_rank.cmp(b_rank))
+            .then(a.cmp(b))
+    });
     fused
         .into_iter()
         .take(limit)
-        .map(|(id, score, _)| (id, score))
+        .map(|(id, (score, _))| (id, score))
         .collect()
 }
 
