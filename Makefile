@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-knowledge  retrieval and import figures only"
 	@echo "make bench-formats    read throughput of each format reader only"
 	@echo "make bench-conversations  listing and searching 10,000 conversations of 50 turns"
+	@echo "make bench-turn-rows  writing turns' rows: bor's statement against COPY, whole batches"
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
@@ -78,6 +79,11 @@ bench-conversations: postgres
 
 # Read throughput of each format reader (about half a minute once built); the figures
 # replace the formats section of bench/RESULTS.md.
+# How fast turns' rows are written: bor's statement against COPY, and whole batches
+# (a minute or two); the figures replace the "Writing turns" section of bench/RESULTS.md.
+bench-turn-rows: postgres
+	cargo bench --bench turn_rows
+
 bench-formats:
 	cargo bench -p bor-formats --bench formats
 
@@ -92,7 +98,7 @@ drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
 
 # Each benchmark writes its own section of bench/RESULTS.md.
-bench: bench-knowledge bench-conversations bench-formats bench-load bench-local-models
+bench: bench-knowledge bench-conversations bench-turn-rows bench-formats bench-load bench-local-models
 
 bench-load:
 	@bench/load.sh
