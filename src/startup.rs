@@ -31,8 +31,8 @@ const LOG_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the HTTP server waits for open connections once it stops; turns have had
 /// their grace before (see [`crate::lifecycle`]).
 const SERVER_STOP_TIMEOUT_SECS: u64 = 5;
-/// Connections of the LogActor's own pool (it has one write in flight at a time).
-const LOG_WRITER_CONNECTIONS: usize = 1;
+/// Connections of the LogActor's own pool: one per write it has in flight.
+const LOG_WRITER_CONNECTIONS: usize = bor_actors::log::WRITES_IN_FLIGHT;
 
 /// Descriptors kept for everything but client connections: the log, the listener,
 /// files, the notification connection.

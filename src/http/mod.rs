@@ -20,6 +20,7 @@ mod oidc;
 pub mod openai;
 mod openapi;
 pub(crate) mod protocol;
+mod question;
 mod request_id;
 mod search;
 mod static_files;
