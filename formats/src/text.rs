@@ -104,7 +104,7 @@ impl MarkdownText {
         let mut page_starts = self.page_starts;
         page_starts.extend(std::iter::repeat_n(self.text.len(), self.pages_pending));
         let title = title
-            .map(|title| collapse_whitespace(&title))
+            .map(|title| collapse_whitespace(&without_controls(&title)))
             .filter(|title| !title.is_empty())
             .or(self.first_heading);
         Ok(ExtractedDocument {
@@ -145,6 +145,14 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
         out.push_str(word);
     }
     out
+}
+
+/// `text` without control characters other than whitespace: a damaged font, encoding
+/// or metadata string can yield U+0000 or another control code, which is no text.
+pub(crate) fn without_controls(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control() || c.is_whitespace())
+        .collect()
 }
 
 /// A paragraph that would read as an ATX heading ("# not a heading") keeps its text
