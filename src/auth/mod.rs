@@ -47,9 +47,9 @@ pub use password::Verifier;
 pub use proxy::TrustedProxy;
 
 use crate::config::{AuthMode, Config};
-use crate::db::sessions;
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
+use crate::db::{api_keys, sessions};
 use crate::http::ApiError;
 
 /// How long a session lasts after sign-in (docs/LIMITS.md).
@@ -214,6 +214,18 @@ impl Accounts {
             local,
         })
     }
+}
+
+/// Ends every session of `user_id` and revokes every key of theirs, for good: what
+/// disabling a person and an admin's new password for them do (docs/AUTH.md, "What
+/// ends what"). Every instance hears of it through `NOTIFY`; the one that did it
+/// forgets them at once with [`CredentialCache::forget_credentials_of`].
+pub async fn revoke_credentials(
+    conn: &mut diesel_async::AsyncPgConnection,
+    user_id: Uuid,
+) -> Result<(), DbError> {
+    sessions::delete_for_user(conn, user_id, None).await?;
+    api_keys::delete_for_user(conn, user_id).await
 }
 
 /// The row of `off` mode's `local` admin, made when missing.

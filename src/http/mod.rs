@@ -61,6 +61,8 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(keys::list)
         .service(keys::create)
         .service(keys::revoke)
+        .service(keys::list_of_user)
+        .service(keys::revoke_of_user)
         .service(users::list)
         .service(users::create)
         .service(users::update)
