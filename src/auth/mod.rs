@@ -14,6 +14,7 @@
 //! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
 //! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
 //! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
+//! - `username.rs`: the username rule and the key usernames are compared by
 //!
 //! OpenID Connect ends in a session row like the password does; the proxy's header is
 //! a step of `enforce::identify`. What a caller may read (collections) is a field of
@@ -29,6 +30,7 @@ mod origin;
 pub mod password;
 mod proxy;
 pub mod secret;
+pub mod username;
 
 use std::sync::Arc;
 

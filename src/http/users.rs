@@ -13,26 +13,22 @@ use super::auth::MAX_AUTH_BODY_BYTES;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::password::{check_new_password, generate_password, hash_password};
-use crate::auth::{AdminUserView, revoke_credentials};
+use crate::auth::{AdminUserView, revoke_credentials, username};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
 use crate::db::{DbError, groups};
 use crate::state::AppState;
 
-/// Characters a username or display name has at most.
+/// Characters a display name has at most.
 pub const MAX_NAME_CHARS: usize = 64;
 
-/// The username rule: 1 to 64 letters, digits, `.`, `_`, `-` or `@`.
-pub fn check_username(username: &str) -> Result<(), ApiError> {
-    let fits = !username.is_empty()
-        && username.chars().count() <= MAX_NAME_CHARS
-        && username
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'));
-    if fits {
+/// The username rule ([`username::fits`]).
+pub fn check_username(name: &str) -> Result<(), ApiError> {
+    if username::fits(name) {
         Ok(())
     } else {
         Err(ApiError::InvalidUsername(format!(
-            "a username has 1 to {MAX_NAME_CHARS} letters, digits, '.', '_', '-' or '@'"
+            "a username has {}",
+            username::RULE
         )))
     }
 }
