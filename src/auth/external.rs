@@ -98,13 +98,7 @@ async fn first_sign_in(
         let Some(username) = tries.next() else {
             return Err(DbError::Pool("no free username for a new user".to_owned()).into());
         };
-        let new = NewUser {
-            id: Uuid::new_v4(),
-            username: &username,
-            display_name: &display_name,
-            password_hash: None,
-            role: role.as_str(),
-        };
+        let new = NewUser::new(&username, &display_name, None, role);
         if let Some(row) = users::insert(conn, &new).await? {
             break row;
         }

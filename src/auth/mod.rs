@@ -237,13 +237,7 @@ async fn ensure_local_user(pool: &DbPool) -> Result<Caller, DbError> {
     let row = match existing {
         Some(row) => row,
         None => {
-            let new = NewUser {
-                id: Uuid::new_v4(),
-                username: LOCAL_USERNAME,
-                display_name: LOCAL_USERNAME,
-                password_hash: None,
-                role: Role::Admin.as_str(),
-            };
+            let new = NewUser::new(LOCAL_USERNAME, LOCAL_USERNAME, None, Role::Admin);
             match users::insert(&mut conn, &new).await? {
                 Some(row) => row,
                 // Made by another instance starting at the same time.

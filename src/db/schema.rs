@@ -183,6 +183,7 @@ diesel::table! {
         disabled -> Bool,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        username_key -> Text,
     }
 }
 

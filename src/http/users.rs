@@ -127,13 +127,7 @@ pub async fn create_user(
         .await
         .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?
         .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
-    let new = NewUser {
-        id: Uuid::new_v4(),
-        username,
-        display_name,
-        password_hash: Some(&hash),
-        role: role.as_str(),
-    };
+    let new = NewUser::new(username, display_name, Some(&hash), role);
     let row = users::insert(conn, &new)
         .await?
         .ok_or(ApiError::UsernameTaken)?;

@@ -124,6 +124,64 @@ async fn five_failures_for_a_username_then_429_with_retry_after() {
     assert_eq!(app.login("bob", PASSWORD).await.status, 429);
 }
 
+/// `POST /api/auth/login` from the client address `from` (another loopback address
+/// than the one the other requests come from).
+async fn login_from(app: &TestApp, from: &str, username: &str, password: &str) -> Reply {
+    let connector = awc::Connector::new().local_address(from.parse().unwrap());
+    let client = awc::Client::builder().connector(connector).finish();
+    let response = client
+        .post(format!("{}/api/auth/login", app.address))
+        .send_json(&json!({"username": username, "password": password}))
+        .await
+        .unwrap();
+    Reply::read(response).await
+}
+
+#[actix_web::test]
+async fn one_key_for_a_username_in_the_limiter_the_lookup_and_the_unique_index() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("root", Role::Admin).await;
+    app.add_user("iris", Role::Member).await;
+    let admin = cookie(&app.sign_in("root").await);
+    for _ in 0..5 {
+        assert_eq!(app.login("iris", "wrong password!!").await.status, 401);
+    }
+    // From another address, every spelling the account lookup takes for `iris` is
+    // locked too; `İris` (lower case `i̇ris`) is another name, with no account.
+    assert_eq!(
+        login_from(&app, "127.0.0.2", "IRIS", PASSWORD).await.status,
+        429
+    );
+    let dotted = login_from(&app, "127.0.0.2", "İris", PASSWORD).await;
+    assert_eq!(
+        (dotted.status, code(&dotted).as_str()),
+        (401, "invalid_credentials"),
+        "{}",
+        dotted.text()
+    );
+
+    // The unique index holds the same key: `IRIS` is taken, `İris` is not.
+    let make = async |username: &str| {
+        app.call(
+            Method::POST,
+            "/api/admin/users",
+            &admin,
+            Some(json!({"username": username, "role": "member", "password": PASSWORD})),
+        )
+        .await
+    };
+    let taken = make("IRIS").await;
+    assert_eq!(
+        (taken.status, code(&taken).as_str()),
+        (409, "username_taken")
+    );
+    let other = make("İris").await;
+    assert_eq!(other.status, 201, "{}", other.text());
+    let signed_in = login_from(&app, "127.0.0.3", "İRIS", PASSWORD).await;
+    assert_eq!(signed_in.status, 200, "{}", signed_in.text());
+    assert_eq!(signed_in.json()["user"]["username"], "İris");
+}
+
 #[actix_web::test]
 async fn forged_expired_and_revoked_credentials_are_401() {
     let app = TestApp::spawn_with_accounts(&[]).await;
