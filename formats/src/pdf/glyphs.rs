@@ -148,7 +148,7 @@ impl OutputDev for Collector<'_> {
             y: page.top - trm.m32,
             advance: width * size,
             size,
-            text: crate::text::without_controls(text),
+            text: text.to_owned(),
         };
         if glyph.x.is_finite()
             && glyph.y.is_finite()
