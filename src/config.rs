@@ -152,8 +152,9 @@ variables! {
     /// watches none.
     watch: Option<String> = None, |raw| text(raw).map(Some)
         => Option<String> = |folders: &Option<String>| folders.clone();
-    /// Web pages may be fetched from loopback, private, link-local and unique-local
-    /// addresses (off: such addresses are refused, whatever name leads to them).
+    /// Web pages may be fetched from loopback, private, link-local, unique-local and the
+    /// other special-purpose addresses (off: such addresses are refused, whatever name
+    /// leads to them).
     fetch_allow_private: bool = false, boolean => bool = copied;
     /// Documents get a short summary from the chat model, in the background.
     summaries: bool = false, boolean => bool = copied;

@@ -14,6 +14,7 @@ pub mod support;
 
 use bor_formats::{ExtractedDocument, Limits, read_document};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -39,7 +40,7 @@ fn check(document: &ExtractedDocument) {
         assert!(document.page_starts.is_empty());
     }
     if let Some(title) = &document.title {
-        assert!(!title.trim().is_empty() && !title.contains('\n'));
+        assert!(!title.trim().is_empty() && !title.contains(['\n', '\0']));
     }
 }
 
@@ -206,13 +207,24 @@ const WORD_TOKENS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn damaged_pdfs(which in 0..3usize, mutations in prop::collection::vec(mutation(), 1..4)) {
         let name = ["tex-two-column.pdf", "tex-report.pdf", "libreoffice.pdf"][which];
         read_and_check(mutate(fixture(name), &mutations), name);
     }
+}
+
+/// Found by `damaged_pdfs`: five bytes overwritten at 57 % of `libreoffice.pdf` made
+/// the reader return text with U+0000.
+#[test]
+fn a_damaged_pdf_that_once_gave_text_with_nul() {
+    let mutation = Mutation::Overwrite(0.57, vec![161, 0, 4, 50, 10]);
+    read_and_check(
+        mutate(fixture("libreoffice.pdf"), &[mutation]),
+        "libreoffice.pdf",
+    );
 }
 
 /// Tokens of a PDF content stream, for random ones.
@@ -254,7 +266,7 @@ const CONTENT_TOKENS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn pdfs_of_many_text_operators(
@@ -278,7 +290,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn damaged_word_documents(which in 0..2usize, mutations in prop::collection::vec(mutation(), 1..4)) {
