@@ -1,4 +1,4 @@
-//! Who asks (docs/SPEC §14, docs/PROTOCOL.md "Accounts"): decided once per request by
+//! Who asks (docs/PROTOCOL.md "Accounts", docs/AUTH.md): decided once per request by
 //! the enforcement middleware ([`enforce`]) and handed to every handler as a
 //! [`Caller`] value. Ways to be somebody: an API key, the service token (on
 //! `/api/admin/*` only), the `bor_session` cookie, a trusted proxy's header, and in
