@@ -45,8 +45,9 @@ const WRITE_BATCH: usize = 2_000;
 /// have several threads (docs/LIMITS.md, "Rows the database is slow to take").
 pub const WRITES_IN_FLIGHT: usize = 2;
 /// Rows waiting past which new turns are refused, unless configured
-/// (`BOR_LOG_QUEUE_ROWS`).
-pub const DEFAULT_HIGH_WATER: usize = 20_000;
+/// (`BOR_LOG_QUEUE_ROWS`): about a second of turns at full speed, so that a crash
+/// while the database lags loses no more than that.
+pub const DEFAULT_HIGH_WATER: usize = 5_000;
 /// Times a row written on its own may be refused before it is given up. More than
 /// once: a server shutting down refuses a statement with an error of its own before
 /// the connection is seen to be gone.

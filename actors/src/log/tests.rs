@@ -239,10 +239,10 @@ async fn the_backlog_is_full_from_the_high_water_mark_until_rows_are_written() {
 #[test]
 fn the_capacity_leaves_room_above_the_mark_for_every_turn_in_flight() {
     assert_eq!(
-        QueueBounds::for_turns(20_000, 256),
+        QueueBounds::for_turns(5_000, 256),
         QueueBounds {
-            high_water: 20_000,
-            capacity: 20_256
+            high_water: 5_000,
+            capacity: 5_256
         }
     );
     assert_eq!(QueueBounds::for_turns(0, 0).high_water, 1);
