@@ -6,7 +6,6 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, get, web};
 
 use super::admin::Admin;
-use super::error::ErrorBody;
 use crate::health::{self, HealthReport, Status};
 use crate::state::AppState;
 
@@ -22,8 +21,6 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "`ok` or `degraded`", body = HealthReport),
         (status = 503, description = "`down`: the database is unreachable", body = HealthReport),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
     )
 )]
 #[get("/api/admin/health")]

@@ -155,8 +155,6 @@ pub fn no_collection(name: &str) -> ApiError {
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "every collection, by name", body = AdminCollectionList),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
     )
 )]
 #[get("/api/admin/collections")]
@@ -202,7 +200,6 @@ fn check_description(description: &str) -> Result<String, ApiError> {
     responses(
         (status = 201, description = "made (no grants yet: only admins read it)", body = OneCollection),
         (status = 400, description = "`invalid_collection`: the name breaks the rule; `invalid_json`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 409, description = "`name_taken`: a collection of that name exists", body = ErrorBody),
     )
 )]
@@ -257,7 +254,6 @@ impl RequestBody for CollectionChangesBody {}
     responses(
         (status = 200, description = "changed", body = OneCollection),
         (status = 400, description = "`invalid_json`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
     )
 )]
@@ -293,7 +289,6 @@ pub async fn update(
     params(("name" = String, Path, description = "the collection's name")),
     responses(
         (status = 204, description = "deleted with its documents"),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
     )
 )]
@@ -330,7 +325,6 @@ impl RequestBody for GrantsBody {
     responses(
         (status = 200, description = "the grants replaced", body = OneCollection),
         (status = 400, description = "`unknown_name`: no such user or group (named); `invalid_json`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
     )
 )]

@@ -222,8 +222,6 @@ pub async fn add(
         (status = 201, description = "stored and indexed", body = StoredDocument),
         (status = 200, description = "an upload, or the same content already stored", body = super::upload::UploadReport),
         (status = 400, description = "`invalid_json`", body = ErrorBody),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "not an admin, or the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
         (status = 404, description = "`not_found`: no such collection", body = ErrorBody),
         (status = 413, description = "`body_too_large`: over 4 MiB", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
@@ -309,8 +307,6 @@ pub async fn delete(
     params(("id" = i64, Path, description = "the document's id")),
     responses(
         (status = 204, description = "deleted, with its chunks"),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "not an admin, or the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
         (status = 404, description = "`not_found`: no such document, or not a number", body = ErrorBody),
     )
 )]
@@ -363,8 +359,6 @@ async fn delete_document(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "the index was reloaded from the database", body = IndexSummary),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
     )
 )]
 #[post("/api/admin/reindex")]

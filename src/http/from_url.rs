@@ -110,8 +110,6 @@ impl PageListener for UrlReport {
     responses(
         (status = 200, description = "the pages stored and those skipped, with why", body = UrlReport),
         (status = 400, description = "`invalid_json`: malformed, no `url`, or `crawl` out of 1..=100000", body = ErrorBody),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
     )
 )]

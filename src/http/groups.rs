@@ -99,7 +99,6 @@ pub fn check_group_name(name: &str) -> Result<(), ApiError> {
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "the groups", body = GroupList),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
     )
 )]
 #[get("/api/admin/groups")]
@@ -125,7 +124,6 @@ impl RequestBody for NewGroupBody {}
     responses(
         (status = 201, description = "made", body = OneGroup),
         (status = 400, description = "`invalid_name`; `invalid_json`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 409, description = "`name_taken`", body = ErrorBody),
     )
 )]
@@ -163,7 +161,6 @@ pub async fn create(
     params(("name" = String, Path, description = "the group's name")),
     responses(
         (status = 204, description = "deleted"),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 409, description = "`built_in`: `everyone`", body = ErrorBody),
     )
@@ -201,7 +198,6 @@ impl RequestBody for MembersBody {
     responses(
         (status = 200, description = "the members replaced", body = OneGroup),
         (status = 400, description = "`unknown_name`: no such user (named); `invalid_json`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 409, description = "`built_in`: `everyone`", body = ErrorBody),
     )

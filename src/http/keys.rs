@@ -190,8 +190,6 @@ async fn existing_user(state: &AppState, id: &str) -> Result<Uuid, ApiError> {
     params(("id" = String, Path, description = "the user's id")),
     responses(
         (status = 200, description = "the user's keys", body = KeyList),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
         (status = 404, description = "`not_found`: no such user", body = ErrorBody),
     )
 )]
@@ -218,8 +216,6 @@ pub async fn list_of_user(
     ),
     responses(
         (status = 204, description = "revoked"),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin; `forbidden_origin`", body = ErrorBody),
         (status = 404, description = "`not_found`: no such user, or no such key of theirs", body = ErrorBody),
     )
 )]

@@ -5,6 +5,7 @@
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, get, web};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 use utoipa_actix_web::AppExt;
 
@@ -51,7 +52,57 @@ pub fn api_description() -> utoipa::openapi::OpenApi {
         .configure(super::routes)
         .split_for_parts();
     description.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    add_admin_refusals(&mut description);
     description
+}
+
+/// The refusals every admin route shares (`crate::auth`'s door decides them once for
+/// all), by status.
+const ADMIN_REFUSALS: [(&str, &str); 2] = [
+    (
+        "401",
+        "`unauthorized`: no session, API key or admin token, or one that is wrong, expired or revoked",
+    ),
+    (
+        "403",
+        "`forbidden`: the caller is not an admin; `admin_disabled`: an admin token was sent and \
+         BOR_ADMIN_TOKEN is unset; `forbidden_origin`: a request with the session cookie from \
+         another site",
+    ),
+];
+
+/// Writes [`ADMIN_REFUSALS`] into every operation under `/api/admin/`, once here rather
+/// than in each route's annotation.
+fn add_admin_refusals(description: &mut utoipa::openapi::OpenApi) {
+    for (path, item) in description.paths.paths.iter_mut() {
+        if !path.starts_with("/api/admin/") {
+            continue;
+        }
+        let operations = [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ];
+        for operation in operations.into_iter().flatten() {
+            for (status, meaning) in ADMIN_REFUSALS {
+                let refusal = ResponseBuilder::new()
+                    .description(meaning)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build();
+                operation
+                    .responses
+                    .responses
+                    .insert(status.to_owned(), RefOr::T(refusal));
+            }
+        }
+    }
 }
 
 /// The description as served, serialised once.

@@ -55,8 +55,6 @@ pub struct UserList {
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "the users", body = UserList),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
     )
 )]
 #[get("/api/admin/users")]
@@ -142,8 +140,6 @@ pub async fn create_user(
     responses(
         (status = 201, description = "made; `password` when it was generated", body = CreatedUser),
         (status = 400, description = "`invalid_json`, `invalid_username` or `invalid_password`", body = ErrorBody),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin; `forbidden_origin`", body = ErrorBody),
         (status = 409, description = "`username_taken`", body = ErrorBody),
     )
 )]
@@ -259,8 +255,6 @@ fn user_id(id: &str) -> Result<Uuid, ApiError> {
     responses(
         (status = 200, description = "changed", body = AdminUserView),
         (status = 400, description = "`invalid_json`, `invalid_username` or `invalid_password`", body = ErrorBody),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin; `forbidden_origin`", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 409, description = "`last_admin`: the last admin would be demoted or disabled", body = ErrorBody),
     )
@@ -322,8 +316,6 @@ pub async fn update(
     params(("id" = String, Path, description = "the user's id")),
     responses(
         (status = 204, description = "deleted"),
-        (status = 401, description = "`unauthorized`", body = ErrorBody),
-        (status = 403, description = "`forbidden`: not an admin; `forbidden_origin`", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 409, description = "`last_admin`: the last admin would be deleted", body = ErrorBody),
     )

@@ -36,8 +36,6 @@ pub struct SkippedWatchedFile {
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "the watched files by state, and those skipped with why", body = WatchedFiles),
-        (status = 401, description = "missing or wrong admin token", body = ErrorBody),
-        (status = 403, description = "the admin API is disabled (no BOR_ADMIN_TOKEN)", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
     )
 )]

@@ -277,3 +277,33 @@ async fn the_openai_routes_and_their_shapes_are_described() {
         "#/components/schemas/ModelList"
     );
 }
+
+#[actix_web::test]
+async fn every_admin_route_lists_the_same_refusals_of_the_door() {
+    let app = TestApp::spawn().await;
+    let description = description(&app).await;
+    let admin_operations: Vec<(&String, &Value)> = description["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path.starts_with("/api/admin/"))
+        .flat_map(|(_, item)| item.as_object().unwrap().iter())
+        .filter(|(method, _)| ["get", "post", "put", "patch", "delete"].contains(&method.as_str()))
+        .collect();
+    assert!(admin_operations.len() > 20, "{}", admin_operations.len());
+    let first = &admin_operations[0].1["responses"];
+    for (_, operation) in &admin_operations {
+        for status in ["401", "403"] {
+            let refusal = &operation["responses"][status];
+            assert_eq!(refusal, &first[status], "{operation}");
+            assert_eq!(
+                refusal["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/ErrorBody"
+            );
+        }
+    }
+    let forbidden = first["403"]["description"].as_str().unwrap();
+    for code in ["`forbidden`", "`admin_disabled`", "`forbidden_origin`"] {
+        assert!(forbidden.contains(code), "{forbidden}");
+    }
+}
