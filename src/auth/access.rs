@@ -16,6 +16,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use uuid::Uuid;
 
+use crate::db::collections::DEFAULT_COLLECTION;
 use crate::db::grants::{self, Access, Grant, Grantee};
 use crate::db::users::Role;
 use crate::db::{DbError, DbPool, collections, groups};
@@ -121,10 +122,19 @@ pub struct Readable {
     collections: Arc<BTreeMap<i64, (String, Access)>>,
 }
 
-/// A collection named in a request that the caller cannot read (or that does not
-/// exist: the two are one answer).
+/// What the access rules refuse, in their own words; each HTTP edge turns it into its
+/// answer in one place (`http::error` for `/api`, and `/v1` in its shape from there).
+/// Something a caller cannot read is absent to them: the refusal is the very one for
+/// something that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownCollection(pub String);
+pub enum Refusal {
+    /// No such collection, or one the caller cannot read.
+    NoCollection(String),
+    /// No such conversation, or another person's.
+    NoConversation(String),
+    /// A collection the caller can read but not write.
+    ReadOnly(String),
+}
 
 impl Readable {
     /// Every collection, with write access (an admin's).
@@ -156,6 +166,16 @@ impl Readable {
             .map(|(id, (_, access))| (*id, *access))
     }
 
+    /// The collection `name` (`default` when `None`) if the caller may write it.
+    pub fn writable(&self, name: Option<&str>) -> Result<i64, Refusal> {
+        let name = name.unwrap_or(DEFAULT_COLLECTION);
+        match self.named(name) {
+            Some((id, Access::Write)) => Ok(id),
+            Some((_, Access::Read)) => Err(Refusal::ReadOnly(name.to_owned())),
+            None => Err(Refusal::NoCollection(name.to_owned())),
+        }
+    }
+
     /// The readable collections: (id, name, access), by name.
     pub fn collections(&self) -> Vec<(i64, &str, Access)> {
         let mut listed: Vec<(i64, &str, Access)> = self
@@ -170,17 +190,14 @@ impl Readable {
     /// What a search of this caller may see: the collections `named` (each must be
     /// readable), else every readable one. `None` is every collection (an admin who
     /// names none).
-    pub fn scope(
-        &self,
-        named: Option<&[String]>,
-    ) -> Result<Option<CollectionFilter>, UnknownCollection> {
+    pub fn scope(&self, named: Option<&[String]>) -> Result<Option<CollectionFilter>, Refusal> {
         match named {
             Some(names) => {
                 let mut ids = Vec::with_capacity(names.len());
                 for name in names {
                     let (id, _) = self
                         .named(name)
-                        .ok_or_else(|| UnknownCollection(name.clone()))?;
+                        .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
                     ids.push(id);
                 }
                 Ok(Some(CollectionFilter::new(ids)))
@@ -310,11 +327,11 @@ mod tests {
         );
         assert_eq!(
             carol.scope(Some(&["hr".to_owned()])),
-            Err(UnknownCollection("hr".to_owned()))
+            Err(Refusal::NoCollection("hr".to_owned()))
         );
         assert_eq!(
             carol.scope(Some(&["absent".to_owned()])),
-            Err(UnknownCollection("absent".to_owned()))
+            Err(Refusal::NoCollection("absent".to_owned()))
         );
     }
 

@@ -14,6 +14,7 @@ use super::error::{ApiError, ErrorBody};
 use super::question::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use super::turn::{event_stream, frame_event, refuse_when_stopping, start_turn};
 use crate::auth::Caller;
+use crate::auth::access::Refusal;
 use crate::conversations;
 use crate::state::AppState;
 use uuid::Uuid;
@@ -92,17 +93,14 @@ pub async fn chat(
         state.config.request_body_timeout,
     )
     .await?;
-    let scope = caller
-        .readable
-        .scope(body.collections.as_deref())
-        .map_err(|unknown| super::collections::no_collection(&unknown.0))?;
+    let scope = caller.readable.scope(body.collections.as_deref())?;
     let ChatInput { question, history } = parse_chat_input(body, state.config.max_message_chars)?;
     let (conversation_id, history) = match history {
         History::Stored(id) => {
             let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
             let stored = conversations::history(&state.pool, &state.log, owner, id)
                 .await?
-                .ok_or_else(|| super::conversations::not_found(&id.to_string()))?;
+                .ok_or_else(|| Refusal::NoConversation(id.to_string()))?;
             (id, stored)
         }
         History::Given(messages) => (Uuid::new_v4(), messages),

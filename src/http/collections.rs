@@ -12,6 +12,7 @@ use super::admin::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
+use crate::auth::access::Refusal;
 use crate::db::collections::{self, CollectionSummary, NAME_RULE};
 use crate::db::grants::{self, Access, Grantee, NamedGrant};
 use crate::db::{groups, users};
@@ -141,12 +142,7 @@ async fn admin_view_of(state: &AppState, name: &str) -> Result<AdminCollectionVi
         .await?
         .into_iter()
         .find(|view| view.name == name)
-        .ok_or_else(|| no_collection(name))
-}
-
-/// The refusal of a collection that is absent, or that the caller cannot read.
-pub fn no_collection(name: &str) -> ApiError {
-    ApiError::NotFound(format!("no collection {name}"))
+        .ok_or_else(|| Refusal::NoCollection(name.to_owned()).into())
 }
 
 /// `GET /api/admin/collections`: every collection with its grants.
@@ -275,7 +271,7 @@ pub async fn update(
     let description = check_description(&body.description)?;
     collections::set_description(&mut *state.pool.get().await?, &name, &description)
         .await?
-        .ok_or_else(|| no_collection(&name))?;
+        .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
     Ok(HttpResponse::Ok().json(OneCollection {
         collection: admin_view_of(&state, &name).await?,
     }))
@@ -300,7 +296,7 @@ pub async fn remove(
 ) -> Result<HttpResponse, ApiError> {
     let deleted = collections::delete(&mut *state.pool.get().await?, &name)
         .await?
-        .ok_or_else(|| no_collection(&name))?;
+        .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
     state.library.index().refresh_documents(&deleted).await?;
     state.accounts.access.refresh().await?;
     Ok(HttpResponse::NoContent().finish())
@@ -351,7 +347,7 @@ pub async fn set_grants(
     let mut conn = state.pool.get().await?;
     let collection = collections::by_name(&mut conn, &name)
         .await?
-        .ok_or_else(|| no_collection(&name))?;
+        .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
     let mut resolved: Vec<(Grantee, Access)> = Vec::with_capacity(wanted.len());
     for (at, grant) in wanted.iter().enumerate() {
         let grantee = match (&grant.user, &grant.group) {

@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
+use crate::auth::access::Refusal;
 use crate::conversations::{self, Conversation, Listing};
 use crate::db::DbPool;
 use crate::db::conversations::{self as stored, ConversationSummary};
@@ -236,8 +237,8 @@ fn parse_id(id: &str) -> Result<Uuid, ApiError> {
 }
 
 /// Another person's conversation is answered as one that does not exist.
-pub fn not_found(id: &str) -> ApiError {
-    ApiError::NotFound(format!("no conversation {id}"))
+fn not_found(id: &str) -> ApiError {
+    Refusal::NoConversation(id.to_owned()).into()
 }
 
 /// The title trimmed, 1 to [`MAX_TITLE_CHARS`] characters, storable.

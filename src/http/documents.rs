@@ -11,10 +11,8 @@ use utoipa::ToSchema;
 
 use super::Admin;
 use super::body::{RequestBody, read_json_body};
-use super::collections::no_collection;
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
-use crate::db::collections::DEFAULT_COLLECTION;
 use crate::db::documents::DocumentSummary;
 use crate::db::grants::Access;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
@@ -56,19 +54,6 @@ struct IndexSummary {
     dimension_mismatch: usize,
 }
 
-/// The collection a caller may write, by name (`default` when `None`): 404 when they
-/// cannot read it (as when it is absent), 403 when they can only read it.
-pub fn writable_collection(caller: &Caller, name: Option<&str>) -> Result<i64, ApiError> {
-    let name = name.unwrap_or(DEFAULT_COLLECTION);
-    match caller.readable.named(name) {
-        Some((id, Access::Write)) => Ok(id),
-        Some((_, Access::Read)) => Err(ApiError::NotWritable(format!(
-            "the collection {name} can be read, not written, by you"
-        ))),
-        None => Err(no_collection(name)),
-    }
-}
-
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct ListQuery {
     /// Only this collection's documents.
@@ -93,10 +78,7 @@ pub async fn list(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let named = query.collection.clone().map(|name| vec![name]);
-    let scope = caller
-        .readable
-        .scope(named.as_deref())
-        .map_err(|unknown| no_collection(&unknown.0))?;
+    let scope = caller.readable.scope(named.as_deref())?;
     let documents = state
         .library
         .documents(scope.as_ref())
@@ -254,7 +236,7 @@ async fn add_documents(
         state.config.request_body_timeout,
     )
     .await?;
-    let collection_id = writable_collection(caller, body.collection.as_deref())?;
+    let collection_id = caller.readable.writable(body.collection.as_deref())?;
     let document = parse_document(body)?.in_collection(Some(collection_id));
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.

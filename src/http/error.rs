@@ -9,6 +9,8 @@ use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::auth::access::Refusal;
+
 /// Seconds a client is asked to wait when all turn slots are taken.
 pub const BUSY_RETRY_AFTER_SECS: u32 = 1;
 
@@ -132,6 +134,20 @@ impl ApiError {
         match error {
             bor_actors::llm::LlmError::Rejected(_) => ApiError::internal("embedding", error),
             other => ApiError::unavailable("embedding", other),
+        }
+    }
+}
+
+/// The access rules' refusals, as `/api` answers them: what the caller cannot read is
+/// `not_found`, worded as for what does not exist.
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::NoCollection(name) => ApiError::NotFound(format!("no collection {name}")),
+            Refusal::NoConversation(id) => ApiError::NotFound(format!("no conversation {id}")),
+            Refusal::ReadOnly(name) => ApiError::NotWritable(format!(
+                "the collection {name} can be read, not written, by you"
+            )),
         }
     }
 }

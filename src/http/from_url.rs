@@ -9,7 +9,6 @@ use utoipa::ToSchema;
 
 use super::Admin;
 use super::body::{RequestBody, read_json_body};
-use super::documents::writable_collection;
 use super::error::{ApiError, ErrorBody};
 use super::upload::status_of;
 use crate::auth::Caller;
@@ -139,7 +138,7 @@ pub async fn add_from_url(
             "`crawl` must be from 1 to {MAX_CRAWL_PAGES}"
         )));
     }
-    let collection_id = writable_collection(&caller, body.collection.as_deref())?;
+    let collection_id = caller.readable.writable(body.collection.as_deref())?;
     let library = state.library.clone();
     let settings = FetchSettings::from_config(&state.config);
     // On a task of its own, so that a client that goes away does not cut a page's

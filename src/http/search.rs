@@ -186,10 +186,7 @@ pub async fn search(
             "`top_k` must be from 1 to {RANKED_PER_SIGNAL}"
         )));
     }
-    let scope = caller
-        .readable
-        .scope(body.collections.as_deref())
-        .map_err(|unknown| super::collections::no_collection(&unknown.0))?;
+    let scope = caller.readable.scope(body.collections.as_deref())?;
 
     let llm = LlmClient::new(state.llm.clone());
     let query = SearchQuery {

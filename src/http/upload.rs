@@ -12,7 +12,6 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::documents::writable_collection;
 use super::error::ApiError;
 use crate::auth::Caller;
 use crate::import::document_from_bytes;
@@ -105,7 +104,7 @@ pub async fn upload(
         }
         let collection_id = match target {
             Some(id) => id,
-            None => *target.insert(writable_collection(caller, named.as_deref())?),
+            None => *target.insert(caller.readable.writable(named.as_deref())?),
         };
         let file = file_name(&field);
         match read_field(field, max_bytes, silence).await? {

@@ -17,6 +17,7 @@ use super::body::read_json_body;
 use super::question::MAX_BODY_BYTES;
 use super::turn::{event_stream, refuse_when_stopping, start_turn};
 use crate::auth::Caller;
+use crate::auth::access::Refusal;
 use crate::state::AppState;
 pub use error::OpenAiError;
 use request::{ChatCompletionRequestBody, parse_completion_request};
@@ -117,9 +118,15 @@ pub async fn chat_completions(
     .await?;
     let mut completion_request = parse_completion_request(body, state.config.max_message_chars)?;
     let named = completion_request.collection.take().map(|name| vec![name]);
-    let scope = caller.readable.scope(named.as_deref()).map_err(|unknown| {
-        request::unknown_model(&format!("{COLLECTION_MODEL_PREFIX}{}", unknown.0))
-    })?;
+    let scope = caller
+        .readable
+        .scope(named.as_deref())
+        .map_err(|refusal| match refusal {
+            Refusal::NoCollection(name) => {
+                request::unknown_model(&format!("{COLLECTION_MODEL_PREFIX}{name}"))
+            }
+            other => other.into(),
+        })?;
     completion_request.input.user_id = caller.user_row();
     let turn = start_turn(&state, completion_request.input, scope)?;
     let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());
