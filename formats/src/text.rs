@@ -112,6 +112,7 @@ impl MarkdownText {
             content_type,
             text: self.text,
             page_starts,
+            pages: Vec::new(),
         })
     }
 
