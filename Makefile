@@ -11,7 +11,8 @@ help:
 	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
-	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider)"
+	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider;"
+	@echo "                      and Tesseract and Poppler: the OCR tests read real scans)"
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
 	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
@@ -38,9 +39,11 @@ test: postgres
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
 # The OpenID Connect tests run a real provider with Node.js (scripts/ensure-node.sh
-# installs it and the npm packages when missing).
+# installs it and the npm packages when missing); the OCR tests run Tesseract and
+# Poppler's pdftoppm (scripts/ensure-ocr.sh installs them when missing).
 test-quick:
 	@scripts/ensure-node.sh
+	@scripts/ensure-ocr.sh
 	@if cargo nextest --version >/dev/null 2>&1; then \
 		cargo nextest run --workspace && cargo test --workspace --doc; \
 	else \

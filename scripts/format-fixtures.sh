@@ -65,6 +65,13 @@ qpdf --encrypt '' owner 256 --print=none --extract=n -- "$out/libreoffice.pdf" "
 # other image kinds are rendered by the tests themselves).
 pdftoppm -r 150 -gray -png -f 2 -l 2 -singlefile "$out/tex-report.pdf" "$work/report-page-2"
 /usr/bin/convert "$work/report-page-2.png" -quality 80 "$out/tex-report-page-2.webp"
+# The report scanned at 150 DPI (pages as JPEG images, no text layer), and a mixed PDF: a
+# typed cover letter, then the report's second page scanned.
+pdftoppm -r 150 -gray -jpeg -jpegopt quality=80 "$out/tex-report.pdf" "$work/report-scan"
+python3 "$root/bench/scan_pdf.py" "$out/scanned-report.pdf" 150 "$work"/report-scan-*.jpg
+python3 "$root/bench/scan_pdf.py" "$out/mixed-report.pdf" 150 \
+    "text:Cover letter|The archive room key is kept by the night porter, Mr Alder.|He is at the desk from eight in the evening to six in the morning.|Ask him for the key and sign the book beside the door.|The scanned findings of the report follow on the next page." \
+    "$work/report-scan-2.jpg"
 
 # python-docx, and a copy whose heading styles have localised ids.
 "$venv/bin/python" "$src/python_docx_fixture.py" "$out/python-docx.docx"

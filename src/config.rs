@@ -19,12 +19,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::knowledge::formats;
+
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
     Validator, address_ranges, auth_mode, boolean, header_name, host_names, http_url, integer,
-    issuer_url, log_filter, log_format, number, postgres_url, public_url, seconds, secret,
-    socket_addr, text,
+    issuer_url, log_filter, log_format, number, ocr_languages, ocr_mode, postgres_url, public_url,
+    seconds, secret, socket_addr, text,
 };
 pub use validate::{redact_url_credentials, redact_url_password};
 
@@ -155,6 +157,17 @@ variables! {
     /// Web pages may be fetched from loopback, private, link-local and unique-local
     /// addresses (off: such addresses are refused, whatever name leads to them).
     fetch_allow_private: bool = false, boolean => bool = copied;
+    /// How scanned PDF pages and images are read: `tesseract` or `off` (docs/FORMATS.md,
+    /// "OCR").
+    ocr: OcrMode = OcrMode::Tesseract, ocr_mode => OcrMode = copied;
+    /// Tesseract's language codes joined by `+` (`eng`, `eng+deu`).
+    ocr_languages: String = "eng".to_owned(), ocr_languages => String = cloned;
+    /// A PDF page whose text layer holds fewer characters than this is read by OCR.
+    ocr_min_chars: usize = 200, integer(0..=100_000) => usize = copied;
+    /// Most pages of one document read by OCR.
+    ocr_max_pages: usize = 200, integer(1..=10_000) => usize = copied;
+    /// Resolution PDF pages are rendered at for OCR.
+    ocr_dpi: u32 = 300, integer(72..=600) => u32 = copied;
     /// Documents get a short summary from the chat model, in the background.
     summaries: bool = false, boolean => bool = copied;
     agent_enabled: bool = true, boolean => bool = copied;
@@ -260,6 +273,16 @@ pub enum AuthMode {
     /// Every request but sign-in and health needs a session, a key or the service token.
     Accounts,
     /// No sign-in: every request acts as the built-in admin `local`.
+    Off,
+}
+
+/// How scanned pages and images are read (`BOR_OCR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OcrMode {
+    /// Tesseract (Debian's `tesseract-ocr`), PDF pages rendered by Poppler's `pdftoppm`.
+    Tesseract,
+    /// No OCR: a PDF without a text layer and an image are skipped with the reason.
     Off,
 }
 
@@ -369,6 +392,26 @@ impl Config {
                  serves one on http://127.0.0.1:18088/v1, which `scripts/bor` sets)",
                 redact_url_credentials(&self.llm_base_url)
             ),
+        }
+    }
+
+    /// The bounds of reading a file, with OCR as configured: the one place a file's
+    /// reader is set up (an upload sets its own input bound on them).
+    pub fn read_limits(&self) -> formats::Limits {
+        let engine = match self.ocr {
+            OcrMode::Tesseract => formats::OcrEngine::Tesseract,
+            OcrMode::Off => formats::OcrEngine::Off,
+        };
+        formats::Limits {
+            ocr: formats::Ocr {
+                engine,
+                languages: self.ocr_languages.clone(),
+                min_chars: self.ocr_min_chars,
+                max_pages: self.ocr_max_pages,
+                dpi: self.ocr_dpi,
+                ..formats::Ocr::default()
+            },
+            ..formats::Limits::default()
         }
     }
 

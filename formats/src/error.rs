@@ -42,9 +42,12 @@ pub enum ReadError {
     /// reason.
     #[error("no text layer, and OCR read none of its pages: {0}")]
     NothingRead(String),
-    /// OCR read the pages of a PDF without a text layer, or an image, and found no words.
-    #[error("no text: OCR found no words on its pages")]
+    /// OCR read the pages of a PDF without a text layer and found no words.
+    #[error("no text layer, and OCR found no words on its pages")]
     NoWords,
+    /// OCR read an image and found no words.
+    #[error("no text: OCR found no words in the image")]
+    NoWordsInImage,
     /// OCR could not read an image.
     #[error("OCR failed: {0}")]
     OcrFailed(String),

@@ -67,7 +67,7 @@ fn write_pages(
     let mut document = text
         .finish(None, content_type)
         .map_err(|error| match error {
-            ReadError::Empty => ReadError::NoWords,
+            ReadError::Empty => ReadError::NoWordsInImage,
             other => other,
         })?;
     document.pages = sources;

@@ -315,8 +315,8 @@ fn write_pages(
                     blocks.insert(
                         0,
                         Block::Paragraph(format!(
-                            "[OCR stopped here: it reads at most {} pages of a document, and the pages from {} on were not read.]",
-                            limits.ocr.max_pages,
+                            "[OCR stopped here: it reads at most {} of a document, and the pages from {} on were not read.]",
+                            pages_phrase(limits.ocr.max_pages),
                             page_blocks.len() + 1
                         )),
                     );
@@ -359,9 +359,17 @@ fn write_pages(
 /// The reason a page past the OCR cap is skipped.
 fn past_cap(limits: &Limits) -> String {
     format!(
-        "past the {} pages OCR reads in a document",
-        limits.ocr.max_pages
+        "past OCR's cap of {} a document",
+        pages_phrase(limits.ocr.max_pages)
     )
+}
+
+/// "1 page", "200 pages".
+fn pages_phrase(count: usize) -> String {
+    match count {
+        1 => "1 page".to_owned(),
+        _ => format!("{count} pages"),
+    }
 }
 
 /// Why a PDF with no text at all is refused.

@@ -215,14 +215,14 @@ fn past_the_page_cap_the_text_says_where_ocr_stopped() {
     ]);
     let document = read_document(pdf, "long-scan.pdf", &limits).expect("reads");
     let past = PageSource::Skipped {
-        reason: "past the 1 pages OCR reads in a document".to_owned(),
+        reason: "past OCR's cap of 1 page a document".to_owned(),
     };
     assert!(confidence(&document.pages[0]) > 0);
     assert_eq!(document.pages[1..], [past.clone(), past]);
     assert_eq!(
         page_of(
             &document,
-            "[OCR stopped here: it reads at most 1 pages of a document, and the pages from 2 on were not read.]"
+            "[OCR stopped here: it reads at most 1 page of a document, and the pages from 2 on were not read.]"
         ),
         Some(2)
     );

@@ -15,7 +15,7 @@ use super::collections::no_collection;
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
 use crate::db::collections::DEFAULT_COLLECTION;
-use crate::db::documents::DocumentSummary;
+use crate::db::documents::{self, DocumentSummary};
 use crate::db::grants::Access;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
 use crate::state::AppState;
@@ -129,6 +129,8 @@ struct Passage {
     heading: String,
     /// The PDF page it starts on.
     page: Option<i32>,
+    /// Whether OCR read the page it starts on (a scanned page or an image).
+    ocr: bool,
     text: String,
 }
 
@@ -159,6 +161,7 @@ pub async fn passages(
         .await
         .map_err(ApiError::from)?
         .ok_or_else(not_found)?;
+    let ocr_pages = documents::ocr_pages(&document.page_sources);
     Ok(HttpResponse::Ok().json(DocumentPassages {
         id: document.id,
         title: document.title,
@@ -173,6 +176,7 @@ pub async fn passages(
                 ord: chunk.ord,
                 heading: chunk.heading,
                 page: chunk.page,
+                ocr: chunk.page.is_some_and(|page| ocr_pages.contains(&page)),
                 text: chunk.text,
             })
             .collect(),

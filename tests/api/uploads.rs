@@ -133,3 +133,98 @@ async fn an_upload_needs_a_file_part_and_the_admin_token() {
     assert_eq!(anonymous.status, 401);
     assert_eq!(app.documents().await, serde_json::json!([]));
 }
+
+/// The passages of document `id`, as `GET /api/documents/{id}` gives them.
+async fn passages(app: &TestApp, id: &Value) -> Vec<Value> {
+    let stored = app.get(&format!("/api/documents/{id}"), None).await;
+    let document: Value = serde_json::from_slice(&stored.body).unwrap();
+    document["chunks"].as_array().unwrap().clone()
+}
+
+#[actix_web::test]
+async fn scanned_pages_and_images_are_read_by_ocr_and_say_so_page_by_page() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    let scanned = fixture("scanned-report.pdf");
+    let mixed = fixture("mixed-report.pdf");
+    let photo = fixture("tex-report-page-2.webp");
+    let reply = upload(
+        &app,
+        &[
+            ("file", "scanned.pdf", &scanned),
+            ("file", "mixed.pdf", &mixed),
+            ("file", "photo.webp", &photo),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.json);
+    let documents = &reply.json["documents"];
+    for (file, ocr_pages) in [("scanned.pdf", 2), ("mixed.pdf", 1), ("photo.webp", 1)] {
+        let entry = entry(documents, file);
+        assert_eq!(entry["ocr_pages"], ocr_pages, "{entry}");
+        assert_eq!(entry["skipped_pages"], serde_json::json!([]), "{entry}");
+    }
+
+    // The typed page of the mixed PDF is its text layer, the scanned one OCR's reading.
+    let mixed_passages = passages(&app, &entry(documents, "mixed.pdf")["id"]).await;
+    let passage = |needle: &str| {
+        mixed_passages
+            .iter()
+            .find(|chunk| chunk["text"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("{needle:?} in {mixed_passages:?}"))
+    };
+    assert_eq!(passage("night porter")["page"], 1);
+    assert_eq!(passage("night porter")["ocr"], false);
+    assert_eq!(passage("Define the flow first")["page"], 2);
+    assert_eq!(passage("Define the flow first")["ocr"], true);
+
+    let photo_passages = passages(&app, &entry(documents, "photo.webp")["id"]).await;
+    assert_eq!(photo_passages[0]["page"], 1);
+    assert_eq!(photo_passages[0]["ocr"], true);
+    let stored = app
+        .get(
+            &format!("/api/documents/{}", entry(documents, "photo.webp")["id"]),
+            None,
+        )
+        .await;
+    let document: Value = serde_json::from_slice(&stored.body).unwrap();
+    assert_eq!(document["content_type"], "image/webp");
+    assert_eq!(document["title"], "photo.webp");
+
+    // Retrieval finds a scanned page's words, on their page.
+    let found = app
+        .search(&serde_json::json!({"query": "fifty affidavits flagged"}))
+        .await;
+    let first = &found.json["results"][0];
+    assert_eq!(first["document_id"], entry(documents, "scanned.pdf")["id"]);
+    assert_eq!(first["page"], 1, "{first}");
+}
+
+#[actix_web::test]
+async fn with_ocr_off_scanned_pages_are_named_as_skipped_and_images_refused() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN), ("BOR_OCR", "off")]).await;
+    let reply = upload(
+        &app,
+        &[
+            ("file", "scanned.pdf", &fixture("scanned-report.pdf")),
+            ("file", "mixed.pdf", &fixture("mixed-report.pdf")),
+            ("file", "photo.webp", &fixture("tex-report-page-2.webp")),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.json);
+    let mixed = entry(&reply.json["documents"], "mixed.pdf");
+    assert_eq!(mixed["ocr_pages"], 0);
+    assert_eq!(
+        mixed["skipped_pages"],
+        serde_json::json!([{"page": 2, "reason": "it has no text layer, and OCR is off"}])
+    );
+    let skipped = &reply.json["skipped"];
+    assert_eq!(
+        entry(skipped, "scanned.pdf")["reason"],
+        "no text layer: the PDF's pages hold no text (scanned images need OCR, which is off)"
+    );
+    assert_eq!(
+        entry(skipped, "photo.webp")["reason"],
+        "not read: a WebP image is read by OCR, which is off"
+    );
+}
