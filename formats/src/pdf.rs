@@ -134,7 +134,8 @@ fn layer_chars(page: &PagePieces) -> usize {
 }
 
 /// Reads the pages with too little text by OCR, at most [`Ocr::max_pages`] of them
-/// (blocking: runs `pdftoppm` and `tesseract`).
+/// (blocking: runs `pdftoppm` and `tesseract`). What OCR read replaces a page's text
+/// layer when it holds at least twice the layer's characters; else the layer stays.
 fn read_scanned_pages(bytes: &[u8], pages: &[PagePieces], limits: &Limits) -> Vec<PageRead> {
     let ocr = &limits.ocr;
     let scanned = |page: &PagePieces| layer_chars(page) < ocr.min_chars;
@@ -171,7 +172,10 @@ fn read_scanned_pages(bytes: &[u8], pages: &[PagePieces], limits: &Limits) -> Ve
                 .map_err(Clone::clone)
                 .and_then(|(scratch, path)| read_page(scratch, path, index + 1, page, &limits.ocr));
             match result {
-                Ok(page) => PageRead::Ocr(page),
+                // A short typed page (a closing line, a title page) reads the same by
+                // OCR: its text layer, with its headings and exact characters, stays.
+                Ok(read) if read.chars() < 2 * layer_chars(page) => PageRead::Text,
+                Ok(read) => PageRead::Ocr(read),
                 Err(reason) => PageRead::Skipped(reason),
             }
         })

@@ -130,15 +130,23 @@ fn a_mixed_pdf_keeps_every_page_and_says_where_each_came_from() {
     let pdf = pages_pdf(vec![
         TestPage::Text(typed),
         scanned("tex-report.pdf", 2, 200),
+        TestPage::Text(vec!["A closing line, typed.".to_owned()]),
     ]);
     let document = read_document(pdf.clone(), "mixed.pdf", &with_ocr()).expect("reads");
     assert_eq!(document.pages[0], PageSource::Text);
     assert!(confidence(&document.pages[1]) > 80);
+    assert_eq!(
+        document.pages[2],
+        PageSource::Text,
+        "a short typed page keeps its text layer: OCR reads no more"
+    );
+    assert_eq!(page_of(&document, "A closing line, typed."), Some(3));
     assert_eq!(page_of(&document, "Typed line 8 of the cover"), Some(1));
     assert_eq!(page_of(&document, "Define the flow first"), Some(2));
 
     let off = read_document(pdf, "mixed.pdf", &Limits::default()).expect("reads its text");
     assert_eq!(off.pages[0], PageSource::Text);
+    assert_eq!(off.pages[2], PageSource::Text);
     assert_eq!(
         off.pages[1],
         PageSource::Skipped {

@@ -197,6 +197,34 @@ async fn scanned_pages_and_images_are_read_by_ocr_and_say_so_page_by_page() {
     let first = &found.json["results"][0];
     assert_eq!(first["document_id"], entry(documents, "scanned.pdf")["id"]);
     assert_eq!(first["page"], 1, "{first}");
+
+    // A turn cites each scan on the page its answer is on.
+    let turn = app.chat("Define the flow first, then digitize?").await;
+    let done = &turn.last().data;
+    assert_eq!(done["path"], "grounded", "{done}");
+    let cited_page = |file: &str| {
+        done["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|source| source["document_id"] == entry(documents, file)["id"])
+            .map(|source| source["page"].clone())
+    };
+    assert_eq!(
+        cited_page("scanned.pdf"),
+        Some(serde_json::json!(2)),
+        "{done}"
+    );
+    assert_eq!(
+        cited_page("mixed.pdf"),
+        Some(serde_json::json!(2)),
+        "{done}"
+    );
+    assert_eq!(
+        cited_page("photo.webp"),
+        Some(serde_json::json!(1)),
+        "{done}"
+    );
 }
 
 #[actix_web::test]

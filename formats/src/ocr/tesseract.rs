@@ -19,6 +19,15 @@ pub(crate) struct OcrPage {
 }
 
 impl OcrPage {
+    /// The non-blank characters read.
+    pub(crate) fn chars(&self) -> usize {
+        self.paragraphs
+            .iter()
+            .flatten()
+            .map(|line| line.chars().filter(|c| !c.is_whitespace()).count())
+            .sum()
+    }
+
     /// The paragraphs as text: lines joined by a space, a word hyphenated at a line end
     /// joined again.
     pub(crate) fn paragraph_texts(&self) -> impl Iterator<Item = String> + '_ {
