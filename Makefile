@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
 	@echo "make bench-formats    read throughput of each format reader only"
+	@echo "make bench-ocr        OCR's character error rate and pages/s on scans of known text, and the PDF renderers"
 	@echo "make bench-conversations  listing and searching 10,000 conversations of 50 turns"
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
@@ -83,6 +84,13 @@ bench-conversations: postgres
 # replace the formats section of bench/RESULTS.md.
 bench-formats:
 	cargo bench -p bor-formats --bench formats
+
+# Scans made from the format fixtures, read by OCR (a few minutes); prints the tables of
+# bench/RESULTS.md's OCR section. BENCH_HAYRO adds the pure-Rust renderer (see
+# bench/hayro-render/Cargo.toml).
+bench-ocr:
+	@scripts/ensure-ocr.sh
+	python3 bench/ocr.py
 
 postgres:
 	@scripts/ensure-postgres.sh
