@@ -36,7 +36,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         let mut pgm = format!("P5\n{width} {height}\n255\n").into_bytes();
         // Luma of the (white-backed, so opaque) RGBA pixels.
         pgm.extend(pixmap.data_as_u8_slice().chunks_exact(4).map(|rgba| {
-            let luma = u32::from(rgba[0]) * 299 + u32::from(rgba[1]) * 587 + u32::from(rgba[2]) * 114;
+            let luma =
+                u32::from(rgba[0]) * 299 + u32::from(rgba[1]) * 587 + u32::from(rgba[2]) * 114;
             (luma / 1000) as u8
         }));
         std::fs::write(format!("{prefix}-{}.pgm", index + 1), pgm)?;
