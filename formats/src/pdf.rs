@@ -73,7 +73,7 @@ pub(crate) fn read_in_steps(
 }
 
 /// The text layer of a PDF, page by page.
-pub(crate) struct Layer {
+struct Layer {
     pages: Vec<PagePieces>,
     title: Option<String>,
 }
