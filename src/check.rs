@@ -174,6 +174,23 @@ async fn ocr_line(config: &Config) -> Result<String, String> {
             "off (BOR_OCR=off): scanned PDF pages and images are skipped with the reason"
                 .to_owned(),
         ),
+        OcrMode::Vision => {
+            let checked = tokio::task::spawn_blocking(formats::check_renderer)
+                .await
+                .unwrap_or_else(|error| Err(format!("the check failed ({error})")));
+            checked
+                .map(|version| {
+                    format!(
+                        "the vision model {} transcribes scanned PDF pages (rendered by {version}) and images",
+                        config.ocr_model.as_deref().unwrap_or_default()
+                    )
+                })
+                .map_err(|problem| {
+                    format!(
+                        "{problem}: scanned PDF pages are skipped. Install Debian's poppler-utils (`make run` does), or set BOR_OCR=off"
+                    )
+                })
+        }
         OcrMode::Tesseract => {
             let languages = config.ocr_languages.clone();
             let checked = tokio::task::spawn_blocking(move || formats::check_tesseract(&languages))

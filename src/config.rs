@@ -157,9 +157,19 @@ variables! {
     /// Web pages may be fetched from loopback, private, link-local and unique-local
     /// addresses (off: such addresses are refused, whatever name leads to them).
     fetch_allow_private: bool = false, boolean => bool = copied;
-    /// How scanned PDF pages and images are read: `tesseract` or `off` (docs/FORMATS.md,
-    /// "OCR").
+    /// How scanned PDF pages and images are read: `tesseract`, `vision` or `off`
+    /// (docs/FORMATS.md, "Scanned pages and images").
     ocr: OcrMode = OcrMode::Tesseract, ocr_mode => OcrMode = copied;
+    /// The vision model's server for `BOR_OCR=vision` (without a trailing `/`); unset:
+    /// the chat server, `BOR_LLM_BASE_URL`.
+    ocr_base_url: Option<String> = None, |raw| http_url(raw).map(Some)
+        => Option<String> = |url: &Option<String>| url.as_deref().map(redact_url_credentials);
+    /// The vision model's name (required with `BOR_OCR=vision`).
+    ocr_model: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
+    /// Sent as a bearer token to `BOR_OCR_BASE_URL` only (the chat server's requests
+    /// carry `BOR_LLM_API_KEY`); operators see whether it is set.
+    ocr_api_key: Option<Secret> = None, secret => SecretState = secret_state;
     /// Tesseract's language codes joined by `+` (`eng`, `eng+deu`).
     ocr_languages: String = "eng".to_owned(), ocr_languages => String = cloned;
     /// A PDF page whose text layer holds fewer characters than this is read by OCR.
@@ -282,6 +292,8 @@ pub enum AuthMode {
 pub enum OcrMode {
     /// Tesseract (Debian's `tesseract-ocr`), PDF pages rendered by Poppler's `pdftoppm`.
     Tesseract,
+    /// An OpenAI-compatible vision model (`BOR_OCR_MODEL`) asked to transcribe each page.
+    Vision,
     /// No OCR: a PDF without a text layer and an image are skipped with the reason.
     Off,
 }
@@ -400,6 +412,9 @@ impl Config {
     pub fn read_limits(&self) -> formats::Limits {
         let engine = match self.ocr {
             OcrMode::Tesseract => formats::OcrEngine::Tesseract,
+            OcrMode::Vision => formats::OcrEngine::Vision(std::sync::Arc::new(
+                crate::knowledge::vision::VisionModel::from_config(self),
+            )),
             OcrMode::Off => formats::OcrEngine::Off,
         };
         formats::Limits {
@@ -444,6 +459,12 @@ impl Config {
                 "BOR_AUTH=off is refused on BOR_BIND={}: without sign-in bor must listen on a loopback address (127.0.0.1 or ::1)",
                 config.bind
             ));
+        }
+        if config.ocr == OcrMode::Vision && config.ocr_model.is_none() {
+            check.problem(
+                "BOR_OCR=vision but BOR_OCR_MODEL is unset: name the vision model that transcribes the pages"
+                    .to_owned(),
+            );
         }
         if config.oidc_issuer.is_some() && config.oidc_client_id.is_none() {
             check.problem(

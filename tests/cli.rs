@@ -108,19 +108,29 @@ fn check_says_whether_ocr_can_read_and_what_to_install() {
         off.contains("ok       OCR            off (BOR_OCR=off)"),
         "{off}"
     );
+    let vision = check(&[("BOR_OCR", "vision"), ("BOR_OCR_MODEL", "qwen2-vl")]);
+    assert!(
+        vision.contains("ok       OCR            the vision model qwen2-vl transcribes scanned PDF pages (rendered by pdftoppm version"),
+        "{vision}"
+    );
     let refused = bor(
         &["check"],
-        &[("BOR_OCR", "vision"), ("BOR_OCR_DPI", "1200")],
+        &[("BOR_OCR", "easyocr"), ("BOR_OCR_DPI", "1200")],
     );
     let shown = text(&refused);
     assert_eq!(refused.status.code(), Some(2), "{shown}");
     assert!(
-        shown.contains("BOR_OCR=\"vision\" is invalid: expected tesseract or off"),
+        shown.contains("BOR_OCR=\"easyocr\" is invalid: expected tesseract, vision or off"),
         "{shown}"
     );
     assert!(
         shown.contains("BOR_OCR_DPI=\"1200\" is invalid: expected an integer from 72 to 600"),
         "{shown}"
+    );
+    let unnamed = text(&bor(&["check"], &[("BOR_OCR", "vision")]));
+    assert!(
+        unnamed.contains("BOR_OCR=vision but BOR_OCR_MODEL is unset"),
+        "{unnamed}"
     );
 }
 

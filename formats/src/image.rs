@@ -2,10 +2,12 @@
 //!
 //! Only the header is read in this process, for the image's size: one of more than
 //! [`Ocr::max_pixels`](crate::Ocr::max_pixels) is refused before anything decodes it.
-//! Tesseract decodes and reads the image in a bounded run of its own.
+//! Tesseract decodes and reads the image in a bounded run of its own; with the vision
+//! engine the bytes go as they are to the vision model (a TIFF is not sent: such
+//! models take PNG, JPEG and WebP).
 
 use crate::kind::ImageFormat;
-use crate::ocr::{self, OcrPage, PageSource, Scratch};
+use crate::ocr::{self, OcrEngine, OcrPage, PageSource, Scratch};
 use crate::text::MarkdownText;
 use crate::{ExtractedDocument, FormatReader, Limits, ReadError};
 
@@ -39,11 +41,27 @@ impl FormatReader for ImageReader {
         {
             return Err(ReadError::TooLarge(format!("the image is {reason}")));
         }
-        let scratch = Scratch::new().map_err(ReadError::OcrFailed)?;
-        let image = scratch
-            .write(&format!("image.{}", self.0.extension()), bytes)
-            .map_err(ReadError::OcrFailed)?;
-        let pages = ocr::read_image(&image, None, &limits.ocr).map_err(ReadError::OcrFailed)?;
+        let pages = match &limits.ocr.engine {
+            OcrEngine::Vision(_) if self.0 == ImageFormat::Tiff => {
+                return Err(ReadError::OcrFailed(
+                    "a TIFF image is not sent to a vision model (it takes PNG, JPEG and WebP)"
+                        .to_owned(),
+                ));
+            }
+            OcrEngine::Vision(transcriber) => {
+                let text = transcriber
+                    .transcribe(bytes, self.0.content_type())
+                    .map_err(ReadError::OcrFailed)?;
+                vec![OcrPage::of_transcript(&text)]
+            }
+            _ => {
+                let scratch = Scratch::new().map_err(ReadError::OcrFailed)?;
+                let image = scratch
+                    .write(&format!("image.{}", self.0.extension()), bytes)
+                    .map_err(ReadError::OcrFailed)?;
+                ocr::read_image(&image, None, &limits.ocr).map_err(ReadError::OcrFailed)?
+            }
+        };
         write_pages(pages, limits, self.0.content_type())
     }
 }

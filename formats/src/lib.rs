@@ -32,7 +32,7 @@ pub use error::ReadError;
 pub use html::{PageLinks, links as html_links};
 pub use kind::{ImageFormat, Kind, SUPPORTED_EXTENSIONS};
 pub use limits::Limits;
-pub use ocr::{Ocr, OcrEngine, PageSource, check_tesseract};
+pub use ocr::{Ocr, OcrEngine, PageSource, Transcriber, check_renderer, check_tesseract};
 pub use worker::{MAX_OVERDUE, overdue_reads};
 
 /// A document read from a file.

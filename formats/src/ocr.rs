@@ -1,4 +1,5 @@
-//! OCR: the words of scanned pages and images, read by Tesseract.
+//! OCR: the words of scanned pages and images, read by Tesseract or transcribed by a
+//! vision model.
 //!
 //! Each step is one run of an outside program, bounded: Poppler's `pdftoppm` renders a
 //! PDF page to a greyscale image at [`Ocr::dpi`], Tesseract reads an image into words
@@ -8,11 +9,13 @@
 //! machine has cores, so a scan being imported never takes more. A page is measured
 //! before it is rendered and an image before it is read: one of more than
 //! [`Ocr::max_pixels`] is skipped with the reason, so a decompression bomb never
-//! reaches a decoder.
+//! reaches a decoder. With [`OcrEngine::Vision`] a page is rendered as JPEG and handed,
+//! with an image file's bytes, to the service's [`Transcriber`].
 
 mod process;
 mod tesseract;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use process::Scratch;
@@ -41,13 +44,47 @@ pub struct Ocr {
 }
 
 /// The program that reads scanned pages and images.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum OcrEngine {
     /// Nothing is read by OCR: a PDF without a text layer is refused, an image too.
     Off,
     /// Tesseract (Debian's `tesseract-ocr`), with Poppler's `pdftoppm` for PDF pages.
     Tesseract,
+    /// A vision model asked to transcribe each page verbatim (PDF pages rendered by
+    /// `pdftoppm` as JPEG).
+    Vision(Arc<dyn Transcriber>),
 }
+
+/// Transcribes an image for [`OcrEngine::Vision`]: the service's client of an
+/// OpenAI-compatible vision model. Blocking; bounded in time by the caller's client.
+pub trait Transcriber: Send + Sync {
+    /// The text of `image` (of the media type `image/jpeg`, `image/png` or
+    /// `image/webp`), or why it could not be had.
+    fn transcribe(&self, image: &[u8], media_type: &str) -> Result<String, String>;
+}
+
+impl std::fmt::Debug for OcrEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OcrEngine::Off => "Off",
+            OcrEngine::Tesseract => "Tesseract",
+            OcrEngine::Vision(_) => "Vision",
+        })
+    }
+}
+
+/// Engines are equal when they are the same kind (and, for vision, the same client).
+impl PartialEq for OcrEngine {
+    fn eq(&self, other: &OcrEngine) -> bool {
+        match (self, other) {
+            (OcrEngine::Vision(one), OcrEngine::Vision(other)) => Arc::ptr_eq(one, other),
+            (OcrEngine::Off, OcrEngine::Off) | (OcrEngine::Tesseract, OcrEngine::Tesseract) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for OcrEngine {}
 
 impl Default for Ocr {
     /// Off, with the bounds that apply once an engine is chosen.
@@ -75,7 +112,7 @@ impl Ocr {
     }
 
     pub(crate) fn is_on(&self) -> bool {
-        self.engine != OcrEngine::Off
+        !matches!(self.engine, OcrEngine::Off)
     }
 
     /// Why an image of `width` × `height` pixels is not read, if it is too large.
@@ -104,8 +141,9 @@ impl Ocr {
 pub enum PageSource {
     /// The PDF's text layer.
     Text,
-    /// OCR, with the mean confidence of its words (0 to 100).
-    Ocr { confidence: u8 },
+    /// OCR, with the mean confidence of its words (0 to 100); `None` when none is
+    /// known (a vision model's transcription, a page without words).
+    Ocr { confidence: Option<u8> },
     /// Not read, with the reason ("OCR is off", "more than 50 megapixels", …).
     Skipped { reason: String },
 }
@@ -114,7 +152,7 @@ pub enum PageSource {
 /// when not. For `bor check`.
 pub fn check_tesseract(languages: &str) -> Result<String, String> {
     let version = process::program_version("tesseract", "--version")?;
-    process::program_version("pdftoppm", "-v")?;
+    check_renderer()?;
     let installed = process::tesseract_languages()?;
     let missing: Vec<&str> = languages
         .split('+')
@@ -134,6 +172,19 @@ pub fn check_tesseract(languages: &str) -> Result<String, String> {
     Ok(version)
 }
 
+/// How a page is rendered: greyscale PGM for Tesseract, JPEG for a vision model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rendering {
+    Pgm,
+    Jpeg,
+}
+
+/// Whether Poppler's `pdftoppm`, which renders PDF pages for either engine, can be run
+/// here: its version, or the reason. For `bor check`.
+pub fn check_renderer() -> Result<String, String> {
+    process::program_version("pdftoppm", "-v")
+}
+
 /// Renders page `number` (from 1) of the PDF at `pdf` to a greyscale image of at most
 /// `width` × `height` pixels in `scratch`; its path.
 pub(crate) fn render_pdf_page(
@@ -141,16 +192,21 @@ pub(crate) fn render_pdf_page(
     pdf: &std::path::Path,
     number: usize,
     (width, height): (u64, u64),
+    rendering: Rendering,
     ocr: &Ocr,
 ) -> Result<std::path::PathBuf, String> {
     let base = scratch.path().join(format!("page-{number}"));
     let number = number.to_string();
     let dpi = ocr.dpi.to_string();
     let (width, height) = (width.to_string(), height.to_string());
+    let (format, extension) = match rendering {
+        Rendering::Pgm => ("-gray", "pgm"),
+        Rendering::Jpeg => ("-jpeg", "jpg"),
+    };
     let args: [&std::ffi::OsStr; 15] = [
         "-r".as_ref(),
         dpi.as_ref(),
-        "-gray".as_ref(),
+        format.as_ref(),
         "-f".as_ref(),
         number.as_ref(),
         "-l".as_ref(),
@@ -166,7 +222,7 @@ pub(crate) fn render_pdf_page(
         base.as_os_str(),
     ];
     process::run("pdftoppm", &args, ocr, None)?;
-    let image = base.with_extension("pgm");
+    let image = base.with_extension(extension);
     if image.is_file() {
         Ok(image)
     } else {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use pdf_extract::{Document, Object};
 
-use crate::ocr::{self, OcrPage, PageSource, Scratch};
+use crate::ocr::{self, OcrEngine, OcrPage, PageSource, Rendering, Scratch};
 use crate::text::MarkdownText;
 use crate::{ExtractedDocument, FormatReader, Limits, ReadError, worker};
 use glyphs::{Collector, PagePieces};
@@ -197,10 +197,24 @@ fn read_page(
             page.width, page.height, ocr.dpi
         ));
     }
-    let image = ocr::render_pdf_page(scratch, pdf, number, (width, height), ocr)?;
-    let pages = ocr::read_image(&image, Some(ocr.dpi), ocr);
-    let _ = std::fs::remove_file(&image);
-    Ok(pages?.into_iter().next().unwrap_or_default())
+    let size = (width, height);
+    match &ocr.engine {
+        OcrEngine::Vision(transcriber) => {
+            let image = ocr::render_pdf_page(scratch, pdf, number, size, Rendering::Jpeg, ocr)?;
+            let bytes = std::fs::read(&image)
+                .map_err(|error| format!("the rendered page is missing ({error})"));
+            let _ = std::fs::remove_file(&image);
+            transcriber
+                .transcribe(&bytes?, "image/jpeg")
+                .map(|text| OcrPage::of_transcript(&text))
+        }
+        _ => {
+            let image = ocr::render_pdf_page(scratch, pdf, number, size, Rendering::Pgm, ocr)?;
+            let pages = ocr::read_image(&image, Some(ocr.dpi), ocr);
+            let _ = std::fs::remove_file(&image);
+            pages.map(|pages| pages.into_iter().next().unwrap_or_default())
+        }
+    }
 }
 
 /// The pages of the page tree, each node visited once: a tree that loops back on

@@ -8,12 +8,15 @@
 )]
 
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[path = "support/scans.rs"]
 mod scans;
 
-use bor_formats::{ExtractedDocument, Limits, Ocr, PageSource, ReadError, read_document};
+use bor_formats::{
+    ExtractedDocument, Limits, Ocr, OcrEngine, PageSource, ReadError, Transcriber, read_document,
+};
 use scans::{TestPage, pages_pdf};
 
 fn fixture_path(name: &str) -> String {
@@ -79,7 +82,9 @@ fn with_ocr() -> Limits {
 
 fn confidence(source: &PageSource) -> u8 {
     match source {
-        PageSource::Ocr { confidence } => *confidence,
+        PageSource::Ocr {
+            confidence: Some(confidence),
+        } => *confidence,
         other => panic!("not read by OCR: {other:?}"),
     }
 }
@@ -348,5 +353,73 @@ fn a_missing_engine_is_named_as_the_reason() {
     assert_eq!(
         bor_formats::check_tesseract("eng+xyz"),
         Err("Tesseract has no data for xyz (Debian: apt-get install tesseract-ocr-xyz)".to_owned())
+    );
+}
+
+/// A vision model that answers every image with the same transcription, and keeps the
+/// media types and first bytes it was given.
+#[derive(Default)]
+struct FakeVisionModel {
+    seen: Mutex<Vec<(String, Vec<u8>)>>,
+}
+
+impl Transcriber for FakeVisionModel {
+    fn transcribe(&self, image: &[u8], media_type: &str) -> Result<String, String> {
+        self.seen
+            .lock()
+            .expect("not poisoned")
+            .push((media_type.to_owned(), image[..4.min(image.len())].to_vec()));
+        if media_type == "image/webp" {
+            return Err("the vision model answered 500".to_owned());
+        }
+        Ok("Transcribed heading\n\nThe first line\nof a para-\ngraph.\n\n".to_owned())
+    }
+}
+
+#[test]
+fn the_vision_engine_sends_each_scanned_page_as_jpeg_and_keeps_its_transcription() {
+    let model = Arc::new(FakeVisionModel::default());
+    let limits = Limits {
+        ocr: Ocr {
+            engine: OcrEngine::Vision(model.clone()),
+            ..Ocr::tesseract()
+        },
+        ..Limits::default()
+    };
+    let pdf = pages_pdf(vec![scanned("tex-report.pdf", 1, 100)]);
+    let document = read_document(pdf, "scan.pdf", &limits).expect("reads");
+    assert_eq!(document.pages, [PageSource::Ocr { confidence: None }]);
+    assert_eq!(
+        document.text,
+        "Transcribed heading\n\nThe first line of a paragraph.\n"
+    );
+    let png = rendered("tex-report.pdf", 1, 60, "png");
+    let image = read_document(png, "page.png", &limits).expect("reads");
+    assert_eq!(image.pages, [PageSource::Ocr { confidence: None }]);
+    let failed = read_document(
+        std::fs::read(fixture_path("tex-report-page-2.webp")).expect("the fixture"),
+        "page.webp",
+        &limits,
+    );
+    assert_eq!(
+        failed,
+        Err(ReadError::OcrFailed(
+            "the vision model answered 500".to_owned()
+        ))
+    );
+    let tiff = read_document(
+        rendered("tex-report.pdf", 1, 60, "tiff"),
+        "page.tif",
+        &limits,
+    );
+    assert!(matches!(tiff, Err(ReadError::OcrFailed(reason)) if reason.contains("TIFF")));
+    let seen = model.seen.lock().expect("not poisoned").clone();
+    assert_eq!(
+        seen,
+        [
+            ("image/jpeg".to_owned(), b"\xFF\xD8\xFF\xE0".to_vec()),
+            ("image/png".to_owned(), b"\x89PNG".to_vec()),
+            ("image/webp".to_owned(), b"RIFF".to_vec()),
+        ]
     );
 }

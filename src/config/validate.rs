@@ -204,8 +204,9 @@ pub(super) fn auth_mode(raw: &str) -> Result<AuthMode, String> {
 pub(super) fn ocr_mode(raw: &str) -> Result<OcrMode, String> {
     match raw.to_ascii_lowercase().as_str() {
         "tesseract" => Ok(OcrMode::Tesseract),
+        "vision" => Ok(OcrMode::Vision),
         "off" => Ok(OcrMode::Off),
-        _ => Err("tesseract or off".to_owned()),
+        _ => Err("tesseract, vision or off".to_owned()),
     }
 }
 

@@ -21,6 +21,7 @@ mod retrieval;
 mod stop_words;
 mod store;
 pub mod summaries;
+pub mod vision;
 
 use std::sync::Arc;
 

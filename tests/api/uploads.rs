@@ -256,3 +256,76 @@ async fn with_ocr_off_scanned_pages_are_named_as_skipped_and_images_refused() {
         "not read: a WebP image is read by OCR, which is off"
     );
 }
+
+#[actix_web::test]
+async fn the_vision_engine_asks_the_model_to_transcribe_each_page_verbatim() {
+    let app = TestApp::spawn_with(&[
+        ("BOR_ADMIN_TOKEN", TOKEN),
+        ("BOR_OCR", "vision"),
+        ("BOR_OCR_MODEL", "vision-model"),
+    ])
+    .await;
+    let reply = upload(
+        &app,
+        &[
+            ("file", "mixed.pdf", &fixture("mixed-report.pdf")),
+            ("file", "photo.webp", &fixture("tex-report-page-2.webp")),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.json);
+    let documents = &reply.json["documents"];
+    assert_eq!(entry(documents, "mixed.pdf")["ocr_pages"], 1, "{documents}");
+    assert_eq!(
+        entry(documents, "photo.webp")["ocr_pages"],
+        1,
+        "{documents}"
+    );
+
+    let asked: Vec<Value> = app
+        .mock
+        .chat_requests()
+        .into_iter()
+        .filter(|request| request["model"] == "vision-model")
+        .collect();
+    assert_eq!(asked.len(), 2, "one request a scanned page or image");
+    let image_urls: Vec<&str> = asked
+        .iter()
+        .map(|request| {
+            assert_eq!(request["stream"], false);
+            let system = request["messages"][0]["content"].as_str().unwrap();
+            assert!(system.contains("exactly as it is written"), "{system}");
+            assert!(system.contains("do not summarise"), "{system}");
+            request["messages"][1]["content"][1]["image_url"]["url"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        image_urls
+            .iter()
+            .any(|url| url.starts_with("data:image/jpeg;base64,/9j/")),
+        "the scanned page, rendered as JPEG"
+    );
+    assert!(
+        image_urls
+            .iter()
+            .any(|url| url.starts_with("data:image/webp;base64,UklGR")),
+        "the photo, as it is"
+    );
+
+    // The model's answer is the page's text, and the passage says it was read by OCR.
+    let mixed = passages(&app, &entry(documents, "mixed.pdf")["id"]).await;
+    let scanned_page = mixed
+        .iter()
+        .find(|chunk| chunk["page"] == 2)
+        .unwrap_or_else(|| panic!("a passage on page 2: {mixed:?}"));
+    assert_eq!(scanned_page["ocr"], true);
+    assert_eq!(
+        scanned_page["text"], "Mock answer: Transcribe this page verbatim.",
+        "the mock model's answer quotes the instruction"
+    );
+    let typed = mixed.iter().find(|chunk| chunk["page"] == 1).unwrap();
+    assert_eq!(typed["ocr"], false);
+    assert!(typed["text"].as_str().unwrap().contains("night porter"));
+}

@@ -14,11 +14,31 @@ const MAX_TSV_BYTES: u64 = 16 << 20;
 pub(crate) struct OcrPage {
     /// Paragraphs in reading order, each as its lines.
     pub paragraphs: Vec<Vec<String>>,
-    /// The mean confidence of the words, 0 to 100.
-    pub confidence: u8,
+    /// The mean confidence of the words, 0 to 100; `None` when none is known.
+    pub confidence: Option<u8>,
 }
 
 impl OcrPage {
+    /// A vision model's transcription: paragraphs are separated by blank lines.
+    pub(crate) fn of_transcript(text: &str) -> OcrPage {
+        let paragraphs = text
+            .split("\n\n")
+            .map(|paragraph| {
+                paragraph
+                    .lines()
+                    .map(str::trim)
+                    .filter(|line| !line.is_empty())
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|lines| !lines.is_empty())
+            .collect();
+        OcrPage {
+            paragraphs,
+            confidence: None,
+        }
+    }
+
     /// The non-blank characters read.
     pub(crate) fn chars(&self) -> usize {
         self.paragraphs
@@ -165,7 +185,7 @@ pub(crate) fn pages_of_tsv(tsv: &str, max_pages: usize) -> Vec<OcrPage> {
         .map(|mut words| {
             if words.words > 0 {
                 let mean = words.confidence_sum / f64::from(words.words);
-                words.page.confidence = mean.round().clamp(0.0, 100.0) as u8;
+                words.page.confidence = Some(mean.round().clamp(0.0, 100.0) as u8);
             }
             words.page
         })
@@ -195,12 +215,12 @@ mod tests {
                         vec!["One line".to_owned(), "next".to_owned()],
                         vec!["Other".to_owned()]
                     ],
-                    confidence: 75,
+                    confidence: Some(75),
                 },
                 OcrPage::default(),
                 OcrPage {
                     paragraphs: vec![vec!["x".to_owned()]],
-                    confidence: 0,
+                    confidence: None,
                 },
             ]
         );
