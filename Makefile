@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
@@ -16,6 +16,7 @@ help:
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
 	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
+	@echo "make explore          the property tests with a new random seed and more cases (SEED=, CASES=)"
 	@echo "make drills           the fault drills only (also part of make test)"
 	@echo "make drills-long      the fault drills at ten times the scale"
 	@echo "make bench            every benchmark, written to bench/RESULTS.md"
@@ -24,6 +25,7 @@ help:
 	@echo "make bench-formats    read throughput of each format reader only"
 	@echo "make bench-ocr        OCR's character error rate and pages/s on scans of known text, and the PDF renderers"
 	@echo "make bench-conversations  listing and searching 10,000 conversations of 50 turns"
+	@echo "make bench-turn-rows  writing turns' rows: bor's statement against COPY, whole batches"
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
@@ -82,6 +84,11 @@ bench-conversations: postgres
 
 # Read throughput of each format reader (about half a minute once built); the figures
 # replace the formats section of bench/RESULTS.md.
+# How fast turns' rows are written: bor's statement against COPY, and whole batches
+# (a minute or two); the figures replace the "Writing turns" section of bench/RESULTS.md.
+bench-turn-rows: postgres
+	cargo bench --bench turn_rows
+
 bench-formats:
 	cargo bench -p bor-formats --bench formats
 
@@ -103,7 +110,7 @@ drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
 
 # Each benchmark writes its own section of bench/RESULTS.md.
-bench: bench-knowledge bench-conversations bench-formats bench-load bench-local-models
+bench: bench-knowledge bench-conversations bench-turn-rows bench-formats bench-load bench-local-models
 
 bench-load:
 	@bench/load.sh
@@ -111,6 +118,18 @@ bench-load:
 # Whole turns through bor with each local model setup (20 to 40 minutes here).
 bench-local-models: postgres
 	@bench/local-models.sh
+
+# Property tests run from the fixed seed of .cargo/config.toml everywhere else; this
+# draws a new one (printed, so that a failure can be replayed with SEED=) and runs more
+# cases. A failure found is saved beside its test (*.proptest-regressions): commit it
+# with the fix, and keep the case as a named test.
+explore:
+	@seed=$${SEED:-$$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}; \
+	echo "PROPTEST_RNG_SEED=$$seed PROPTEST_CASES=$${CASES:-256}"; \
+	export PROPTEST_RNG_SEED=$$seed PROPTEST_CASES=$${CASES:-256}; status=0; \
+	cargo nextest run -p bor-formats -p bor-actors --no-fail-fast || status=1; \
+	cargo nextest run -p bor --lib --no-fail-fast || status=1; \
+	exit $$status
 
 lint:
 	cargo fmt --all -- --check

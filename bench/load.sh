@@ -7,13 +7,13 @@
 # API key add over BOR_AUTH=off) write sections of their own.
 #
 # BENCH_LOAD_QUICK=1 runs every scenario at a small size (a smoke run, figures rough).
-# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained peer v1 auth" picks scenarios.
+# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained kept peer v1 auth" picks scenarios.
 # BENCH_LOAD_SKIP_LITELLM=1 leaves the peer out (no Python virtual environment needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUICK="${BENCH_LOAD_QUICK:-0}"
-SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained peer v1 auth}"
+SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained kept peer v1 auth}"
 OUT=target/bench/load
 VENV=target/bench/litellm-venv
 LITELLM_VERSION=1.106.12
@@ -25,6 +25,7 @@ BOR_ADDR=127.0.0.1:$(free_port)
 ACCOUNTS_ADDR=127.0.0.1:$(free_port)
 LITELLM_PORT=$(free_port)
 BENCH_DB=bor_bench
+ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
 LOADGEN=target/release/bor-loadgen
 QUESTION="What is the capital of France?"
 
@@ -104,6 +105,7 @@ run_bor() {
         BOR_SHUTDOWN_GRACE=1 \
         BOR_LOG=info \
         BOR_AUTH="$2" \
+        BOR_ADMIN_TOKEN="$ADMIN_TOKEN" \
         target/release/bor serve >> "$OUT/$3" 2>&1 &
     served_pid=$!
     pids+=("$served_pid")
@@ -244,6 +246,95 @@ if has sustained; then
     done
 fi
 
+# log_stats: the LogActor's counters (queued, written, dropped, …) as JSON.
+log_stats() {
+    curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" "http://$BOR_ADDR/api/admin/health" |
+        python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["log"]))'
+}
+
+# kept_run NAME LOADGEN-ARGS…: a run, then the queue drained and the rows counted, all
+# in NAME.json (the loadgen summary with a `kept` object beside it).
+# drained: waits until no row waits in the LogActor's queue.
+drained() {
+    until [ "$(log_stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["queued"])')" = 0 ]; do
+        sleep 0.2
+    done
+}
+
+kept_run() {
+    local name=$1 rows_before started
+    shift
+    drained
+    rows_before=$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')
+    loadgen "$name-load" "$@"
+    started=$(date +%s.%N)
+    drained
+    python3 - "$OUT/$name-load.json" "$OUT/$name.json" "$rows_before" "$started" "$(date +%s.%N)" \
+        "$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')" \
+        "$(log_stats)" "$(curl -sf "http://$BOR_ADDR/metrics" | grep '^bor_turns_refused_total' | tr '\n' ';')" <<'PY'
+import json, sys
+load = json.load(open(sys.argv[1]))
+before, started, drained, rows_after = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+refused = {}
+for line in filter(None, sys.argv[8].split(";")):
+    series, value = line.rsplit(" ", 1)
+    refused[series.split('reason="')[1].split('"')[0]] = int(float(value))
+load["kept"] = {
+    "rows": rows_after - before,
+    "drain_s": drained - started,
+    "log": json.loads(sys.argv[7]),
+    "refused": refused,
+}
+json.dump(load, open(sys.argv[2], "w"))
+PY
+    rm -f "$OUT/$name-load.json"
+}
+
+if has kept; then
+    # A minute of turns at full speed with every row kept: 100 clients, each turn a new
+    # conversation, then the same in one conversation that every turn continues; rows
+    # counted once the queue has drained.
+    stop_bor
+    reset_database
+    start_bor
+    loadgen warmup-bor closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+    minute=$(size 60 10)
+    kept_run kept-new closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 100 --duration-s "$minute"
+    conversation=$(python3 -c 'import uuid; print(uuid.uuid4())')
+    kept_run kept-one closed $(to_bor) \
+        --body "{\"message\": \"$QUESTION\", \"conversation_id\": \"$conversation\"}" \
+        --clients 100 --duration-s "$minute"
+    # The queue at its bound: query_log held locked (as a paused database) while turns
+    # run, so rows wait up to the mark and turns past it are refused; the memory they
+    # take is the server's peak over its resident memory before (a fresh process, so
+    # that the runs before leave no peak of their own).
+    stop_bor
+    start_bor
+    loadgen warmup-bor closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+    psql -q -h 127.0.0.1 -U postgres -d "$BENCH_DB" \
+        -c "BEGIN; LOCK TABLE query_log IN EXCLUSIVE MODE; SELECT pg_sleep($(size 30 10)); COMMIT" > /dev/null &
+    locker=$!
+    sleep 1
+    kept_run kept-bound closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 100 --duration-s "$(size 20 5)"
+    wait "$locker"
+    # A crash right after a burst: 20,000 turns, then SIGKILL at once; what is lost is
+    # what waited.
+    drained
+    rows_before=$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')
+    loadgen kept-crash-load closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 100 --requests "$(size 20000 5000)"
+    kill -9 "$bor_pid"
+    wait "$bor_pid" 2>/dev/null || true
+    python3 - "$OUT/kept-crash-load.json" "$OUT/kept-crash.json" "$rows_before" \
+        "$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')" <<'PY'
+import json, sys
+load = json.load(open(sys.argv[1]))
+load["kept"] = {"rows": int(sys.argv[4]) - int(sys.argv[3])}
+json.dump(load, open(sys.argv[2], "w"))
+PY
+    rm -f "$OUT/kept-crash-load.json"
+    start_bor
+fi
+
 if has peer && [ "${BENCH_LOAD_SKIP_LITELLM:-0}" != 1 ]; then
     if [ ! -x "$VENV/bin/litellm" ]; then
         log "installing litellm[proxy]==$LITELLM_VERSION into $VENV"
@@ -344,6 +435,10 @@ for scenario in micro ttft throughput memory sustained peer; do
         break
     fi
 done
+if has kept; then
+    python3 bench/render_kept.py --write "$OUT" bench/RESULTS.md
+    log "wrote the kept section of bench/RESULTS.md"
+fi
 for scenario in v1 auth; do
     if has "$scenario"; then
         python3 bench/render_pair.py --write "$OUT" bench/RESULTS.md "$scenario"

@@ -154,8 +154,9 @@ variables! {
     /// watches none.
     watch: Option<String> = None, |raw| text(raw).map(Some)
         => Option<String> = |folders: &Option<String>| folders.clone();
-    /// Web pages may be fetched from loopback, private, link-local and unique-local
-    /// addresses (off: such addresses are refused, whatever name leads to them).
+    /// Web pages may be fetched from loopback, private, link-local, unique-local and the
+    /// other special-purpose addresses (off: such addresses are refused, whatever name
+    /// leads to them).
     fetch_allow_private: bool = false, boolean => bool = copied;
     /// How scanned PDF pages and images are read: `tesseract`, `vision` or `off`
     /// (docs/FORMATS.md, "Scanned pages and images").
@@ -200,6 +201,11 @@ variables! {
     deflect_threshold: f32 = 0.35, number(-1.0..=1.0) => f64 = rounded;
     max_message_chars: usize = 8000, integer(1..=1_000_000) => usize = copied;
     max_concurrent_turns: usize = 256, integer(1..=100_000) => usize = copied;
+    /// Rows waiting to be written to `query_log` past which new turns are refused (503
+    /// `busy`), so that a database slower than the turns costs refused turns, never
+    /// rows (docs/LIMITS.md, "Rows the database is slow to take").
+    log_queue_rows: usize = bor_actors::log::DEFAULT_HIGH_WATER, integer(100..=1_000_000)
+        => usize = copied;
     /// Longest chunk a document is cut into, in characters (Unicode scalar values).
     chunk_chars: usize = 1200, integer(200..=20_000) => usize = copied;
     /// Characters a chunk repeats from the end of the one before it (same section).

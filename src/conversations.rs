@@ -87,6 +87,7 @@ pub async fn history(
 ) -> Result<Option<Vec<ChatMessage>>, DbError> {
     let queued = log.send(QueuedTurns {
         conversation_id: id,
+        limit: HISTORY_LIMIT,
     });
     let stored = async {
         let mut conn = pool.get().await?;

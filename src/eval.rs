@@ -27,8 +27,8 @@ use crate::knowledge::index::CollectionFilter;
 use crate::knowledge::ingest::{
     IngestError, IngestOutcome, Ingestor, ModelDimension, SourceDocument, Unobserved, in_order,
 };
-use crate::knowledge::rerank::rerank_scores;
-use crate::knowledge::{KnowledgeService, RANKED_PER_SIGNAL, RankedChunk};
+use crate::knowledge::search::{RerankOutcome, SearchQuery};
+use crate::knowledge::{KnowledgeService, RankedChunk};
 use crate::state::{chunking_settings, llm_settings, rerank_settings};
 use metrics::{Measures, percentile};
 
@@ -188,63 +188,51 @@ async fn evaluate(
     }
 
     let rerank = rerank_settings(config);
-    let candidates = rerank.map_or(MEASURED_DEPTH, |rerank| rerank.candidates);
     let (mut full_text, mut vectors, mut fused) = (Vec::new(), Vec::new(), Vec::new());
     let (mut reranked, mut rerank_ms, mut rerank_failures) = (Vec::new(), Vec::new(), 0);
     let (mut retrieval_ms, mut embedding_ms) = (Vec::new(), Vec::new());
     let as_corpus_ids = |ranking: &[RankedChunk]| corpus_ranking(ranking, &corpus_of_document);
     for query in &collection.queries {
-        let started = Instant::now();
-        let embedding = llm
-            .embed(vec![query.text.clone()], |_, _| {})
-            .await
-            .map_err(|error| format!("embedding query {}: {}", query.id, described(&error)))?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
-        embedding_ms.push(started.elapsed().as_secs_f64() * 1e3);
-        let started = Instant::now();
-        let (rankings, retrieval) = knowledge
-            .search(
-                query.text.clone(),
-                embedding,
-                RANKED_PER_SIGNAL.max(candidates),
-                candidates,
-                scope.clone(),
-            )
+        let searched = SearchQuery {
+            text: query.text.clone(),
+            keep: MEASURED_DEPTH,
+            scope: scope.clone(),
+        };
+        let outcome = knowledge
+            .measured_search(&llm, rerank, searched)
             .await
             .map_err(|error| format!("searching query {}: {}", query.id, described(&error)))?;
-        retrieval_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        embedding_ms.push(outcome.embedding_ms);
+        retrieval_ms.push(outcome.retrieval_ms);
+        let rankings = &outcome.rankings;
         let judged = collection.qrels.get(&query.id).cloned().unwrap_or_default();
         full_text.push(Measures::of(&as_corpus_ids(&rankings.by_text), &judged));
         vectors.push(Measures::of(&as_corpus_ids(&rankings.by_cosine), &judged));
         fused.push(Measures::of(&as_corpus_ids(&rankings.fused), &judged));
-        if let Some(settings) = rerank {
-            let started = Instant::now();
-            let scored = rerank_scores(&llm, settings, &query.text, &retrieval.hits).await;
-            rerank_ms.push(started.elapsed().as_secs_f64() * 1e3);
-            let order = match scored {
-                Ok(scores) => retrieval.reranked(&scores, candidates),
-                Err(failure) => {
-                    rerank_failures += 1;
-                    eprintln!(
-                        "bor eval: query {}: {failure}; its fused order counts",
-                        query.id
-                    );
-                    retrieval
-                }
-            };
-            let ranking: Vec<RankedChunk> = order
-                .hits
-                .iter()
-                .map(|hit| RankedChunk {
-                    chunk_id: hit.chunk_id,
-                    document_id: hit.document_id,
-                    score: f64::from(hit.score),
-                })
-                .collect();
-            reranked.push(Measures::of(&as_corpus_ids(&ranking), &judged));
+        if rerank.is_none() {
+            continue;
         }
+        if let Some(ms) = outcome.rerank.ms() {
+            rerank_ms.push(ms);
+        }
+        if let RerankOutcome::Failed { failure, .. } = &outcome.rerank {
+            rerank_failures += 1;
+            eprintln!(
+                "bor eval: query {}: {failure}; its fused order counts",
+                query.id
+            );
+        }
+        let ranking: Vec<RankedChunk> = outcome
+            .retrieval
+            .hits
+            .iter()
+            .map(|hit| RankedChunk {
+                chunk_id: hit.chunk_id,
+                document_id: hit.document_id,
+                score: f64::from(hit.score),
+            })
+            .collect();
+        reranked.push(Measures::of(&as_corpus_ids(&ranking), &judged));
     }
     Ok(Report {
         qrels: collection.qrels_path.display().to_string(),

@@ -112,14 +112,10 @@ mod tests {
     use crate::testing::{TestDatabase, query_log_rows};
     use uuid::Uuid;
 
-    /// Ten answers of about 99,000 characters, each of words no other answer holds, in
-    /// one conversation: more words than one `tsvector` can hold (1 MB).
-    #[tokio::test]
-    async fn every_turn_of_a_conversation_is_kept_whatever_the_size_of_its_words() {
-        let db = TestDatabase::migrated().await;
-        let mut conn = db.pool().get().await.unwrap();
+    /// A member, `ann`, whose conversations the rows are.
+    async fn member(conn: &mut AsyncPgConnection) -> crate::db::users::UserRow {
         let (owner, _) = crate::http::users::create_user(
-            &mut conn,
+            conn,
             "ann",
             None,
             crate::db::users::Role::Member,
@@ -127,6 +123,16 @@ mod tests {
         )
         .await
         .unwrap();
+        owner
+    }
+
+    /// Ten answers of about 99,000 characters, each of words no other answer holds, in
+    /// one conversation: more words than one `tsvector` can hold (1 MB).
+    #[tokio::test]
+    async fn every_turn_of_a_conversation_is_kept_whatever_the_size_of_its_words() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let owner = member(&mut conn).await;
         let conversation = Uuid::new_v4();
         for turn in 0..10 {
             let mut answer = String::new();
@@ -153,5 +159,56 @@ mod tests {
             assert_eq!(found.len(), 1, "{words:?}");
             assert_eq!((found[0].id, found[0].turns), (conversation, 10));
         }
+    }
+
+    /// One batch: three long answers of one conversation (several search pieces, so
+    /// several rounds) beside forty new conversations of one short turn each.
+    #[tokio::test]
+    async fn one_batch_of_many_conversations_and_long_turns_is_searchable_whole() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let owner = member(&mut conn).await;
+        let long = Uuid::new_v4();
+        let mut rows: Vec<NewQueryLogEntry> = (0..3)
+            .map(|turn| {
+                let words: Vec<String> = (0..6_000).map(|i| format!("t{turn}w{i}")).collect();
+                NewQueryLogEntry {
+                    answer: words.join(" "),
+                    conversation_id: Some(long),
+                    user_id: Some(owner.id),
+                    ..crate::testing::query_log_entry()
+                }
+            })
+            .collect();
+        let short: Vec<Uuid> = (0..40).map(|_| Uuid::new_v4()).collect();
+        for (n, id) in short.iter().enumerate() {
+            rows.push(NewQueryLogEntry {
+                answer: format!("short answer number{n}"),
+                conversation_id: Some(*id),
+                user_id: Some(owner.id),
+                ..crate::testing::query_log_entry()
+            });
+        }
+        assert_eq!(write_turns(&mut conn, &rows).await.unwrap(), 43);
+        assert_eq!(
+            write_turns(&mut conn, &rows).await.unwrap(),
+            0,
+            "none twice"
+        );
+
+        let found = async |conn: &mut crate::db::DbConnection, words: &[&str]| {
+            let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+            crate::db::conversations::list(conn, owner.id, &words, 100, None)
+                .await
+                .unwrap()
+        };
+        for words in [["t0w0", "t2w5999"], ["t1w3000", "handbook"]] {
+            let hits = found(&mut conn, &words).await;
+            assert_eq!(hits.len(), 1, "{words:?}");
+            assert_eq!((hits[0].id, hits[0].turns), (long, 3));
+        }
+        assert_eq!(found(&mut conn, &["number39"]).await.len(), 1);
+        assert_eq!(found(&mut conn, &["short"]).await.len(), 40);
+        assert_eq!(found(&mut conn, &["handbook"]).await.len(), 41);
     }
 }

@@ -12,7 +12,7 @@ use actix::{Actor, Addr};
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{App, HttpServer, middleware, web};
 use bor_actors::llm::LlmClient;
-use bor_actors::log::{DEFAULT_QUEUE_CAPACITY, Flush, LogActor};
+use bor_actors::log::{Flush, LogActor, QueueBounds};
 use utoipa_actix_web::AppExt;
 
 use crate::auth::{self, Accounts};
@@ -31,6 +31,8 @@ const LOG_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the HTTP server waits for open connections once it stops; turns have had
 /// their grace before (see [`crate::lifecycle`]).
 const SERVER_STOP_TIMEOUT_SECS: u64 = 5;
+/// Connections of the LogActor's own pool: one per write it has in flight.
+const LOG_WRITER_CONNECTIONS: usize = bor_actors::log::WRITES_IN_FLIGHT;
 
 /// Descriptors kept for everything but client connections: the log, the listener,
 /// files, the notification connection.
@@ -110,6 +112,7 @@ impl Application {
                 .app_data(app_state.clone())
                 .app_data(description.clone())
                 .wrap(middleware::from_fn(auth::enforce))
+                .wrap(middleware::from_fn(http::refuse_nul))
                 .wrap(middleware::from_fn(http::allowed_host))
                 .wrap(middleware::from_fn(http::security_headers))
                 .wrap(middleware::from_fn(http::head_as_get))
@@ -129,7 +132,7 @@ impl Application {
         .max_connections(connections_per_worker(
             open_file_limit(),
             workers,
-            config.db_pool_size,
+            config.db_pool_size + LOG_WRITER_CONNECTIONS,
         ))
         .workers(workers)
         .shutdown_timeout(SERVER_STOP_TIMEOUT_SECS)
@@ -196,11 +199,15 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
         tracing::info!(%migration, "migration applied");
     }
     let pool = DbPool::new(&config.database_url, config.db_pool_size)?;
+    // The writer has a connection of its own: turns waiting for the pool never hold
+    // their own rows back.
+    let log_pool = DbPool::new(&config.database_url, LOG_WRITER_CONNECTIONS)?;
     let log = LogActor::new(
-        Arc::new(PgQueryLogStore::new(pool.clone())),
-        DEFAULT_QUEUE_CAPACITY,
-    )
-    .start();
+        Arc::new(PgQueryLogStore::new(log_pool)),
+        QueueBounds::for_turns(config.log_queue_rows, config.max_concurrent_turns),
+    );
+    let log_backlog = log.backlog();
+    let log = log.start();
     // Listening starts before the index and the credentials are loaded, so no
     // change falls in between.
     let subscription = Subscription::connect(
@@ -268,7 +275,7 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
         Arc::clone(&config),
         pool,
         library,
-        log.clone(),
+        (log.clone(), log_backlog),
         accounts,
     ));
     Ok(state)

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use actix::Addr;
 use bor_actors::llm::{LlmSettings, RerankServer};
-use bor_actors::log::LogActor;
+use bor_actors::log::{Backlog, LogActor};
 use bor_actors::rerank::RerankSettings;
 use bor_actors::turn::TurnSettings;
 use tokio::sync::Semaphore;
@@ -25,6 +25,8 @@ pub struct AppState {
     /// The knowledge base: each turn gets it scoped to its asker's collections.
     pub library: KnowledgeService,
     pub log: Addr<LogActor>,
+    /// How many rows wait in the LogActor's queue: past its mark no turn starts.
+    pub log_backlog: Backlog,
     /// One permit per turn that may run at once (`BOR_MAX_CONCURRENT_TURNS`).
     pub turn_slots: Arc<Semaphore>,
     /// Sign-in: the mode, the credentials in memory, the failure limiter.
@@ -40,7 +42,7 @@ impl AppState {
         config: Arc<Config>,
         pool: DbPool,
         library: KnowledgeService,
-        log: Addr<LogActor>,
+        (log, log_backlog): (Addr<LogActor>, Backlog),
         accounts: Arc<Accounts>,
     ) -> Self {
         Self {
@@ -53,6 +55,7 @@ impl AppState {
             config,
             pool,
             log,
+            log_backlog,
             accounts,
         }
     }

@@ -8,11 +8,13 @@ use std::io::BufRead;
 use std::process::ExitCode;
 
 use clap::Subcommand;
+use diesel_async::AsyncConnection;
 
 use crate::auth::password::{check_new_password, generate_password, hash_password};
+use crate::auth::revoke_credentials;
 use crate::config::Config;
 use crate::db::users::{self, Role, UserChanges};
-use crate::db::{self, DbPool, sessions};
+use crate::db::{self, DbPool};
 use crate::http::ApiError;
 use crate::http::users::create_user;
 
@@ -116,8 +118,7 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
                 password_hash: Some(hash),
                 ..UserChanges::default()
             };
-            users::update(&mut conn, user.id, &changes).await?;
-            sessions::delete_for_user(&mut conn, user.id, None).await?;
+            update_and_revoke(&mut conn, user.id, &changes).await?;
             println!("new password for {}", user.username);
             if generated {
                 println!("password: {password}");
@@ -129,12 +130,25 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
                 disabled: Some(true),
                 ..UserChanges::default()
             };
-            users::update(&mut conn, user.id, &changes).await?;
-            sessions::delete_for_user(&mut conn, user.id, None).await?;
+            update_and_revoke(&mut conn, user.id, &changes).await?;
             println!("disabled {}", user.username);
         }
     }
     Ok(())
+}
+
+/// Applies `changes` to user `id` and, in the same transaction, ends their sessions
+/// and revokes their keys for good (a new password, a disable).
+async fn update_and_revoke(
+    conn: &mut diesel_async::AsyncPgConnection,
+    id: uuid::Uuid,
+    changes: &UserChanges,
+) -> Result<(), db::DbError> {
+    conn.transaction::<_, db::DbError, _>(async |conn| {
+        users::update(conn, id, changes).await?;
+        revoke_credentials(conn, id).await
+    })
+    .await
 }
 
 async fn find(

@@ -299,6 +299,36 @@ async fn user_commands_make_list_reset_and_disable_people() {
         "{listed}"
     );
 
+    // A key each, which a new password and a disable revoke for good.
+    let mut conn = db.connect().await;
+    for name in ["ann", "bob"] {
+        let user = bor::db::users::find_by_username(&mut conn, name)
+            .await
+            .expect("a query")
+            .expect("the user");
+        let key = bor::db::api_keys::NewApiKey {
+            id: uuid::Uuid::new_v4(),
+            user_id: user.id,
+            name: "k",
+            prefix: "bor_0000",
+            key_sha256: &format!("{:064}", user.id.as_u128() % 1000),
+            expires_at: None,
+        };
+        bor::db::api_keys::insert(&mut conn, &key)
+            .await
+            .expect("the key is stored");
+    }
+    let keys_of = async |conn: &mut diesel_async::AsyncPgConnection, name: &str| {
+        let user = bor::db::users::find_by_username(conn, name)
+            .await
+            .expect("a query")
+            .expect("the user");
+        bor::db::api_keys::of_user(conn, user.id)
+            .await
+            .expect("a query")
+            .len()
+    };
+
     let reset = bor(&["user", "passwd", "ann"], &vars);
     assert_eq!(reset.status.code(), Some(0), "{}", text(&reset));
     let new_password = text(&reset)
@@ -306,6 +336,12 @@ async fn user_commands_make_list_reset_and_disable_people() {
         .find_map(|line| line.strip_prefix("password: ").map(str::to_owned))
         .expect("the new password is printed");
     assert_ne!(new_password, password);
+    assert_eq!(
+        keys_of(&mut conn, "ann").await,
+        0,
+        "a new password revokes keys"
+    );
+    assert_eq!(keys_of(&mut conn, "bob").await, 1);
 
     assert_eq!(
         bor(&["user", "disable", "bob"], &vars).status.code(),
@@ -317,6 +353,7 @@ async fn user_commands_make_list_reset_and_disable_people() {
             .nth(1)
             .is_some_and(|line| line.contains("disabled"))
     );
+    assert_eq!(keys_of(&mut conn, "bob").await, 0, "a disable revokes keys");
     let missing = bor(&["user", "disable", "nobody"], &vars);
     assert_eq!(missing.status.code(), Some(1));
     assert!(

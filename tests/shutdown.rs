@@ -1,6 +1,7 @@
 //! The real binary stopped with SIGTERM while turns stream: new turns are refused, turns
 //! in flight finish within `BOR_SHUTDOWN_GRACE` or end `stopped`, rows are written, the
-//! process exits 0; with `BOR_LOG_FORMAT=json` every log line is a JSON object.
+//! process exits 0; with `BOR_LOG_FORMAT=json` every log line is a JSON object. Killed
+//! (SIGKILL) right after turns at full speed: it loses at most the rows still waiting.
 
 #![expect(
     clippy::expect_used,
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use bor::testing::{TestDatabase, query_log_rows};
 use bor_actors::record::TurnStatus;
 use bor_mock_llm::MockLlm;
+use bor_test_support::load::turns_at_full_speed;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -386,4 +388,45 @@ async fn a_stderr_that_went_away_does_not_stop_the_stop_sequence() {
     let rows = query_log_rows(&db.pool()).await;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].status, TurnStatus::Stopped);
+}
+
+#[actix_web::test]
+async fn a_crash_right_after_turns_at_full_speed_loses_at_most_the_rows_waiting() {
+    const MARK: usize = 200;
+    const SLOTS: usize = 32;
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().expect("the mock starts");
+    let mut server = Server::start(
+        &db,
+        &mock,
+        &[
+            ("BOR_LOG_QUEUE_ROWS", &MARK.to_string()),
+            ("BOR_MAX_CONCURRENT_TURNS", &SLOTS.to_string()),
+        ],
+    );
+    let address = server.address.clone();
+    let chat = || client().post(format!("{address}/api/chat"));
+    let until = Instant::now() + Duration::from_secs(4);
+    let burst = turns_at_full_speed(chat, "Anyone home?", 16, until).await;
+    server.child.kill().expect("bor is killed");
+    server.child.wait().expect("bor is gone");
+
+    let rows = query_log_rows(&db.pool()).await;
+    let kept: std::collections::HashSet<String> =
+        rows.iter().map(|row| row.turn_id.to_string()).collect();
+    assert!(
+        kept.is_subset(&burst.done),
+        "rows only of turns answered done"
+    );
+    let lost = burst.done.len() - kept.len();
+    assert!(
+        burst.done.len() > 2 * (MARK + SLOTS),
+        "enough turns for the bound to mean something: {}",
+        burst.done.len()
+    );
+    assert!(
+        lost <= MARK + SLOTS,
+        "lost {lost} of {} answered: at most the mark and the turns in flight",
+        burst.done.len()
+    );
 }

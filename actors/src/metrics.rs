@@ -72,6 +72,9 @@ pub struct Metrics {
     llm_requests: HistogramVec,
     log_queue: IntGauge,
     log_refused: IntCounter,
+    log_dropped: IntCounter,
+    log_written: IntCounter,
+    turns_refused: IntCounterVec,
     db_pool: IntGaugeVec,
 }
 
@@ -163,6 +166,18 @@ impl Metrics {
             "bor_log_rows_refused_total",
             "query_log rows given up because the database refused them.",
         )?;
+        let log_dropped = IntCounter::new(
+            "bor_log_rows_dropped_total",
+            "query_log rows given up because the queue was full (an outage longer than the queue).",
+        )?;
+        let log_written = IntCounter::new("bor_log_rows_written_total", "query_log rows written.")?;
+        let turns_refused = IntCounterVec::new(
+            Opts::new(
+                "bor_turns_refused_total",
+                "Chat turns refused before they started with 503 busy, by reason (slots: every turn slot taken; log_backlog: the rows waiting to be written passed the high-water mark).",
+            ),
+            &["reason"],
+        )?;
         let db_pool = IntGaugeVec::new(
             Opts::new(
                 "bor_db_pool_connections",
@@ -183,6 +198,9 @@ impl Metrics {
         registry.register(Box::new(llm_requests.clone()))?;
         registry.register(Box::new(log_queue.clone()))?;
         registry.register(Box::new(log_refused.clone()))?;
+        registry.register(Box::new(log_dropped.clone()))?;
+        registry.register(Box::new(log_written.clone()))?;
+        registry.register(Box::new(turns_refused.clone()))?;
         registry.register(Box::new(db_pool.clone()))?;
         Ok(Metrics {
             registry,
@@ -199,6 +217,9 @@ impl Metrics {
             llm_requests,
             log_queue,
             log_refused,
+            log_dropped,
+            log_written,
+            turns_refused,
             db_pool,
         })
     }
@@ -259,6 +280,21 @@ impl Metrics {
     /// Counts a `query_log` row given up because the database refused it.
     pub fn count_refused_row(&self) {
         self.log_refused.inc();
+    }
+
+    /// Counts a `query_log` row given up because the queue was full.
+    pub fn count_dropped_row(&self) {
+        self.log_dropped.inc();
+    }
+
+    /// Counts `query_log` rows written.
+    pub fn count_written_rows(&self, rows: usize) {
+        self.log_written.inc_by(rows as u64);
+    }
+
+    /// Counts a turn refused before it started (`slots` or `log_backlog`).
+    pub fn count_refused_turn(&self, reason: &'static str) {
+        self.turns_refused.with_label_values(&[reason]).inc();
     }
 
     pub fn set_log_queue_depth(&self, rows: usize) {

@@ -1,6 +1,8 @@
 //! The Markdown-shaped text every reader writes: ATX headings, paragraphs separated by
 //! blank lines, table rows and list items as lines of one block, pages marked by their
-//! byte offsets. Whitespace inside a block is collapsed; the text is bounded by
+//! byte offsets. Whitespace inside a block is collapsed; control characters but
+//! whitespace (U+0000 that a damaged file can yield among them) are dropped here, for
+//! every reader that writes through it; the text is bounded by
 //! [`Limits::max_text_bytes`](crate::Limits::max_text_bytes).
 
 use crate::{ExtractedDocument, ReadError};
@@ -39,7 +41,7 @@ impl MarkdownText {
 
     /// A heading of `level` (1 to 6; others are brought within).
     pub(crate) fn heading(&mut self, level: usize, text: &str) -> Result<(), ReadError> {
-        let text = collapse_whitespace(text);
+        let text = collapse_whitespace(&without_controls(text));
         if text.is_empty() {
             return Ok(());
         }
@@ -52,7 +54,7 @@ impl MarkdownText {
 
     /// A paragraph.
     pub(crate) fn paragraph(&mut self, text: &str) -> Result<(), ReadError> {
-        let text = collapse_whitespace(text);
+        let text = collapse_whitespace(&without_controls(text));
         if text.is_empty() {
             return Ok(());
         }
@@ -62,6 +64,7 @@ impl MarkdownText {
     /// A block of code, kept line by line inside a fence (so that `#` lines in it are
     /// not taken for headings).
     pub(crate) fn code(&mut self, code: &str) -> Result<(), ReadError> {
+        let code = without_controls(code);
         let code = code.trim_matches('\n').trim_end();
         if code.trim().is_empty() {
             return Ok(());
@@ -74,7 +77,7 @@ impl MarkdownText {
     /// One line of a block of lines (a table row, a list item): consecutive lines are
     /// not separated by blank lines.
     pub(crate) fn line(&mut self, text: &str) -> Result<(), ReadError> {
-        let text = collapse_whitespace(text);
+        let text = collapse_whitespace(&without_controls(text));
         if text.is_empty() {
             return Ok(());
         }
@@ -104,7 +107,7 @@ impl MarkdownText {
         let mut page_starts = self.page_starts;
         page_starts.extend(std::iter::repeat_n(self.text.len(), self.pages_pending));
         let title = title
-            .map(|title| collapse_whitespace(&title))
+            .map(|title| collapse_whitespace(&without_controls(&title)))
             .filter(|title| !title.is_empty())
             .or(self.first_heading);
         Ok(ExtractedDocument {
@@ -146,6 +149,14 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
         out.push_str(word);
     }
     out
+}
+
+/// `text` without control characters other than whitespace: a damaged font, encoding
+/// or metadata string can yield U+0000 or another control code, which is no text.
+fn without_controls(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control() || c.is_whitespace())
+        .collect()
 }
 
 /// A paragraph that would read as an ATX heading ("# not a heading") keeps its text

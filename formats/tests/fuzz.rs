@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 
 use bor_formats::{ExtractedDocument, Limits, Ocr, read_document};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -43,7 +44,7 @@ fn check(document: &ExtractedDocument) {
         assert!(document.pages.is_empty());
     }
     if let Some(title) = &document.title {
-        assert!(!title.trim().is_empty() && !title.contains('\n'));
+        assert!(!title.trim().is_empty() && !title.contains(['\n', '\0']));
     }
 }
 
@@ -283,13 +284,24 @@ const WORD_TOKENS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn damaged_pdfs(which in 0..3usize, mutations in prop::collection::vec(mutation(), 1..4)) {
         let name = ["tex-two-column.pdf", "tex-report.pdf", "libreoffice.pdf"][which];
         read_and_check(mutate(fixture(name), &mutations), name);
     }
+}
+
+/// Found by `damaged_pdfs`: five bytes overwritten at 57 % of `libreoffice.pdf` made
+/// the reader return text with U+0000.
+#[test]
+fn a_damaged_pdf_that_once_gave_text_with_nul() {
+    let mutation = Mutation::Overwrite(0.57, vec![161, 0, 4, 50, 10]);
+    read_and_check(
+        mutate(fixture("libreoffice.pdf"), &[mutation]),
+        "libreoffice.pdf",
+    );
 }
 
 /// Tokens of a PDF content stream, for random ones.
@@ -331,7 +343,7 @@ const CONTENT_TOKENS: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn pdfs_of_many_text_operators(
@@ -355,7 +367,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     /// Damaged images go to Tesseract (when their header still reads): a read ends
     /// with a document or a reason.
@@ -367,7 +379,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
 
     /// Any size in a PNG's header: past the bound it is refused before anything
     /// decodes it, and any data under a small one ends with a document or a reason.

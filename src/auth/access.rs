@@ -1,5 +1,5 @@
-//! What each caller may read and write (docs/SPEC §15): the one place that decides it.
-//! The collections, their grants and the groups' members are held in memory
+//! What each caller may read and write (docs/PROTOCOL.md, "Collections"): the one place
+//! that decides it. The collections, their grants and the groups' members are held in memory
 //! ([`AccessMap`]), read again whenever `NOTIFY bor_access` says one of them changed, on
 //! every instance. The enforcement middleware asks it once per request and puts the
 //! answer ([`Readable`]) in the [`Caller`](super::Caller); routes, turns and tools

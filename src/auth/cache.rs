@@ -46,6 +46,8 @@ struct SessionEntry {
 struct KeyEntry {
     id: Uuid,
     user_id: Uuid,
+    /// Past it the key is refused; `None`: never.
+    expires_at: Option<DateTime<Utc>>,
     /// Unix seconds of the last `last_used_at` written (0: not yet by this instance).
     recorded_use: AtomicI64,
 }
@@ -94,6 +96,7 @@ impl Tables {
             Arc::new(KeyEntry {
                 id: row.id,
                 user_id: row.user_id,
+                expires_at: row.expires_at,
                 recorded_use: AtomicI64::new(0),
             }),
         );
@@ -101,11 +104,15 @@ impl Tables {
 
     fn forget_user(&mut self, id: Uuid) {
         self.users.remove(&id);
-        self.forget_sessions_of(id, None);
+        self.forget_credentials_of(id);
+    }
+
+    fn forget_credentials_of(&mut self, user_id: Uuid) {
+        self.forget_sessions_of(user_id, None);
         let keys: Vec<Uuid> = self
             .keys
             .values()
-            .filter(|key| key.user_id == id)
+            .filter(|key| key.user_id == user_id)
             .map(|key| key.id)
             .collect();
         for key in keys {
@@ -135,13 +142,19 @@ impl Tables {
         }
     }
 
-    /// The key that hashes to `key_sha256`, with its caller when it is valid.
-    fn key_and_caller(&self, key_sha256: &str) -> Option<(Arc<KeyEntry>, Option<Caller>)> {
+    /// The key that hashes to `key_sha256`, with its caller when it is valid (not
+    /// expired at `now`, its user not disabled).
+    fn key_and_caller(
+        &self,
+        key_sha256: &str,
+        now: DateTime<Utc>,
+    ) -> Option<(Arc<KeyEntry>, Option<Caller>)> {
         self.keys.get(key_sha256).map(|key| {
-            (
-                Arc::clone(key),
-                self.caller(key.user_id, Via::ApiKey(key.id)),
-            )
+            let live = key.expires_at.is_none_or(|expires_at| expires_at > now);
+            let caller = live
+                .then(|| self.caller(key.user_id, Via::ApiKey(key.id)))
+                .flatten();
+            (Arc::clone(key), caller)
         })
     }
 
@@ -246,7 +259,8 @@ impl CredentialCache {
     /// The caller of the API key that hashes to `key_sha256`; records its use (in the
     /// background, at most once a minute).
     pub async fn key_caller(&self, key_sha256: &str) -> Result<Option<Caller>, DbError> {
-        let found = self.read(|tables| tables.key_and_caller(key_sha256));
+        let now = Utc::now();
+        let found = self.read(|tables| tables.key_and_caller(key_sha256, now));
         let (key, caller) = match found {
             Some(found) => found,
             None => {
@@ -259,7 +273,7 @@ impl CredentialCache {
                     user.iter().for_each(|user| tables.put_user(user));
                     tables.put_key(&row);
                 });
-                let Some(found) = self.read(|tables| tables.key_and_caller(key_sha256)) else {
+                let Some(found) = self.read(|tables| tables.key_and_caller(key_sha256, now)) else {
                     return Ok(None);
                 };
                 found
@@ -329,6 +343,11 @@ impl CredentialCache {
 
     pub fn forget_key(&self, id: Uuid) {
         self.write(|tables| tables.forget_key(id));
+    }
+
+    /// Forgets every session and key of `user_id` (revoked).
+    pub fn forget_credentials_of(&self, user_id: Uuid) {
+        self.write(|tables| tables.forget_credentials_of(user_id));
     }
 
     /// Forgets `user_id` with their sessions and keys.

@@ -8,6 +8,8 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::username;
+
 pub const MAX_FAILURES: usize = 5;
 pub const WINDOW: Duration = Duration::from_secs(15 * 60);
 /// Entries kept before the old ones are swept out (bounds the memory an attacker can
@@ -16,7 +18,8 @@ const SWEEP_AT: usize = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Subject {
-    /// Lower case, as usernames compare.
+    /// The username's key ([`username::key`]), as the account lookup and the unique
+    /// index compare names.
     Username(String),
     Address(IpAddr),
 }
@@ -77,8 +80,8 @@ impl FailureLimiter {
     }
 }
 
-fn subjects(username: &str, address: Option<IpAddr>) -> impl Iterator<Item = Subject> {
-    std::iter::once(Subject::Username(username.to_lowercase())).chain(address.map(Subject::Address))
+fn subjects(name: &str, address: Option<IpAddr>) -> impl Iterator<Item = Subject> {
+    std::iter::once(Subject::Username(username::key(name))).chain(address.map(Subject::Address))
 }
 
 #[cfg(test)]

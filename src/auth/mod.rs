@@ -1,4 +1,4 @@
-//! Who asks (docs/SPEC §14, docs/PROTOCOL.md "Accounts"): decided once per request by
+//! Who asks (docs/PROTOCOL.md "Accounts", docs/AUTH.md): decided once per request by
 //! the enforcement middleware ([`enforce`]) and handed to every handler as a
 //! [`Caller`] value. Ways to be somebody: an API key, the service token (on
 //! `/api/admin/*` only), the `bor_session` cookie, a trusted proxy's header, and in
@@ -14,6 +14,7 @@
 //! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
 //! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
 //! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
+//! - `username.rs`: the username rule and the key usernames are compared by
 //!
 //! OpenID Connect ends in a session row like the password does; the proxy's header is
 //! a step of `enforce::identify`. What a caller may read (collections) is a field of
@@ -29,6 +30,7 @@ mod origin;
 pub mod password;
 mod proxy;
 pub mod secret;
+pub mod username;
 
 use std::sync::Arc;
 
@@ -47,9 +49,9 @@ pub use password::Verifier;
 pub use proxy::TrustedProxy;
 
 use crate::config::{AuthMode, Config};
-use crate::db::sessions;
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
+use crate::db::{api_keys, sessions};
 use crate::http::ApiError;
 
 /// How long a session lasts after sign-in (docs/LIMITS.md).
@@ -216,6 +218,18 @@ impl Accounts {
     }
 }
 
+/// Ends every session of `user_id` and revokes every key of theirs, for good: what
+/// disabling a person and an admin's new password for them do (docs/AUTH.md, "What
+/// ends what"). Every instance hears of it through `NOTIFY`; the one that did it
+/// forgets them at once with [`CredentialCache::forget_credentials_of`].
+pub async fn revoke_credentials(
+    conn: &mut diesel_async::AsyncPgConnection,
+    user_id: Uuid,
+) -> Result<(), DbError> {
+    sessions::delete_for_user(conn, user_id, None).await?;
+    api_keys::delete_for_user(conn, user_id).await
+}
+
 /// The row of `off` mode's `local` admin, made when missing.
 async fn ensure_local_user(pool: &DbPool) -> Result<Caller, DbError> {
     let mut conn = pool.get().await?;
@@ -223,13 +237,7 @@ async fn ensure_local_user(pool: &DbPool) -> Result<Caller, DbError> {
     let row = match existing {
         Some(row) => row,
         None => {
-            let new = NewUser {
-                id: Uuid::new_v4(),
-                username: LOCAL_USERNAME,
-                display_name: LOCAL_USERNAME,
-                password_hash: None,
-                role: Role::Admin.as_str(),
-            };
+            let new = NewUser::new(LOCAL_USERNAME, LOCAL_USERNAME, None, Role::Admin);
             match users::insert(&mut conn, &new).await? {
                 Some(row) => row,
                 // Made by another instance starting at the same time.

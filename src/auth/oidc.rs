@@ -105,6 +105,8 @@ pub enum OidcError {
     UnknownKey,
     #[error("the ID token could not be checked ({0})")]
     Unverifiable(String),
+    #[error("the ID token's {0} claim holds U+0000 (NUL), which bor does not take")]
+    NulInClaim(&'static str),
 }
 
 /// What the authorization request hands back: where to send the browser, and what the
@@ -121,9 +123,10 @@ pub struct Authorization {
 pub struct Verified {
     pub issuer: String,
     pub subject: String,
-    /// `preferred_username`, else `email`, else the subject.
-    pub username: String,
-    /// `name`, else the username.
+    /// The usernames a new person may get, by preference: `preferred_username`,
+    /// `email`, the subject (the first that fits the username rule is taken).
+    pub usernames: Vec<String>,
+    /// `name`, else the first of the usernames.
     pub display_name: String,
     /// The groups claim; `None` when the token has none.
     pub groups: Option<Vec<String>>,
@@ -248,23 +251,33 @@ impl OidcProvider {
             tracing::warn!(error = %error, "an ID token was refused");
             refusal_of(error)
         })?;
-        Ok(self.verified(&claims))
+        let verified = self.verified(&claims);
+        if let Some(claim) = verified.claim_with_nul() {
+            tracing::warn!(claim, "an ID token was refused: a claim holds U+0000");
+            return Err(OidcError::NulInClaim(claim));
+        }
+        Ok(verified)
     }
 
     fn verified(&self, claims: &IdTokenClaims<OtherClaims, CoreGenderClaim>) -> Verified {
         let subject = claims.subject().as_str().to_owned();
-        let username = claims
-            .preferred_username()
-            .map(|name| name.as_str().to_owned())
-            .or_else(|| claims.email().map(|email| email.as_str().to_owned()))
-            .filter(|name| !name.trim().is_empty())
-            .unwrap_or_else(|| subject.clone());
+        let usernames: Vec<String> = [
+            claims.preferred_username().map(|name| name.as_str()),
+            claims.email().map(|email| email.as_str()),
+            Some(subject.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|name| !name.trim().is_empty())
+        .map(str::to_owned)
+        .collect();
         let display_name = claims
             .name()
             .and_then(|name| name.get(None))
             .map(|name| name.as_str().to_owned())
             .filter(|name| !name.trim().is_empty())
-            .unwrap_or_else(|| username.clone());
+            .or_else(|| usernames.first().cloned())
+            .unwrap_or_default();
         let groups = claims
             .additional_claims()
             .0
@@ -273,7 +286,7 @@ impl OidcProvider {
         Verified {
             issuer: claims.issuer().as_str().to_owned(),
             subject,
-            username,
+            usernames,
             display_name,
             groups,
         }
@@ -357,8 +370,27 @@ impl OidcProvider {
     }
 }
 
+impl Verified {
+    /// The first claim bor takes text from that holds U+0000, by name.
+    fn claim_with_nul(&self) -> Option<&'static str> {
+        let holds = |text: &str| text.contains('\0');
+        if holds(&self.subject) {
+            Some("sub")
+        } else if self.usernames.iter().any(|name| holds(name)) {
+            Some("preferred_username or email")
+        } else if holds(&self.display_name) {
+            Some("name")
+        } else if self.groups.iter().flatten().any(|group| holds(group)) {
+            Some("groups")
+        } else {
+            None
+        }
+    }
+}
+
 /// The group names a claim lists: an array of strings (anything else in it is
-/// skipped), or one string.
+/// skipped), or one string. Names are kept exactly as sent (`"bor-admins "` is not
+/// `bor-admins`); only empty ones are dropped.
 fn group_names(claim: &serde_json::Value) -> Vec<String> {
     let names: Vec<&str> = match claim {
         serde_json::Value::Array(items) => items.iter().filter_map(|item| item.as_str()).collect(),
@@ -367,7 +399,6 @@ fn group_names(claim: &serde_json::Value) -> Vec<String> {
     };
     let mut names: Vec<String> = names
         .into_iter()
-        .map(str::trim)
         .filter(|name| !name.is_empty())
         .map(str::to_owned)
         .collect();
@@ -443,8 +474,8 @@ mod tests {
 
     #[test]
     fn group_claims_become_names() {
-        let claim = serde_json::json!(["staff", " admins ", 3, "", "staff"]);
-        assert_eq!(group_names(&claim), vec!["admins", "staff"]);
+        let claim = serde_json::json!(["staff", "bor-admins ", 3, "", "staff"]);
+        assert_eq!(group_names(&claim), vec!["bor-admins ", "staff"]);
         assert_eq!(group_names(&serde_json::json!("staff")), vec!["staff"]);
         assert!(group_names(&serde_json::json!({"a": 1})).is_empty());
     }

@@ -1,7 +1,9 @@
 //! Sign-in by a trusted proxy's header (`BOR_AUTH_PROXY_*`, docs/AUTH.md): from a TCP
-//! peer in `BOR_AUTH_PROXY_TRUSTED` the header names the user (made at first sight) and
-//! the groups header, when configured, replaces their groups; from any other address
-//! the headers are ignored, and that is logged once per address.
+//! peer in `BOR_AUTH_PROXY_TRUSTED` the header names the user (made at first sight,
+//! when the name fits the username rule) and the groups header, when configured,
+//! replaces their groups; from any other address the headers are ignored, and that is
+//! logged once per address. Either header sent more than once is refused: a proxy that
+//! appends its copy to the client's would otherwise let the client choose.
 //!
 //! A name seen before with the same groups is answered from memory: the common path
 //! needs no PostgreSQL round trip.
@@ -17,7 +19,8 @@ use uuid::Uuid;
 use super::external::{self, ExternalError, Identity, PROXY_ISSUER};
 use super::{Caller, CredentialCache, Via};
 use crate::config::Config;
-use crate::db::{DbError, DbPool};
+use crate::db::DbPool;
+use crate::http::ApiError;
 
 /// The longest name the header may carry, in bytes (longer: ignored).
 const MAX_HEADER_NAME_BYTES: usize = 256;
@@ -54,13 +57,15 @@ impl TrustedProxy {
     }
 
     /// The caller the proxy's header names, when the request carries it from a
-    /// trusted peer; `None` otherwise (or when that user is disabled).
+    /// trusted peer; `None` otherwise (or when that user is disabled). Refused: either
+    /// header sent twice (401), a new name that does not fit the username rule (400
+    /// `invalid_username`).
     pub async fn caller(
         &self,
         request: &HttpRequest,
         pool: &DbPool,
         cache: &CredentialCache,
-    ) -> Result<Option<Caller>, DbError> {
+    ) -> Result<Option<Caller>, ApiError> {
         let header_text = |name: &str| {
             request
                 .headers()
@@ -68,7 +73,7 @@ impl TrustedProxy {
                 .and_then(|value| value.to_str().ok())
                 .map(str::trim)
         };
-        let Some(name) = header_text(&self.header) else {
+        let Some(raw_name) = request.headers().get(&self.header) else {
             return Ok(None);
         };
         let Some(peer) = request.peer_addr().map(|address| address.ip()) else {
@@ -77,6 +82,20 @@ impl TrustedProxy {
         if !self.trusts(peer) {
             self.warn_once(peer);
             return Ok(None);
+        }
+        let Ok(name) = raw_name.to_str().map(str::trim) else {
+            tracing::warn!(name = ?raw_name, "the trusted proxy's header names a user in bytes that are not visible ASCII; it does not fit the username rule and is refused");
+            return Err(ApiError::InvalidUsername(format!(
+                "the trusted proxy's header names no user bor can make: a username has {}",
+                super::username::RULE
+            )));
+        };
+        let repeated = std::iter::once(&self.header)
+            .chain(self.groups_header.as_ref())
+            .find(|header| request.headers().get_all(header.as_str()).nth(1).is_some());
+        if let Some(header) = repeated {
+            tracing::warn!(%header, address = %peer, "a request carried the trusted proxy's header more than once and is refused (the proxy must replace the client's copy, not add to it)");
+            return Err(ApiError::NotSignedIn);
         }
         if name.is_empty() || name.len() > MAX_HEADER_NAME_BYTES {
             return Ok(None);
@@ -96,7 +115,7 @@ impl TrustedProxy {
         let identity = Identity {
             issuer: PROXY_ISSUER,
             subject: name,
-            username: name,
+            usernames: &[name],
             display_name: name,
             groups: group_names.as_deref(),
             admin: None,
@@ -104,7 +123,12 @@ impl TrustedProxy {
         let user = match external::sign_in(pool, cache, &identity).await {
             Ok(user) => user,
             Err(ExternalError::Disabled) => return Ok(None),
-            Err(ExternalError::Db(error)) => return Err(error),
+            Err(error @ ExternalError::UnfitName(_)) => {
+                return Err(ApiError::InvalidUsername(format!(
+                    "the trusted proxy's header names no user bor can make: {error}"
+                )));
+            }
+            Err(ExternalError::Db(error)) => return Err(error.into()),
         };
         self.write().insert(
             name.to_owned(),

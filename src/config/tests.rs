@@ -104,6 +104,7 @@ fn integers_accept_their_bounds_and_reject_beyond() {
         ("BOR_RETRIEVAL_TOP_K", 1, 50),
         ("BOR_MAX_MESSAGE_CHARS", 1, 1_000_000),
         ("BOR_MAX_CONCURRENT_TURNS", 1, 100_000),
+        ("BOR_LOG_QUEUE_ROWS", 100, 1_000_000),
     ];
     for &(name, low, high) in cases {
         accepted(name, &low.to_string());

@@ -21,9 +21,10 @@ pub struct ApiKeyRow {
     pub key_sha256: String,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
-/// A key as its owner's list shows it.
+/// A key as its owner's list (and an admin's) shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Queryable, Selectable, ToSchema)]
 #[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
 pub struct ApiKeySummary {
@@ -34,6 +35,8 @@ pub struct ApiKeySummary {
     pub created_at: DateTime<Utc>,
     /// `null` until the key is used (recorded at most once a minute).
     pub last_used_at: Option<DateTime<Utc>>,
+    /// When the key stops working; `null`: never.
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -44,6 +47,7 @@ pub struct NewApiKey<'a> {
     pub name: &'a str,
     pub prefix: &'a str,
     pub key_sha256: &'a str,
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 pub async fn insert(conn: &mut AsyncPgConnection, key: &NewApiKey<'_>) -> Result<(), DbError> {
@@ -116,6 +120,14 @@ pub async fn delete_of_user(
     .execute(conn)
     .await?;
     Ok(deleted > 0)
+}
+
+/// Revokes every key of `user_id`.
+pub async fn delete_for_user(conn: &mut AsyncPgConnection, user_id: Uuid) -> Result<(), DbError> {
+    diesel::delete(api_keys::table.filter(api_keys::user_id.eq(user_id)))
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// Records that key `id` was used now.

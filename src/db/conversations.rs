@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_query;
-use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -79,58 +79,86 @@ const SEARCH_PART_BYTES: i32 = 512 * 1024;
 
 /// Writes new conversations and, for existing ones, moves `updated_at` forward (a title
 /// once written, or renamed, stays); the new turns' words join the conversation's search
-/// parts.
+/// parts. One statement for the conversations and one per round of search pieces,
+/// whatever the number of conversations (each is listed once: `touched_by` merges a
+/// batch's rows by conversation). Rows are locked in the order of their ids, so two
+/// writers (two instances) never wait on each other in a circle.
 pub async fn upsert(
     conn: &mut AsyncPgConnection,
     conversations: &[NewConversation],
 ) -> Result<(), DbError> {
-    for conversation in conversations {
-        sql_query(
-            "INSERT INTO conversations (id, title, created_at, updated_at, user_id)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (id) DO UPDATE SET
-                 updated_at = GREATEST(conversations.updated_at, excluded.updated_at)",
-        )
-        .bind::<SqlUuid, _>(conversation.id)
-        .bind::<Text, _>(&conversation.title)
-        .bind::<Timestamptz, _>(conversation.created_at)
-        .bind::<Timestamptz, _>(conversation.updated_at)
-        .bind::<Nullable<SqlUuid>, _>(conversation.user_id)
-        .execute(conn)
-        .await?;
-        for piece in search_pieces(&conversation.text, SEARCH_PIECE_CHARS) {
-            add_search_words(conn, conversation.id, piece).await?;
-        }
+    if conversations.is_empty() {
+        return Ok(());
+    }
+    let mut sorted: Vec<&NewConversation> = conversations.iter().collect();
+    sorted.sort_by_key(|conversation| conversation.id);
+    sql_query(
+        "INSERT INTO conversations (id, title, created_at, updated_at, user_id)
+         SELECT id, title, created_at, updated_at, user_id
+         FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::uuid[])
+             AS c (id, title, created_at, updated_at, user_id)
+         ORDER BY id
+         ON CONFLICT (id) DO UPDATE SET
+             updated_at = GREATEST(conversations.updated_at, excluded.updated_at)",
+    )
+    .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.id).collect::<Vec<_>>())
+    .bind::<Array<Text>, _>(sorted.iter().map(|c| c.title.as_str()).collect::<Vec<_>>())
+    .bind::<Array<Timestamptz>, _>(sorted.iter().map(|c| c.created_at).collect::<Vec<_>>())
+    .bind::<Array<Timestamptz>, _>(sorted.iter().map(|c| c.updated_at).collect::<Vec<_>>())
+    .bind::<Array<Nullable<SqlUuid>>, _>(sorted.iter().map(|c| c.user_id).collect::<Vec<_>>())
+    .execute(conn)
+    .await?;
+    // Round n adds the n-th piece of every conversation that has one: a conversation's
+    // pieces join its parts in order, and most batches need one round.
+    let pieces: Vec<(Uuid, Vec<&str>)> = sorted
+        .iter()
+        .map(|c| (c.id, search_pieces(&c.text, SEARCH_PIECE_CHARS)))
+        .collect();
+    let rounds = pieces.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
+    for round in 0..rounds {
+        let (ids, texts): (Vec<Uuid>, Vec<&str>) = pieces
+            .iter()
+            .filter_map(|(id, p)| p.get(round).map(|piece| (*id, *piece)))
+            .unzip();
+        add_search_words(conn, &ids, &texts).await?;
     }
     Ok(())
 }
 
-/// Adds the words of `piece` to the conversation's last search part, or starts a new part
-/// when the last one would grow past [`SEARCH_PART_BYTES`]. The conversation's row is
-/// locked by the upsert before it, so writers of one conversation take turns.
+/// Adds the words of each piece to its conversation's last search part, or starts a
+/// new part when the last one would grow past [`SEARCH_PART_BYTES`]; at most one piece
+/// per conversation. The conversations' rows are locked by the upsert before it, so
+/// writers of one conversation take turns.
 async fn add_search_words(
     conn: &mut AsyncPgConnection,
-    conversation: Uuid,
-    piece: &str,
+    conversation_ids: &[Uuid],
+    pieces: &[&str],
 ) -> Result<(), DbError> {
     // `pg_column_size` of a computed value is its full size in memory (a stored one may
     // be compressed), hence `strip` (a copy) around the stored part.
     sql_query(format!(
-        "WITH piece AS (SELECT strip(to_tsvector('{SEARCH_CONFIGURATION}', $2)) AS words),
-         last AS (SELECT part, words FROM conversation_search
-                  WHERE conversation_id = $1 ORDER BY part DESC LIMIT 1),
+        "WITH piece AS (
+             SELECT p.conversation_id, strip(to_tsvector('{SEARCH_CONFIGURATION}', p.text)) AS words
+             FROM unnest($1::uuid[], $2::text[]) AS p (conversation_id, text)),
+         last AS (
+             SELECT DISTINCT ON (s.conversation_id) s.conversation_id, s.part, s.words
+             FROM conversation_search AS s JOIN piece USING (conversation_id)
+             ORDER BY s.conversation_id, s.part DESC),
          appended AS (
              UPDATE conversation_search AS s SET words = s.words || piece.words
-             FROM piece, last
-             WHERE s.conversation_id = $1 AND s.part = last.part AND length(piece.words) > 0
+             FROM piece JOIN last USING (conversation_id)
+             WHERE s.conversation_id = piece.conversation_id AND s.part = last.part
+               AND length(piece.words) > 0
                AND pg_column_size(strip(last.words)) + pg_column_size(piece.words) < $3
-             RETURNING s.part)
+             RETURNING s.conversation_id)
          INSERT INTO conversation_search (conversation_id, part, words)
-         SELECT $1, coalesce((SELECT part FROM last), -1) + 1, piece.words FROM piece
-         WHERE length(piece.words) > 0 AND NOT EXISTS (SELECT 1 FROM appended)"
+         SELECT piece.conversation_id, coalesce(last.part, -1) + 1, piece.words
+         FROM piece LEFT JOIN last USING (conversation_id)
+         WHERE length(piece.words) > 0
+           AND NOT EXISTS (SELECT 1 FROM appended WHERE appended.conversation_id = piece.conversation_id)"
     ))
-    .bind::<SqlUuid, _>(conversation)
-    .bind::<Text, _>(piece)
+    .bind::<Array<SqlUuid>, _>(conversation_ids)
+    .bind::<Array<Text>, _>(pieces)
     .bind::<Integer, _>(SEARCH_PART_BYTES)
     .execute(conn)
     .await?;

@@ -13,6 +13,7 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use serde::Serialize;
 
 use super::DbError;
+use crate::auth::username;
 
 /// The migrations of `migrations/`, oldest first.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -29,15 +30,50 @@ mod bookkeeping {
 
 type HarnessConnection = AsyncConnectionWrapper<AsyncPgConnection>;
 
-/// Applies every pending migration; returns the names of those applied now.
+/// Applies every pending migration, then keys the usernames that need it; returns the
+/// names of the migrations applied now.
 pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbError> {
     with_harness(database_url, |conn| {
-        let versions = conn
+        let versions: Vec<String> = conn
             .run_pending_migrations(MIGRATIONS)
-            .map_err(DbError::Migration)?;
-        names_of(versions.iter().map(ToString::to_string))
+            .map_err(DbError::Migration)?
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        rekey_usernames(conn)?;
+        names_of(versions.into_iter())
     })
     .await
+}
+
+/// Gives every user whose stored `username_key` is not [`username::key`] of their name
+/// that key: the rows the migration that made the column keyed with PostgreSQL's
+/// `lower()` (which differs outside ASCII). A key another user holds is left, with a
+/// warning: that pair of names was one name before too.
+fn rekey_usernames(conn: &mut HarnessConnection) -> Result<(), DbError> {
+    use super::schema::users;
+    let rows: Vec<(uuid::Uuid, String, String)> = diesel::RunQueryDsl::load(
+        users::table.select((users::id, users::username, users::username_key)),
+        conn,
+    )?;
+    for (id, name, stored) in rows {
+        let key = username::key(&name);
+        if key == stored {
+            continue;
+        }
+        let update = diesel::update(users::table.find(id)).set(users::username_key.eq(&key));
+        match diesel::RunQueryDsl::execute(update, conn) {
+            Ok(_) => {}
+            Err(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::UniqueViolation,
+                _,
+            )) => {
+                tracing::warn!(username = %name, "a username's key is another user's; it keeps the key PostgreSQL's lower() gave it");
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
 }
 
 /// Reverts every applied migration, newest first; returns the names reverted.
@@ -167,6 +203,37 @@ mod tests {
             .iter()
             .map(|migration| migration.name().to_string())
             .collect()
+    }
+
+    #[tokio::test]
+    async fn usernames_keyed_by_sql_get_bors_key_once_migrations_have_run() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.connect().await;
+        // As the migration that made the column keys a row: lower() of the C locale
+        // leaves letters outside ASCII as they are.
+        diesel::sql_query(
+            "INSERT INTO users (id, username, username_key, display_name, role)
+             VALUES (gen_random_uuid(), 'ÄRGER', 'Ärger', 'x', 'member'),
+                    (gen_random_uuid(), 'bob', 'bob', 'x', 'member')",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(
+            run_migrations(db.url()).await.unwrap(),
+            Vec::<String>::new()
+        );
+        let keys: Vec<String> = crate::db::schema::users::table
+            .select(crate::db::schema::users::username_key)
+            .order(crate::db::schema::users::username_key)
+            .load(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(keys, ["bob", "ärger"]);
+        let found = crate::db::users::find_by_username(&mut conn, "ärger")
+            .await
+            .unwrap();
+        assert_eq!(found.map(|user| user.username).as_deref(), Some("ÄRGER"));
     }
 
     #[tokio::test]

@@ -17,6 +17,7 @@ diesel::table! {
         key_sha256 -> Text,
         created_at -> Timestamptz,
         last_used_at -> Nullable<Timestamptz>,
+        expires_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -183,6 +184,7 @@ diesel::table! {
         disabled -> Bool,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        username_key -> Text,
     }
 }
 

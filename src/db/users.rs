@@ -9,11 +9,8 @@ use uuid::Uuid;
 
 use super::DbError;
 
-diesel::define_sql_function! {
-    /// PostgreSQL's `lower`, as the unique index on usernames uses it.
-    fn lower(text: diesel::sql_types::Text) -> diesel::sql_types::Text;
-}
 use super::schema::users;
+use crate::auth::username;
 
 /// What a user may do: an admin also manages documents and people.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -67,11 +64,32 @@ impl UserRow {
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = users)]
 pub struct NewUser<'a> {
-    pub id: Uuid,
-    pub username: &'a str,
-    pub display_name: &'a str,
-    pub password_hash: Option<&'a str>,
-    pub role: &'a str,
+    id: Uuid,
+    username: &'a str,
+    /// [`username::key`] of `username`, which the unique index holds.
+    username_key: String,
+    display_name: &'a str,
+    password_hash: Option<&'a str>,
+    role: &'a str,
+}
+
+impl<'a> NewUser<'a> {
+    /// A new user (with a new id) named `username`.
+    pub fn new(
+        username: &'a str,
+        display_name: &'a str,
+        password_hash: Option<&'a str>,
+        role: Role,
+    ) -> NewUser<'a> {
+        NewUser {
+            id: Uuid::new_v4(),
+            username,
+            username_key: username::key(username),
+            display_name,
+            password_hash,
+            role: role.as_str(),
+        }
+    }
 }
 
 /// What an admin may change about a user; `None` leaves it as it is.
@@ -119,13 +137,13 @@ pub async fn find(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<UserR
         .map_err(DbError::from)
 }
 
-/// The user of `username`, in any case.
+/// The user of `name`, in any case (by [`username::key`]).
 pub async fn find_by_username(
     conn: &mut AsyncPgConnection,
-    username: &str,
+    name: &str,
 ) -> Result<Option<UserRow>, DbError> {
     users::table
-        .filter(lower(users::username).eq(lower(username)))
+        .filter(users::username_key.eq(username::key(name)))
         .select(UserRow::as_select())
         .get_result(conn)
         .await

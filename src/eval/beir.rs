@@ -1,6 +1,7 @@
-//! A test collection in the BEIR layout (SPEC §16): `corpus.jsonl` (`{"_id", "title",
-//! "text"}` a line), `queries.jsonl` (`{"_id", "text"}`) and the judgements
-//! `qrels/test.tsv` (a header line, then `query-id corpus-id score`, tab-separated),
+//! A test collection in the BEIR layout (docs/RETRIEVAL.md, "Measuring it"):
+//! `corpus.jsonl` (`{"_id", "title", "text"}` a line), `queries.jsonl` (`{"_id",
+//! "text"}`) and the judgements `qrels/test.tsv` (a header line, then `query-id
+//! corpus-id score`, tab-separated),
 //! `qrels/train.tsv` when there is no test split, or a file named by `--qrels`. Other
 //! fields (`metadata`) are ignored.
 

@@ -210,10 +210,14 @@ pub struct TurnsHealth {
 pub struct LogHealth {
     /// Rows waiting to be written.
     pub queued: usize,
+    /// New turns are refused (503 `busy`) while this many rows or more wait
+    /// (`BOR_LOG_QUEUE_ROWS`).
+    pub high_water: usize,
     pub written: u64,
     /// Write attempts that failed (each is retried).
     pub failed_writes: u64,
-    /// Rows given up because the queue was full.
+    /// Rows given up because the queue was full: only after an outage longer than the
+    /// queue lasts.
     pub dropped: u64,
     /// Rows given up because the database refused them (the log names their turns).
     pub refused: u64,
@@ -264,6 +268,7 @@ pub async fn report(state: &AppState) -> HealthReport {
         },
         log: stats.map(|stats| LogHealth {
             queued: stats.queued,
+            high_water: state.log_backlog.high_water(),
             written: stats.written,
             failed_writes: stats.failed_writes,
             dropped: stats.dropped,

@@ -81,6 +81,9 @@ pub async fn read_json_body<T: RequestBody>(
 /// for a [`RequestBody::IS_ARRAY`] type), is `invalid_json`; an object that does not fit `T` is refused as `T` says, with the
 /// path of the value at fault (`history[2].role: unknown variant …`).
 pub fn parse_json_body<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
+    if super::nul::holds_nul(bytes) {
+        return Err(ApiError::NulCharacter("the body"));
+    }
     // Every body is an object (or an array): serde would also fill a struct from an
     // array of its fields in order.
     let (opening, shape) = if T::IS_ARRAY {
@@ -162,6 +165,25 @@ mod tests {
     fn refusal(body: &str) -> (&'static str, String) {
         let error = parse_json_body::<Probe>(body.as_bytes()).unwrap_err();
         (error.code(), error.to_string())
+    }
+
+    #[test]
+    fn u0000_anywhere_in_a_body_is_invalid_text() {
+        for body in [
+            r#"{"items": [], "name": "a\u0000b"}"#,
+            r#"{"items": [], "name": "\u0000"}"#,
+            r#"{"items": [], "a\u0000": 1}"#,
+            r#"{"items": [], "name": "\\\u0000"}"#,
+            r#"{"items": [], "name": "\u00001"}"#,
+            "{\"items\": [], \"name\": \"a\0b\"}",
+        ] {
+            let (code, message) = refusal(body);
+            assert_eq!(code, "invalid_text", "{body}");
+            assert_eq!(message, "U+0000 (NUL) is not accepted in the body");
+        }
+        let text: Probe = parse_json_body(br#"{"name": "\\u0000 is how JSON writes it"}"#)
+            .expect("a backslash and text are no NUL");
+        assert!(text.items.is_empty());
     }
 
     #[test]

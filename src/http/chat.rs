@@ -11,14 +11,12 @@ use utoipa::ToSchema;
 
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use super::question::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use super::turn::{event_stream, frame_event, refuse_when_stopping, start_turn};
 use crate::auth::Caller;
-use crate::conversations::{self, HISTORY_LIMIT};
+use crate::conversations;
 use crate::state::AppState;
 use uuid::Uuid;
-
-/// Largest accepted request body.
-pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// The body of `POST /api/chat`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -60,19 +58,6 @@ impl RequestBody for ChatRequestBody {
             _ => ApiError::InvalidJson(message),
         }
     }
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct HistoryEntry {
-    pub role: HistoryRole,
-    pub content: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum HistoryRole {
-    User,
-    Assistant,
 }
 
 /// One chat turn, answered as a stream of Server-Sent Events.
@@ -158,23 +143,8 @@ pub enum History {
     None,
 }
 
-/// A question trimmed: refused when empty or longer than `max_message_chars` Unicode
-/// scalar values (a chat message and a search query alike).
-pub fn checked_question(message: &str, max_message_chars: usize) -> Result<&str, ApiError> {
-    let question = message.trim();
-    if question.is_empty() {
-        return Err(ApiError::EmptyMessage);
-    }
-    if question.chars().count() > max_message_chars {
-        return Err(ApiError::MessageTooLong {
-            max: max_message_chars,
-        });
-    }
-    Ok(question)
-}
-
 /// Checks what the body's type cannot: the message is not empty and not too long
-/// (see [`checked_question`]), the history holds at most [`HISTORY_LIMIT`]
+/// (see [`checked_question`]), the history holds at most [`HISTORY_LIMIT`](conversations::HISTORY_LIMIT)
 /// entries, and a conversation is not named together with a history.
 pub fn parse_chat_input(
     body: ChatRequestBody,
@@ -203,24 +173,6 @@ pub fn parse_chat_input(
         question,
         history: History::Given(history_messages(entries)?),
     })
-}
-
-/// A `history` a request sent (on `/api/chat` and `/api/search`), as messages: at most
-/// [`HISTORY_LIMIT`] entries.
-pub fn history_messages(entries: Vec<HistoryEntry>) -> Result<Vec<ChatMessage>, ApiError> {
-    if entries.len() > HISTORY_LIMIT {
-        return Err(ApiError::InvalidHistory(format!(
-            "`history` holds {} entries; at most {HISTORY_LIMIT} are allowed",
-            entries.len()
-        )));
-    }
-    Ok(entries
-        .into_iter()
-        .map(|entry| match entry.role {
-            HistoryRole::User => ChatMessage::user(entry.content),
-            HistoryRole::Assistant => ChatMessage::assistant(entry.content),
-        })
-        .collect())
 }
 
 #[cfg(test)]

@@ -24,6 +24,10 @@ pub enum ApiError {
     InvalidTitle(String),
     #[error("{0}")]
     InvalidFormat(String),
+    /// U+0000 in a body's text, the path or the query: PostgreSQL stores no such
+    /// character, and no name or text of bor's holds one.
+    #[error("U+0000 (NUL) is not accepted in {0}")]
+    NulCharacter(&'static str),
     #[error("the message is empty")]
     EmptyMessage,
     #[error("the message is longer than {max} characters")]
@@ -154,6 +158,7 @@ impl ApiError {
             Self::InvalidConversation(_) => ("invalid_conversation", StatusCode::BAD_REQUEST),
             Self::InvalidTitle(_) => ("invalid_title", StatusCode::BAD_REQUEST),
             Self::InvalidFormat(_) => ("invalid_format", StatusCode::BAD_REQUEST),
+            Self::NulCharacter(_) => ("invalid_text", StatusCode::BAD_REQUEST),
             Self::EmptyMessage => ("empty_message", StatusCode::BAD_REQUEST),
             Self::MessageTooLong { .. } => ("message_too_long", StatusCode::BAD_REQUEST),
             Self::UnsupportedMediaType => {
@@ -312,6 +317,7 @@ pub(crate) mod tests {
             (ApiError::NotWritable("x".into()), 403, "forbidden"),
             (ApiError::UnknownName("x".into()), 400, "unknown_name"),
             (ApiError::InvalidFormat("x".into()), 400, "invalid_format"),
+            (ApiError::NulCharacter("the body"), 400, "invalid_text"),
             (ApiError::MessageTooLong { max: 5 }, 400, "message_too_long"),
             (
                 ApiError::UnsupportedMediaType,
@@ -399,9 +405,10 @@ pub(crate) mod tests {
                 ApiError::BuiltIn(_) => 30,
                 ApiError::UnknownName(_) => 31,
                 ApiError::NotWritable(_) => 32,
+                ApiError::NulCharacter(_) => 33,
             })
             .collect();
-        assert_eq!(listed, (0..=32).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=33).collect(), "every variant is listed once");
         cases
     }
 

@@ -1,16 +1,20 @@
 //! API keys for scripts and OpenAI clients (docs/PROTOCOL.md, "Accounts"): the caller's
-//! own, listed, made (the key shown once) and revoked.
+//! own, listed, made (the key shown once, with an optional expiry) and revoked; and
+//! anyone's, listed and revoked by an admin.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::admin::Admin;
 use super::auth::MAX_AUTH_BODY_BYTES;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::{Caller, Via, secret};
 use crate::db::api_keys::{self, ApiKeySummary, NewApiKey};
+use crate::db::users;
 use crate::state::AppState;
 
 /// Characters a key's name has at most.
@@ -50,6 +54,8 @@ pub async fn list(caller: Caller, state: web::Data<AppState>) -> Result<HttpResp
 pub struct NewKeyBody {
     /// What the key is for (1 to 100 characters).
     name: String,
+    /// When the key stops working (RFC 3339, in the future); absent: never.
+    expires_at: Option<DateTime<Utc>>,
 }
 
 impl RequestBody for NewKeyBody {}
@@ -61,15 +67,18 @@ pub struct NewKey {
     name: String,
     /// `bor_…`, for `Authorization: Bearer`.
     key: String,
+    /// When the key stops working; `null`: never.
+    expires_at: Option<DateTime<Utc>>,
 }
 
-/// `POST /api/keys` `{"name"}`: 201 `{"id","name","key"}`.
+/// `POST /api/keys` `{"name","expires_at"?}`: 201 `{"id","name","key","expires_at"}`;
+/// past `expires_at` the key answers 401.
 #[utoipa::path(
     tag = "accounts",
     request_body = NewKeyBody,
     responses(
         (status = 201, description = "made; the key is shown this once", body = NewKey),
-        (status = 400, description = "`invalid_json`, or `invalid_name`: empty or over 100 characters", body = ErrorBody),
+        (status = 400, description = "`invalid_json` (an `expires_at` that is not a time in the future), or `invalid_name`: empty or over 100 characters", body = ErrorBody),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden_origin`: from another site", body = ErrorBody),
     )
@@ -95,6 +104,14 @@ pub async fn create(
             "a key's name has 1 to {MAX_KEY_NAME_CHARS} characters"
         )));
     }
+    if body
+        .expires_at
+        .is_some_and(|expires_at| expires_at <= Utc::now())
+    {
+        return Err(ApiError::InvalidJson(
+            "expires_at: a key's expiry must be in the future".to_owned(),
+        ));
+    }
     let issued = secret::new_api_key()
         .map_err(|error| ApiError::internal("making an API key", error.to_string()))?;
     let new = NewApiKey {
@@ -103,6 +120,7 @@ pub async fn create(
         name,
         prefix: secret::visible_prefix(&issued.token),
         key_sha256: &issued.sha256,
+        expires_at: body.expires_at,
     };
     let mut conn = state.pool.get().await?;
     api_keys::insert(&mut conn, &new).await?;
@@ -113,6 +131,7 @@ pub async fn create(
         id: new.id,
         name: name.to_owned(),
         key: issued.token,
+        expires_at: body.expires_at,
     }))
 }
 
@@ -135,12 +154,82 @@ pub async fn revoke(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let owner = key_owner(&caller)?;
+    revoke_key_of(&state, owner, &id).await
+}
+
+/// Revokes key `key_id` (as the path gives it) of `owner`: 204, else 404.
+async fn revoke_key_of(
+    state: &AppState,
+    owner: Uuid,
+    key_id: &str,
+) -> Result<HttpResponse, ApiError> {
     let not_found = || ApiError::NotFound("no such key".to_owned());
-    let id = Uuid::parse_str(&id).map_err(|_| not_found())?;
+    let id = Uuid::parse_str(key_id).map_err(|_| not_found())?;
     let mut conn = state.pool.get().await?;
     if !api_keys::delete_of_user(&mut conn, id, owner).await? {
         return Err(not_found());
     }
     state.accounts.cache.forget_key(id);
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// The user the path names, when they exist.
+async fn existing_user(state: &AppState, id: &str) -> Result<Uuid, ApiError> {
+    let not_found = || ApiError::NotFound("no such user".to_owned());
+    let id = Uuid::parse_str(id).map_err(|_| not_found())?;
+    let mut conn = state.pool.get().await?;
+    users::find(&mut conn, id).await?.ok_or_else(not_found)?;
+    Ok(id)
+}
+
+/// `GET /api/admin/users/{id}/keys`: that person's keys, newest first, with when each
+/// was last used (never the keys themselves).
+#[utoipa::path(
+    tag = "accounts",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, description = "the user's id")),
+    responses(
+        (status = 200, description = "the user's keys", body = KeyList),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such user", body = ErrorBody),
+    )
+)]
+#[get("/api/admin/users/{id}/keys")]
+pub async fn list_of_user(
+    _: Admin,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let owner = existing_user(&state, &id).await?;
+    let mut conn = state.pool.get().await?;
+    let keys = api_keys::of_user(&mut conn, owner).await?;
+    Ok(HttpResponse::Ok().json(KeyList { keys }))
+}
+
+/// `DELETE /api/admin/users/{id}/keys/{key_id}`: 204; the key answers 401 at once, on
+/// every instance.
+#[utoipa::path(
+    tag = "accounts",
+    security(("admin_token" = [])),
+    params(
+        ("id" = String, Path, description = "the user's id"),
+        ("key_id" = String, Path, description = "the key's id"),
+    ),
+    responses(
+        (status = 204, description = "revoked"),
+        (status = 401, description = "`unauthorized`", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin; `forbidden_origin`", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such user, or no such key of theirs", body = ErrorBody),
+    )
+)]
+#[delete("/api/admin/users/{id}/keys/{key_id}")]
+pub async fn revoke_of_user(
+    _: Admin,
+    path: web::Path<(String, String)>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, key_id) = path.into_inner();
+    let owner = existing_user(&state, &id).await?;
+    revoke_key_of(&state, owner, &key_id).await
 }

@@ -11,15 +11,17 @@ mod conversations;
 pub mod documents;
 pub mod error;
 mod from_url;
-mod groups;
+pub(crate) mod groups;
 mod health;
 mod host;
 mod keys;
 mod metrics;
+mod nul;
 mod oidc;
 pub mod openai;
 mod openapi;
 pub(crate) mod protocol;
+mod question;
 mod request_id;
 mod search;
 mod static_files;
@@ -35,6 +37,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 pub use admin::Admin;
 pub use error::ApiError;
 pub use host::{AllowedHosts, allowed_host};
+pub use nul::refuse_nul;
 pub use openapi::{ApiDescription, api_description};
 pub use protocol::{head_as_get, security_headers};
 pub use request_id::{REQUEST_ID, request_id};
@@ -61,6 +64,8 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(keys::list)
         .service(keys::create)
         .service(keys::revoke)
+        .service(keys::list_of_user)
+        .service(keys::revoke_of_user)
         .service(users::list)
         .service(users::create)
         .service(users::update)
@@ -112,6 +117,9 @@ async fn not_found(request: HttpRequest) -> HttpResponse {
 pub(crate) fn refusal(path: &str, error: ApiError) -> HttpResponse {
     if path.starts_with("/v1/") {
         openai::OpenAiError::from(error).error_response()
+    } else if path == oidc::CALLBACK_PATH {
+        // A browser that comes back from the identity provider reads a page.
+        oidc::refused(error.status_code(), &error.public_message())
     } else {
         error.error_response()
     }

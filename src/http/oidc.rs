@@ -25,7 +25,7 @@ const BROWSER_COOKIE: &str = "bor_oidc";
 /// Where [`BROWSER_COOKIE`] is sent.
 const BROWSER_COOKIE_PATH: &str = "/api/auth/oidc";
 /// The callback, as registered at the provider (after `BOR_PUBLIC_URL`).
-const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
+pub(super) const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
 /// How long a person has between the start and the callback.
 const LOGIN_WINDOW: TimeDelta = TimeDelta::minutes(10);
 /// Random bytes of the browser cookie.
@@ -210,10 +210,11 @@ pub async fn callback(
             .as_ref()
             .map(|groups| groups.contains(admin_group))
     });
+    let usernames: Vec<&str> = verified.usernames.iter().map(String::as_str).collect();
     let identity = Identity {
         issuer: &verified.issuer,
         subject: &verified.subject,
-        username: &verified.username,
+        usernames: &usernames,
         display_name: &verified.display_name,
         groups: verified.groups.as_deref(),
         admin,
@@ -221,6 +222,14 @@ pub async fn callback(
     let user = match external::sign_in(&state.pool, &state.accounts.cache, &identity).await {
         Ok(user) => user,
         Err(ExternalError::Disabled) => return Ok(disabled()),
+        Err(error @ ExternalError::UnfitName(_)) => {
+            return Ok(refused(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "The identity provider gives no name bor can take: {error}. Ask an admin."
+                ),
+            ));
+        }
         Err(ExternalError::Db(error)) => return Err(error.into()),
     };
     if identity.groups.is_some() {
@@ -300,7 +309,7 @@ fn disabled() -> HttpResponse {
 /// The page of a refused sign-in: `reason` and a link back to the login page. The
 /// `bor_oidc` cookie stays: a wrong callback must not end a sign-in of this browser
 /// that is still under way (it expires with [`LOGIN_WINDOW`]).
-fn refused(status: StatusCode, reason: &str) -> HttpResponse {
+pub(super) fn refused(status: StatusCode, reason: &str) -> HttpResponse {
     let page = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

@@ -4,21 +4,20 @@
 //! tool to see why an answer missed.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use bor_actors::knowledge::{ChunkHit, searched_query};
 use bor_actors::llm::LlmClient;
 use bor_actors::record::snippet_of;
-use bor_actors::rerank::{self, order_by_score};
+use bor_actors::rerank::order_by_score;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::body::{RequestBody, read_json_body};
-use super::chat::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use super::error::{ApiError, ErrorBody};
+use super::question::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use crate::auth::Caller;
-use crate::knowledge::rerank::rerank_scores;
+use crate::knowledge::search::{RerankOutcome, SearchError, SearchOutcome, SearchQuery};
 use crate::knowledge::{RANKED_PER_SIGNAL, RankedChunk};
 use crate::state::AppState;
 
@@ -192,54 +191,42 @@ pub async fn search(
         .scope(body.collections.as_deref())
         .map_err(|unknown| super::collections::no_collection(&unknown.0))?;
 
-    let started = Instant::now();
-    let embedding = LlmClient::new(state.llm.clone())
-        .embed(vec![query.clone()], |_, _| {})
-        .await
-        .map_err(ApiError::embedding)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            ApiError::unavailable("embedding the query", "the response held no vector")
-        })?;
-    let embedding_ms = started.elapsed().as_secs_f64() * 1e3;
-    let started = Instant::now();
-    let candidates = rerank::retrieved(state.turn.rerank, top_k);
-    let (rankings, retrieval) = state
+    let llm = LlmClient::new(state.llm.clone());
+    let query = SearchQuery {
+        text: query,
+        keep: top_k,
+        scope,
+    };
+    let outcome = state
         .library
-        .search(
-            query.clone(),
-            embedding,
-            RANKED_PER_SIGNAL.max(candidates),
-            candidates,
-            scope,
-        )
-        .await?;
-    let retrieval_ms = started.elapsed().as_secs_f64() * 1e3;
-
-    let (retrieval, reranked, rerank_error, rerank_ms) = match rerank::to_ask(
-        state.turn.rerank,
-        &retrieval,
-    ) {
-        None => (retrieval.top(top_k), HashMap::new(), None, None),
-        Some(settings) => {
-            let started = Instant::now();
-            let llm = LlmClient::new(state.llm.clone());
-            let scored = rerank_scores(&llm, settings, &query, &retrieval.hits).await;
-            let rerank_ms = Some(started.elapsed().as_secs_f64() * 1e3);
-            match scored {
-                Ok(scores) => {
-                    let places = rerank_places(&retrieval.hits, &scores);
-                    (retrieval.reranked(&scores, top_k), places, None, rerank_ms)
-                }
-                Err(failure) => {
-                    tracing::warn!(error = %bor_actors::error_chain(&failure), "re-ranking failed; the fused order is used");
-                    let why = Some(failure.to_string());
-                    (retrieval.top(top_k), HashMap::new(), why, rerank_ms)
-                }
+        .measured_search(&llm, state.turn.rerank, query.clone())
+        .await
+        .map_err(|error| match error {
+            SearchError::Embedding(error) => ApiError::embedding(error),
+            SearchError::NoVector => {
+                ApiError::unavailable("embedding the query", "the response held no vector")
             }
+            SearchError::Database(error) => error.into(),
+        })?;
+    let rerank_ms = outcome.rerank.ms();
+    let SearchOutcome {
+        rankings,
+        retrieval,
+        rerank,
+        embedding_ms,
+        retrieval_ms,
+    } = outcome;
+    let (reranked, rerank_error) = match rerank {
+        RerankOutcome::NotAsked => (HashMap::new(), None),
+        RerankOutcome::Scored {
+            candidates, scores, ..
+        } => (rerank_places(&candidates, &scores), None),
+        RerankOutcome::Failed { failure, .. } => {
+            tracing::warn!(error = %bor_actors::error_chain(&failure), "re-ranking failed; the fused order is used");
+            (HashMap::new(), Some(failure.to_string()))
         }
     };
+    let query = query.text;
 
     let (vector, full_text, fused) = (
         places(&rankings.by_cosine),

@@ -12,6 +12,7 @@ use actix_web::http::header;
 use actix_web::{CustomizeResponder, Responder};
 use actix_web_lab::sse;
 use bor_actors::llm::LlmActor;
+use bor_actors::metrics::metrics;
 use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
@@ -54,17 +55,26 @@ pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
 
 /// Takes a turn slot and starts the turn, which sees the collections of `scope` only
 /// (`None`: all; see [`Readable::scope`](crate::auth::Readable::scope)). Refused with
-/// 503 `busy` when every slot is taken and 503 `unavailable` while the service stops;
-/// the slot is free again when the turn's actor stops.
+/// 503 `busy` when every slot is taken or when the rows waiting to be written have
+/// reached their mark (`BOR_LOG_QUEUE_ROWS`: a turn that cannot be kept is not started),
+/// and 503 `unavailable` while the service stops; the slot is free again when the
+/// turn's actor stops.
 pub fn start_turn(
     state: &AppState,
     spec: TurnSpec,
     scope: Option<CollectionFilter>,
 ) -> Result<StartedTurn, ApiError> {
     refuse_when_stopping(state)?;
+    if state.log_backlog.is_full() {
+        metrics().count_refused_turn("log_backlog");
+        return Err(ApiError::Busy);
+    }
     let slot = Arc::clone(&state.turn_slots)
         .try_acquire_owned()
-        .map_err(|_| ApiError::Busy)?;
+        .map_err(|_| {
+            metrics().count_refused_turn("slots");
+            ApiError::Busy
+        })?;
     // Checked again with the slot held: a stop that began meanwhile either waits for
     // this turn or is seen here.
     refuse_when_stopping(state)?;

@@ -108,7 +108,9 @@ pub async fn upload(
                 .ok_or_else(|| {
                     ApiError::InvalidCollection("the collection name is too long".to_owned())
                 })?;
-            named = Some(String::from_utf8_lossy(&bytes).trim().to_owned());
+            let name = String::from_utf8_lossy(&bytes).trim().to_owned();
+            super::nul::check_text(&name, "the collection field")?;
+            named = Some(name);
             continue;
         }
         if field.name() != Some("file") {

@@ -12,27 +12,23 @@ use super::admin::Admin;
 use super::auth::MAX_AUTH_BODY_BYTES;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
-use crate::auth::AdminUserView;
 use crate::auth::password::{check_new_password, generate_password, hash_password};
+use crate::auth::{AdminUserView, revoke_credentials, username};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
-use crate::db::{DbError, groups, sessions};
+use crate::db::{DbError, groups};
 use crate::state::AppState;
 
-/// Characters a username or display name has at most.
+/// Characters a display name has at most.
 pub const MAX_NAME_CHARS: usize = 64;
 
-/// The username rule: 1 to 64 letters, digits, `.`, `_`, `-` or `@`.
-pub fn check_username(username: &str) -> Result<(), ApiError> {
-    let fits = !username.is_empty()
-        && username.chars().count() <= MAX_NAME_CHARS
-        && username
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'));
-    if fits {
+/// The username rule ([`username::fits`]).
+pub fn check_username(name: &str) -> Result<(), ApiError> {
+    if username::fits(name) {
         Ok(())
     } else {
         Err(ApiError::InvalidUsername(format!(
-            "a username has 1 to {MAX_NAME_CHARS} letters, digits, '.', '_', '-' or '@'"
+            "a username has {}",
+            username::RULE
         )))
     }
 }
@@ -131,13 +127,7 @@ pub async fn create_user(
         .await
         .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?
         .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
-    let new = NewUser {
-        id: Uuid::new_v4(),
-        username,
-        display_name,
-        password_hash: Some(&hash),
-        role: role.as_str(),
-    };
+    let new = NewUser::new(username, display_name, Some(&hash), role);
     let row = users::insert(conn, &new)
         .await?
         .ok_or(ApiError::UsernameTaken)?;
@@ -200,7 +190,8 @@ impl RequestBody for UserPatchBody {}
 
 /// A change to a user that may leave bor without an admin.
 enum Change<'a> {
-    Update(&'a UserChanges),
+    /// The changes, and whether they end the user's sessions and revoke their keys.
+    Update(&'a UserChanges, bool),
     Delete,
 }
 
@@ -231,7 +222,13 @@ async fn guarded(
                 return Ok(Guarded::LastAdmin);
             }
             Ok(Guarded::Done(match change {
-                Change::Update(changes) => users::update(conn, id, changes).await?,
+                Change::Update(changes, revoke) => {
+                    let row = users::update(conn, id, changes).await?;
+                    if revoke {
+                        revoke_credentials(conn, id).await?;
+                    }
+                    row
+                }
                 Change::Delete => {
                     users::delete(conn, id).await?;
                     None
@@ -251,8 +248,9 @@ fn user_id(id: &str) -> Result<Uuid, ApiError> {
 }
 
 /// `PATCH /api/admin/users/{id}` (`role`, `disabled`, `password`, `display_name`): the
-/// user as they are now. A disabled user's sessions and keys answer 401 at once; a new
-/// password ends the user's sessions.
+/// user as they are now. Disabling them or a new password ends their sessions and
+/// revokes their keys for good, at once on every instance (re-enabling brings none
+/// back).
 #[utoipa::path(
     tag = "accounts",
     security(("admin_token" = [])),
@@ -303,18 +301,16 @@ pub async fn update(
         role: body.role.map(|role| role.as_str().to_owned()),
         disabled: body.disabled,
     };
-    let new_password = changes.password_hash.is_some();
+    let revoke = changes.password_hash.is_some() || body.disabled == Some(true);
     let demoted = body.role.is_some_and(|role| role != Role::Admin);
     let keeps_admin = !demoted && body.disabled != Some(true);
     let mut conn = state.pool.get().await?;
-    let row = guarded(&mut conn, id, keeps_admin, Change::Update(&changes))
+    let row = guarded(&mut conn, id, keeps_admin, Change::Update(&changes, revoke))
         .await?
         .ok_or_else(|| ApiError::NotFound("no such user".to_owned()))?;
     state.accounts.cache.remember_user(&row);
-    if new_password {
-        // A new password ends the sessions signed in with the old one.
-        sessions::delete_for_user(&mut conn, id, None).await?;
-        state.accounts.cache.forget_sessions_of(id, None);
+    if revoke {
+        state.accounts.cache.forget_credentials_of(id);
     }
     Ok(HttpResponse::Ok().json(AdminUserView::from(&row)))
 }

@@ -14,7 +14,7 @@ use futures_util::TryStreamExt;
 
 use super::full_text::{FullTextIndex, searchable_text};
 use super::index::{ChunkVector, CollectionFilter, IndexStats, MIN_CANDIDATES, VectorIndex};
-use super::retrieval::{self, Rankings};
+use super::retrieval::{self, Memory, Rankings};
 use super::store::{ChunkStore, StoredChunk};
 use crate::db::chunks::{self, IndexedChunk};
 use crate::db::{DbError, DbPool};
@@ -23,22 +23,13 @@ use crate::db::{DbError, DbPool};
 /// takes well under a tenth of a millisecond; larger ones go to a blocking thread.
 const INLINE_SEARCH_ROWS: usize = 4 * MIN_CANDIDATES;
 
-/// One consistent copy of the knowledge base.
-pub struct Memory {
-    pub vectors: VectorIndex,
-    pub chunks: ChunkStore,
-    /// Updated through `&self` (it has a writer of its own), so outside the lock.
-    pub text: Arc<FullTextIndex>,
-}
-
-impl Memory {
-    fn new(dimension: Option<usize>) -> Result<Memory, DbError> {
-        Ok(Memory {
-            vectors: VectorIndex::new(dimension),
-            chunks: ChunkStore::default(),
-            text: Arc::new(FullTextIndex::new().map_err(full_text_error)?),
-        })
-    }
+/// An empty copy of the knowledge base for vectors of `dimension`.
+fn empty_memory(dimension: Option<usize>) -> Result<Memory, DbError> {
+    Ok(Memory {
+        vectors: VectorIndex::new(dimension),
+        chunks: ChunkStore::default(),
+        text: Arc::new(FullTextIndex::new().map_err(full_text_error)?),
+    })
 }
 
 /// Bytes of the in-memory knowledge base, by part.
@@ -296,13 +287,13 @@ async fn read_all(pool: &DbPool, dimension: Option<usize>) -> Result<Memory, DbE
     let mut conn = pool.get().await?;
     let counts = chunks::dimension_counts(&mut conn).await?;
     let Some(dimension) = dimension.or_else(|| counts.first().map(|(d, _)| *d)) else {
-        return Memory::new(None);
+        return empty_memory(None);
     };
     let rows = counts
         .iter()
         .find(|(d, _)| *d == dimension)
         .map_or(0, |(_, n)| usize::try_from(*n).unwrap_or(0));
-    let mut memory = Memory::new(Some(dimension))?;
+    let mut memory = empty_memory(Some(dimension))?;
     memory.vectors = VectorIndex::with_capacity(dimension, rows);
     let mut stream = chunks::stream_indexed(&mut conn).await?;
     while let Some(mut row) = stream.try_next().await? {

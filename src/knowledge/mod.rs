@@ -18,6 +18,7 @@ mod live_index;
 pub mod notify;
 pub mod rerank;
 mod retrieval;
+pub mod search;
 mod stop_words;
 mod store;
 pub mod summaries;

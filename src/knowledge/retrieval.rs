@@ -8,12 +8,23 @@
 //! measures each.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bor_actors::knowledge::{ChunkHit, Retrieval};
 
+use super::full_text::FullTextIndex;
 use super::fusion;
-use super::index::{CollectionFilter, normalised};
-use super::live_index::Memory;
+use super::index::{CollectionFilter, VectorIndex, normalised};
+use super::store::ChunkStore;
+
+/// One consistent copy of the knowledge base, as retrieval reads it (the live index
+/// keeps it in step with the database).
+pub struct Memory {
+    pub vectors: VectorIndex,
+    pub chunks: ChunkStore,
+    /// Updated through `&self` (it has a writer of its own), so outside the lock.
+    pub text: Arc<FullTextIndex>,
+}
 
 /// How many chunks each signal ranks for fusion: the top of the cosine ranking and
 /// the top of the full-text ranking.

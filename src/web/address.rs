@@ -1,56 +1,128 @@
-//! Which addresses bor may fetch pages from. Loopback, private, link-local and
-//! unique-local addresses (and the unspecified one, which reaches the machine itself)
-//! are refused unless `BOR_FETCH_ALLOW_PRIVATE=true`. The check runs on every address a
-//! name resolves to, in the resolver the HTTP client connects through, so the address
-//! checked is the address connected to (a name resolving to 127.0.0.1 is refused too).
+//! Which addresses bor may fetch pages from: the special-purpose ranges of IANA's
+//! registries that are not globally reachable (loopback, private, shared, link-local,
+//! unique-local, documentation, benchmarking, reserved, …, one table below) are refused
+//! unless `BOR_FETCH_ALLOW_PRIVATE=true`, and so is an IPv4 address in those ranges
+//! carried inside an IPv6 one (IPv4-mapped, IPv4-compatible, NAT64, 6to4). The check
+//! runs on every address a name resolves to, in the resolver the HTTP client connects
+//! through, so the address checked is the address connected to (a name resolving to
+//! 127.0.0.1 is refused too).
 
 use std::error::Error as StdError;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use futures_util::future::LocalBoxFuture;
+use ipnet::{Ipv4Net, Ipv6Net};
+
+const fn v4(a: u8, b: u8, c: u8, d: u8, prefix: u8) -> Ipv4Net {
+    Ipv4Net::new_assert(Ipv4Addr::new(a, b, c, d), prefix)
+}
+
+const fn v6(segments: [u16; 8], prefix: u8) -> Ipv6Net {
+    let [a, b, c, d, e, f, g, h] = segments;
+    Ipv6Net::new_assert(Ipv6Addr::new(a, b, c, d, e, f, g, h), prefix)
+}
+
+/// The IPv4 ranges refused, with what they are: the blocks of IANA's IPv4
+/// Special-Purpose Address Registry
+/// (<https://www.iana.org/assignments/iana-ipv4-special-registry/>) that are not
+/// globally reachable (192.0.0.0/24 whole: its two global /32s are anycast services,
+/// no web server), and multicast (IANA's multicast registry, 224.0.0.0/4). The first
+/// range that holds an address names it.
+const FORBIDDEN_V4: &[(Ipv4Net, &str)] = &[
+    (v4(0, 0, 0, 0, 8), "unspecified (this host)"),
+    (v4(10, 0, 0, 0, 8), "private"),
+    (v4(100, 64, 0, 0, 10), "private (shared, carrier-grade NAT)"),
+    (v4(127, 0, 0, 0, 8), "loopback"),
+    (v4(169, 254, 0, 0, 16), "link-local"),
+    (v4(172, 16, 0, 0, 12), "private"),
+    (v4(192, 0, 0, 0, 24), "IETF protocol assignment"),
+    (v4(192, 0, 2, 0, 24), "documentation"),
+    (v4(192, 88, 99, 0, 24), "6to4 relay anycast (deprecated)"),
+    (v4(192, 168, 0, 0, 16), "private"),
+    (v4(198, 18, 0, 0, 15), "benchmarking"),
+    (v4(198, 51, 100, 0, 24), "documentation"),
+    (v4(203, 0, 113, 0, 24), "documentation"),
+    (v4(224, 0, 0, 0, 4), "broadcast or multicast"),
+    (v4(255, 255, 255, 255, 32), "broadcast or multicast"),
+    (v4(240, 0, 0, 0, 4), "reserved"),
+];
+
+/// The IPv6 ranges refused, with what they are: the blocks of IANA's IPv6
+/// Special-Purpose Address Registry
+/// (<https://www.iana.org/assignments/iana-ipv6-special-registry/>) that are not
+/// globally reachable (2001::/23 whole: the global blocks inside are anycast, AS112 and
+/// ORCHID identifiers, no web server), and multicast (ff00::/8). The forms that carry
+/// an IPv4 address are judged by it first ([`embedded_v4`]).
+const FORBIDDEN_V6: &[(Ipv6Net, &str)] = &[
+    (v6([0, 0, 0, 0, 0, 0, 0, 0], 128), "unspecified (this host)"),
+    (v6([0, 0, 0, 0, 0, 0, 0, 1], 128), "loopback"),
+    (
+        v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48),
+        "local-use IPv4/IPv6 translation",
+    ),
+    (v6([0x100, 0, 0, 0, 0, 0, 0, 0], 64), "discard-only"),
+    (v6([0x100, 0, 0, 1, 0, 0, 0, 0], 64), "dummy prefix"),
+    (
+        v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 23),
+        "IETF protocol assignment",
+    ),
+    (v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32), "documentation"),
+    (v6([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20), "documentation"),
+    (
+        v6([0x5f00, 0, 0, 0, 0, 0, 0, 0], 16),
+        "segment routing (SRv6) identifier",
+    ),
+    (v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7), "unique-local"),
+    (v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10), "link-local"),
+    (
+        v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8),
+        "broadcast or multicast",
+    ),
+];
+
+/// The IPv6 forms that carry an IPv4 address, which is what they reach.
+const IPV4_MAPPED: Ipv6Net = v6([0, 0, 0, 0, 0, 0xffff, 0, 0], 96);
+const IPV4_COMPATIBLE: Ipv6Net = v6([0, 0, 0, 0, 0, 0, 0, 0], 96);
+const NAT64: Ipv6Net = v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96);
+const SIX_TO_FOUR: Ipv6Net = v6([0x2002, 0, 0, 0, 0, 0, 0, 0], 16);
 
 /// Why an address is not fetched from: the range it lies in.
 pub fn forbidden_range(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(ip) => forbidden_v4(ip),
-        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
-            Some(mapped) => forbidden_v4(mapped),
+        IpAddr::V6(ip) => match embedded_v4(ip) {
+            Some(inner) => forbidden_v4(inner),
             None => forbidden_v6(ip),
         },
     }
 }
 
 fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [first, second, ..] = ip.octets();
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private")
-    } else if ip.is_link_local() {
-        Some("link-local")
-    } else if first == 0 {
-        Some("unspecified (this host)")
-    } else if first == 100 && (64..128).contains(&second) {
-        Some("private (shared, carrier-grade NAT)")
-    } else if ip.is_broadcast() || ip.is_multicast() {
-        Some("broadcast or multicast")
-    } else {
-        None
-    }
+    FORBIDDEN_V4
+        .iter()
+        .find(|(range, _)| range.contains(&ip))
+        .map(|(_, what)| *what)
 }
 
 fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    let first = ip.segments()[0];
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_unspecified() {
-        Some("unspecified (this host)")
-    } else if first & 0xfe00 == 0xfc00 {
-        Some("unique-local")
-    } else if first & 0xffc0 == 0xfe80 {
-        Some("link-local")
-    } else if ip.is_multicast() {
-        Some("broadcast or multicast")
+    FORBIDDEN_V6
+        .iter()
+        .find(|(range, _)| range.contains(&ip))
+        .map(|(_, what)| *what)
+}
+
+/// The IPv4 address an IPv6 address carries: IPv4-mapped (`::ffff:a.b.c.d`),
+/// IPv4-compatible (`::a.b.c.d`, but `::` and `::1`), NAT64 (`64:ff9b::a.b.c.d`) and
+/// 6to4 (`2002:aabb:ccdd::/48`).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let octets = ip.octets();
+    let last = Ipv4Addr::new(octets[12], octets[13], octets[14], octets[15]);
+    if IPV4_MAPPED.contains(&ip) || NAT64.contains(&ip) {
+        Some(last)
+    } else if IPV4_COMPATIBLE.contains(&ip) {
+        (u32::from(last) > 1).then_some(last)
+    } else if SIX_TO_FOUR.contains(&ip) {
+        Some(Ipv4Addr::new(octets[2], octets[3], octets[4], octets[5]))
     } else {
         None
     }
@@ -156,9 +228,68 @@ mod tests {
             "172.32.0.1",
             "2606:4700::1111",
             "100.128.0.1",
+            "198.20.0.1",
+            "223.255.255.255",
+            "64:ff9b::5db8:d822",
+            "::5db8:d822",
+            "2002:5db8:d822::1",
+            "2001:4860:4860::8888",
         ] {
             let ip: IpAddr = address.parse().unwrap();
             assert_eq!(forbidden_range(ip), None, "{address}");
+        }
+    }
+
+    #[test]
+    fn the_special_purpose_ranges_are_refused() {
+        for (address, range) in [
+            ("100.64.0.1", "private (shared, carrier-grade NAT)"),
+            ("100.127.255.254", "private (shared, carrier-grade NAT)"),
+            ("192.0.0.8", "IETF protocol assignment"),
+            ("192.0.2.1", "documentation"),
+            ("198.18.0.1", "benchmarking"),
+            ("198.19.255.254", "benchmarking"),
+            ("198.51.100.7", "documentation"),
+            ("203.0.113.7", "documentation"),
+            ("192.88.99.1", "6to4 relay anycast (deprecated)"),
+            ("224.0.0.1", "broadcast or multicast"),
+            ("240.0.0.1", "reserved"),
+            ("254.1.2.3", "reserved"),
+            ("255.255.255.255", "broadcast or multicast"),
+            ("64:ff9b:1::1", "local-use IPv4/IPv6 translation"),
+            ("100::1", "discard-only"),
+            ("2001:db8::1", "documentation"),
+            ("2001::1", "IETF protocol assignment"),
+            ("3fff::1", "documentation"),
+            ("5f00::1", "segment routing (SRv6) identifier"),
+            ("ff02::1", "broadcast or multicast"),
+        ] {
+            let ip: IpAddr = address.parse().unwrap();
+            assert_eq!(forbidden_range(ip), Some(range), "{address}");
+        }
+    }
+
+    #[test]
+    fn ipv4_carried_in_ipv6_is_judged_by_the_ipv4_address() {
+        for (address, range) in [
+            // NAT64 (64:ff9b::/96)
+            ("64:ff9b::7f00:1", "loopback"),
+            ("64:ff9b::a9fe:a9fe", "link-local"),
+            ("64:ff9b::10.0.0.1", "private"),
+            // IPv4-compatible (::a.b.c.d)
+            ("::127.0.0.1", "loopback"),
+            ("::a9fe:a9fe", "link-local"),
+            ("::192.168.1.1", "private"),
+            // 6to4 (2002:aabb:ccdd::/48)
+            ("2002:7f00:1::1", "loopback"),
+            ("2002:a9fe:a9fe::", "link-local"),
+            ("2002:c0a8:101:1::1", "private"),
+            ("2002:6440:1::1", "private (shared, carrier-grade NAT)"),
+            // IPv4-mapped (::ffff:a.b.c.d)
+            ("::ffff:198.18.0.1", "benchmarking"),
+        ] {
+            let ip: IpAddr = address.parse().unwrap();
+            assert_eq!(forbidden_range(ip), Some(range), "{address}");
         }
     }
 }

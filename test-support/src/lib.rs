@@ -10,6 +10,7 @@
 
 mod accounts;
 mod admin;
+pub mod load;
 mod logs;
 pub mod oidc;
 mod openai;

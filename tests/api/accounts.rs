@@ -124,6 +124,64 @@ async fn five_failures_for_a_username_then_429_with_retry_after() {
     assert_eq!(app.login("bob", PASSWORD).await.status, 429);
 }
 
+/// `POST /api/auth/login` from the client address `from` (another loopback address
+/// than the one the other requests come from).
+async fn login_from(app: &TestApp, from: &str, username: &str, password: &str) -> Reply {
+    let connector = awc::Connector::new().local_address(from.parse().unwrap());
+    let client = awc::Client::builder().connector(connector).finish();
+    let response = client
+        .post(format!("{}/api/auth/login", app.address))
+        .send_json(&json!({"username": username, "password": password}))
+        .await
+        .unwrap();
+    Reply::read(response).await
+}
+
+#[actix_web::test]
+async fn one_key_for_a_username_in_the_limiter_the_lookup_and_the_unique_index() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("root", Role::Admin).await;
+    app.add_user("iris", Role::Member).await;
+    let admin = cookie(&app.sign_in("root").await);
+    for _ in 0..5 {
+        assert_eq!(app.login("iris", "wrong password!!").await.status, 401);
+    }
+    // From another address, every spelling the account lookup takes for `iris` is
+    // locked too; `İris` (lower case `i̇ris`) is another name, with no account.
+    assert_eq!(
+        login_from(&app, "127.0.0.2", "IRIS", PASSWORD).await.status,
+        429
+    );
+    let dotted = login_from(&app, "127.0.0.2", "İris", PASSWORD).await;
+    assert_eq!(
+        (dotted.status, code(&dotted).as_str()),
+        (401, "invalid_credentials"),
+        "{}",
+        dotted.text()
+    );
+
+    // The unique index holds the same key: `IRIS` is taken, `İris` is not.
+    let make = async |username: &str| {
+        app.call(
+            Method::POST,
+            "/api/admin/users",
+            &admin,
+            Some(json!({"username": username, "role": "member", "password": PASSWORD})),
+        )
+        .await
+    };
+    let taken = make("IRIS").await;
+    assert_eq!(
+        (taken.status, code(&taken).as_str()),
+        (409, "username_taken")
+    );
+    let other = make("İris").await;
+    assert_eq!(other.status, 201, "{}", other.text());
+    let signed_in = login_from(&app, "127.0.0.3", "İRIS", PASSWORD).await;
+    assert_eq!(signed_in.status, 200, "{}", signed_in.text());
+    assert_eq!(signed_in.json()["user"]["username"], "İris");
+}
+
 #[actix_web::test]
 async fn forged_expired_and_revoked_credentials_are_401() {
     let app = TestApp::spawn_with_accounts(&[]).await;
@@ -554,11 +612,200 @@ async fn a_disabled_user_is_refused_at_once_with_session_and_key() {
 }
 
 #[actix_web::test]
+async fn disabling_or_a_new_password_from_an_admin_ends_sessions_and_keys_for_good() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("root", Role::Admin).await;
+    let ann_id = app.add_user("ann", Role::Member).await;
+    let bob_id = app.add_user("bob", Role::Member).await;
+    let admin = cookie(&app.sign_in("root").await);
+
+    // Disabled, then enabled again: nothing comes back.
+    let ann = app.sign_in("ann").await;
+    let (_, ann_key) = app.make_key(&ann, "k").await;
+    let disabled = patch_user(&app, &admin, &ann_id, json!({"disabled": true})).await;
+    assert_eq!(disabled.status, 200, "{}", disabled.text());
+    let enabled = patch_user(&app, &admin, &ann_id, json!({"disabled": false})).await;
+    assert_eq!(enabled.status, 200, "{}", enabled.text());
+    assert_eq!(me(&app, &cookie(&ann)).await.status, 401, "the session");
+    assert_eq!(me(&app, &bearer(&ann_key)).await.status, 401, "the key");
+    let keys = app
+        .call(
+            Method::GET,
+            &format!("/api/admin/users/{ann_id}/keys"),
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(keys.json()["keys"], json!([]), "the key is gone");
+    assert_eq!(app.login("ann", PASSWORD).await.status, 200);
+
+    // An admin's new password.
+    let bob = app.sign_in("bob").await;
+    let (_, bob_key) = app.make_key(&bob, "k").await;
+    let reset = patch_user(
+        &app,
+        &admin,
+        &bob_id,
+        json!({"password": "a new password from the admin"}),
+    )
+    .await;
+    assert_eq!(reset.status, 200, "{}", reset.text());
+    assert_eq!(me(&app, &cookie(&bob)).await.status, 401, "the session");
+    assert_eq!(me(&app, &bearer(&bob_key)).await.status, 401, "the key");
+    assert_eq!(me(&app, &admin).await.status, 200, "other people's stay");
+}
+
+#[actix_web::test]
+async fn a_key_may_expire() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("ann", Role::Member).await;
+    let ann = cookie(&app.sign_in("ann").await);
+    let make = async |expires_at: Value| {
+        app.call(
+            Method::POST,
+            "/api/keys",
+            &ann,
+            Some(json!({"name": "k", "expires_at": expires_at})),
+        )
+        .await
+    };
+
+    for bad in [json!("2020-01-01T00:00:00Z"), json!("tomorrow"), json!(7)] {
+        let refused = make(bad.clone()).await;
+        assert_eq!(
+            (refused.status, code(&refused).as_str()),
+            (400, "invalid_json"),
+            "{bad}"
+        );
+    }
+    let expires_at = chrono::Utc::now() + chrono::TimeDelta::seconds(2);
+    let made = make(json!(expires_at)).await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    let key = made.json()["key"].as_str().unwrap_or_default().to_owned();
+    assert!(made.json()["expires_at"].is_string());
+    let forever = make(Value::Null).await;
+    assert_eq!(forever.json()["expires_at"], Value::Null);
+    let forever_key = forever.json()["key"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    let listed = app.call(Method::GET, "/api/keys", &ann, None).await;
+    let expiries: Vec<bool> = listed.json()["keys"]
+        .as_array()
+        .map(|keys| keys.iter().map(|key| key["expires_at"].is_null()).collect())
+        .unwrap_or_default();
+    assert_eq!(expiries, [true, false], "newest first");
+    assert_eq!(me(&app, &bearer(&key)).await.status, 200);
+    assert!(
+        eventually_within(std::time::Duration::from_secs(10), async || {
+            me(&app, &bearer(&key)).await.status == 401
+        })
+        .await,
+        "the key is refused once it has expired"
+    );
+    assert_eq!(me(&app, &bearer(&forever_key)).await.status, 200);
+}
+
+#[actix_web::test]
+async fn admins_list_and_revoke_anyones_keys_and_see_their_last_use() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("root", Role::Admin).await;
+    let ann_id = app.add_user("ann", Role::Member).await;
+    let bob_id = app.add_user("bob", Role::Member).await;
+    let admin = cookie(&app.sign_in("root").await);
+    let ann = app.sign_in("ann").await;
+    let bob = cookie(&app.sign_in("bob").await);
+    let (key_id, key) = app.make_key(&ann, "laptop").await;
+    let (_, other_key) = app.make_key(&ann, "phone").await;
+    let keys_of = |id: &str| format!("/api/admin/users/{id}/keys");
+
+    assert_eq!(me(&app, &bearer(&key)).await.status, 200);
+    assert!(
+        eventually(async || {
+            let listed = app.call(Method::GET, &keys_of(&ann_id), &admin, None).await;
+            let keys = listed.json()["keys"].clone();
+            keys.as_array().is_some_and(|keys| {
+                keys.iter().any(|listed| {
+                    listed["id"] == json!(key_id) && listed["last_used_at"].is_string()
+                })
+            })
+        })
+        .await,
+        "the admin's list shows when the key was last used"
+    );
+    let owners = app
+        .call(Method::GET, "/api/keys", &cookie(&ann), None)
+        .await;
+    let owners = owners.json();
+    let owners_key = owners["keys"]
+        .as_array()
+        .and_then(|keys| keys.iter().find(|listed| listed["id"] == json!(key_id)));
+    assert!(
+        owners_key.is_some_and(|listed| listed["last_used_at"].is_string()),
+        "and the owner's: {owners}"
+    );
+    let listed = app.call(Method::GET, &keys_of(&ann_id), &admin, None).await;
+    assert!(!listed.text().contains(&key[12..]), "never the key itself");
+
+    let member = app.call(Method::GET, &keys_of(&ann_id), &bob, None).await;
+    assert_eq!((member.status, code(&member).as_str()), (403, "forbidden"));
+    let by_member = app
+        .call(
+            Method::DELETE,
+            &format!("{}/{key_id}", keys_of(&ann_id)),
+            &bob,
+            None,
+        )
+        .await;
+    assert_eq!(by_member.status, 403);
+    let unknown = app
+        .call(
+            Method::GET,
+            &keys_of(&uuid::Uuid::new_v4().to_string()),
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (unknown.status, code(&unknown).as_str()),
+        (404, "not_found")
+    );
+    let not_bobs = app
+        .call(
+            Method::DELETE,
+            &format!("{}/{key_id}", keys_of(&bob_id)),
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(not_bobs.status, 404, "the key is Ann's, not Bob's");
+    assert_eq!(me(&app, &bearer(&key)).await.status, 200);
+
+    let revoked = app
+        .call(
+            Method::DELETE,
+            &format!("{}/{key_id}", keys_of(&ann_id)),
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(revoked.status, 204, "{}", revoked.text());
+    assert_eq!(me(&app, &bearer(&key)).await.status, 401);
+    assert_eq!(me(&app, &bearer(&other_key)).await.status, 200);
+    let service = app
+        .call(Method::GET, &keys_of(&ann_id), &bearer(SERVICE_TOKEN), None)
+        .await;
+    assert_eq!(service.status, 401, "no service token is configured here");
+}
+
+#[actix_web::test]
 async fn changing_the_password_ends_the_other_sessions() {
     let app = TestApp::spawn_with_accounts(&[]).await;
     app.add_user("ann", Role::Member).await;
     let here = app.sign_in("ann").await;
     let elsewhere = app.sign_in("ann").await;
+    let (_, key) = app.make_key(&here, "k").await;
     let new = "a much longer new password";
 
     let change = |current: &str, new: &str| json!({"current": current, "new": new});
@@ -598,6 +845,7 @@ async fn changing_the_password_ends_the_other_sessions() {
     assert_eq!(changed.status, 204, "{}", changed.text());
     assert_eq!(me(&app, &cookie(&here)).await.status, 200);
     assert_eq!(me(&app, &cookie(&elsewhere)).await.status, 401);
+    assert_eq!(me(&app, &bearer(&key)).await.status, 200, "keys are kept");
     assert_eq!(app.login("ann", PASSWORD).await.status, 401);
     assert_eq!(app.login("ann", new).await.status, 200);
 }

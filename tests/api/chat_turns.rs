@@ -423,10 +423,23 @@ async fn the_api_key_is_sent_as_bearer_and_never_logged() {
 }
 
 #[actix_web::test]
-async fn a_question_and_an_answer_with_u0000_are_answered_and_logged_without_it() {
+async fn a_question_with_u0000_is_refused_and_an_answer_with_it_is_logged_without_it() {
     let app = TestApp::spawn().await;
-    // The mock answers with the question: the U+0000 comes back in the answer too.
-    let response = app.chat("What is\u{0} bor?").await;
+    let refused = app.chat("What is\u{0} bor?").await;
+    assert_eq!(refused.status, 400);
+    let code = refused
+        .json
+        .as_ref()
+        .map(|json| json["error"]["code"].clone());
+    assert_eq!(code, Some(json!("invalid_text")), "{:?}", refused.json);
+    assert!(
+        app.mock.chat_requests().is_empty(),
+        "the model is not asked"
+    );
+
+    // The model's answer is not input: its U+0000 is dropped where the row is written.
+    let question = directed("What is bor?", json!({"reply": "Bor\u{0} is a chat."}));
+    let response = app.chat(&question).await;
     assert_eq!(response.status, 200);
     assert_eq!(response.last().event, "done", "{:?}", response.last());
     let next = app.chat("And then?").await;
@@ -437,15 +450,21 @@ async fn a_question_and_an_answer_with_u0000_are_answered_and_logged_without_it(
         .iter()
         .find(|row| row.turn_id.to_string() == response.turn_id())
         .expect("the turn's row");
-    assert_eq!(row.question, "What is bor?");
-    assert_eq!(row.answer, "Mock answer: What is bor?");
+    assert_eq!(row.answer, "Bor is a chat.");
     assert!(
         rows.iter()
             .any(|row| row.turn_id.to_string() == next.turn_id()),
         "the next turn's row follows"
     );
-    let stats = app.log_stats().await;
-    assert_eq!((stats.refused, stats.queued), (0, 0), "{stats:?}");
+    assert!(
+        eventually(async || {
+            let stats = app.log_stats().await;
+            (stats.refused, stats.queued, stats.written) == (0, 0, 2)
+        })
+        .await,
+        "both rows written, none refused: {:?}",
+        app.log_stats().await
+    );
 }
 
 #[actix_web::test]

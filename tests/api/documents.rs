@@ -18,17 +18,18 @@ fn id_of(response: &JsonResponse) -> i64 {
 }
 
 #[actix_web::test]
-async fn a_document_with_u0000_in_its_title_and_content_is_stored_without_it() {
+async fn a_document_with_u0000_in_its_title_or_content_is_refused() {
     let app = app_with_token().await;
     let content = format!("{}\u{0}\n\nMore\u{0} text.", CATS);
-    let created = app
-        .post_document(
-            Some(TOKEN),
-            &json!({"title": "Ca\u{0}ts", "content": content}),
-        )
-        .await;
-    assert_eq!(created.status, 201, "{:?}", created.json);
-    assert_eq!(app.documents().await[0]["title"], "Cats");
+    for body in [
+        json!({"title": "Ca\u{0}ts", "content": CATS}),
+        json!({"title": "Cats", "content": content}),
+    ] {
+        let refused = app.post_document(Some(TOKEN), &body).await;
+        assert_eq!(refused.status, 400, "{:?}", refused.json);
+        assert_eq!(refused.json["error"]["code"], "invalid_text");
+    }
+    assert_eq!(app.documents().await, json!([]));
 }
 
 #[actix_web::test]

@@ -12,7 +12,8 @@ use bor::db::schema::query_log;
 use bor::query_log_store::PgQueryLogStore;
 use bor::testing::{TestDatabase, query_log_rows};
 use bor_actors::log::{
-    DEFAULT_QUEUE_CAPACITY, Flush, GetLogStats, LogActor, QueryLogStore, TurnFinished, WriteError,
+    DEFAULT_HIGH_WATER, Flush, GetLogStats, LogActor, QueryLogStore, QueueBounds, TurnFinished,
+    WriteError,
 };
 use bor_actors::record::{ErrorCode, Source, TurnOutcome, TurnPath, TurnRecord};
 use chrono::Utc;
@@ -65,7 +66,11 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
     let postgres: SocketAddr = "127.0.0.1:5432".parse().unwrap();
     let proxy = TcpProxy::start(postgres);
     let store = PgQueryLogStore::new(pool_through(&db, &proxy));
-    let log = LogActor::new(Arc::new(store), DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(
+        Arc::new(store),
+        QueueBounds::for_turns(DEFAULT_HIGH_WATER, 256),
+    )
+    .start();
     let direct = db.pool();
     let count = || async {
         let mut conn = direct.get().await.unwrap();
@@ -115,7 +120,11 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
 async fn a_turn_whose_texts_hold_u0000_is_written_without_it_and_the_next_rows_follow() {
     let db = TestDatabase::migrated().await;
     let store = PgQueryLogStore::new(db.pool());
-    let log = LogActor::new(Arc::new(store), DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(
+        Arc::new(store),
+        QueueBounds::for_turns(DEFAULT_HIGH_WATER, 256),
+    )
+    .start();
     let odd = TurnRecord {
         question: "what is \0 this?".into(),
         answer: "an answer\0 with a NUL".into(),

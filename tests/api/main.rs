@@ -20,6 +20,7 @@ mod import;
 mod instances;
 mod log_actor;
 mod metrics;
+mod nul_input;
 mod oidc;
 mod openai_refusals;
 mod openai_turns;

@@ -368,6 +368,118 @@ async fn fake_sign_in(case: &str) -> (TestApp, Reply, NodeProvider) {
     (app, reply, issuer)
 }
 
+/// A sign-in with the stand-in issuer whose valid token carries `claims` besides (or
+/// instead of) its own, to bor configured with `vars`: the app and the callback's
+/// answer.
+async fn sign_in_with_claims(
+    claims: serde_json::Value,
+    vars: &[(&str, &str)],
+) -> (TestApp, Reply, NodeProvider) {
+    let issuer = NodeProvider::fake();
+    let app = app_with_provider(&issuer.issuer, vars).await;
+    let mut browser = CookieJar::default();
+    let authorize = start(&app, &mut browser, "/").await;
+    let claims: String =
+        url::form_urlencoded::byte_serialize(claims.to_string().as_bytes()).collect();
+    let answer = browser
+        .get(&format!("{authorize}&case=good&claims={claims}"))
+        .await;
+    let callback = location(&answer, &authorize);
+    let reply = browser.get(&callback).await;
+    (app, reply, issuer)
+}
+
+async fn usernames(app: &TestApp) -> Vec<(String, String, String)> {
+    let mut conn = app.pool.get().await.unwrap();
+    users::table
+        .select((users::username, users::display_name, users::role))
+        .order(users::username)
+        .load(&mut conn)
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_claim_holding_u0000_is_refused_on_the_page() {
+    for (claim, value) in [
+        ("sub", json!("fake\u{0}user")),
+        ("preferred_username", json!("fake\u{0}user")),
+        ("name", json!("Fake\u{0}User")),
+        ("groups", json!(["staff", "st\u{0}ff"])),
+    ] {
+        let (app, reply, _issuer) = sign_in_with_claims(json!({ claim: value }), &[]).await;
+        assert_refused(&app, &reply, 400, "holds U+0000").await;
+        assert!(usernames(&app).await.is_empty(), "{claim}: nobody is made");
+    }
+}
+
+#[actix_web::test]
+async fn a_name_that_does_not_fit_the_username_rule_is_passed_over_or_refused() {
+    // The next name offered that fits is taken, and the log says so.
+    let (app, reply, _issuer) = sign_in_with_claims(
+        json!({
+            "preferred_username": "<img src=x onerror=alert(1)>",
+            "email": "erin@example.com",
+            "name": "Erin \u{202E}nimdA",
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(reply.status, 302, "{}", reply.text());
+    assert_eq!(
+        usernames(&app).await,
+        [(
+            "erin@example.com".to_owned(),
+            "Erin nimdA".to_owned(),
+            "member".to_owned()
+        )]
+    );
+    assert!(
+        crate::support::all_logs().contains("does not fit the username rule"),
+        "the log says why the name was passed over"
+    );
+
+    // None fits: refused, on the page, saying why.
+    for bad in ["erin, admin1", &"e".repeat(128), "erin\u{202E}nimda"] {
+        let (app, reply, _issuer) =
+            sign_in_with_claims(json!({"sub": bad, "preferred_username": bad}), &[]).await;
+        assert_refused(&app, &reply, 400, "not a username bor takes").await;
+        assert!(usernames(&app).await.is_empty(), "{bad:?}: nobody is made");
+    }
+}
+
+#[actix_web::test]
+async fn the_admin_group_is_compared_exactly_as_configured() {
+    let admin_group = [("BOR_OIDC_ADMIN_GROUP", "bor-admins")];
+    let (app, reply, _issuer) = sign_in_with_claims(
+        json!({"groups": ["bor-admins ", " bor-admins", "BOR-ADMINS"]}),
+        &admin_group,
+    )
+    .await;
+    assert_eq!(reply.status, 302, "{}", reply.text());
+    assert_eq!(usernames(&app).await[0].2, "member");
+
+    let (app, reply, _issuer) =
+        sign_in_with_claims(json!({"groups": ["bor-admins"]}), &admin_group).await;
+    assert_eq!(reply.status, 302, "{}", reply.text());
+    assert_eq!(usernames(&app).await[0].2, "admin");
+}
+
+#[actix_web::test]
+async fn u0000_in_the_callback_query_is_refused_on_the_page() {
+    let issuer = NodeProvider::fake();
+    let app = app_with_provider(&issuer.issuer, &[]).await;
+    let mut browser = CookieJar::default();
+    let reply = browser
+        .get(&format!("{}{CALLBACK}?code=x&state=a%00b", app.address))
+        .await;
+    assert_refused(&app, &reply, 400, "U+0000").await;
+    let reply = browser
+        .get(&format!("{}{CALLBACK}?code=x&state=a&state=b", app.address))
+        .await;
+    assert_refused(&app, &reply, 400, "query string cannot be read").await;
+}
+
 #[actix_web::test]
 async fn a_token_for_another_audience_is_refused() {
     let (app, reply, _issuer) = fake_sign_in("audience").await;

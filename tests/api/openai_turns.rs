@@ -390,6 +390,43 @@ async fn a_full_service_answers_busy_on_both_edges() {
 }
 
 #[actix_web::test]
+async fn rows_waiting_at_their_mark_refuse_new_turns_on_both_edges_until_written() {
+    use diesel_async::SimpleAsyncConnection;
+    let app = TestApp::spawn_with(&[("BOR_LOG_QUEUE_ROWS", "100")]).await;
+    // query_log locked against writes, as a paused database: rows wait.
+    let mut lock = app.database().connect().await;
+    lock.batch_execute("BEGIN; LOCK TABLE query_log IN EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    for _ in 0..10 {
+        let answered = futures_util::future::join_all((0..10).map(|_| app.chat("Hello?"))).await;
+        assert!(answered.iter().all(|turn| turn.last().event == "done"));
+    }
+    assert!(eventually(async || app.log_stats().await.queued == 100).await);
+
+    let refused = app.chat("One more?").await;
+    assert_eq!((refused.status, refused.error_code()), (503, "busy"));
+    assert!(refused.frames.is_empty(), "a refusal opens no stream");
+    assert_eq!(refused.headers.get("retry-after").unwrap(), "1");
+    let refused = app.complete("One more?", true).await;
+    assert_eq!(refused.status, 503);
+    assert!(refused.events.is_empty(), "a refusal opens no stream");
+    assert_eq!(refused.error()["code"], "busy");
+    assert_eq!(refused.headers.get("retry-after").unwrap(), "1");
+    let metrics = app.get("/metrics", None).await.text();
+    assert!(
+        metrics.contains("bor_turns_refused_total{reason=\"log_backlog\"}"),
+        "{metrics}"
+    );
+
+    lock.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(app.wait_for_rows(100).await.len(), 100);
+    assert!(eventually(async || app.log_stats().await.queued == 0).await);
+    assert_eq!(app.chat("Now?").await.last().event, "done");
+    assert_eq!(app.log_stats().await.dropped, 0);
+}
+
+#[actix_web::test]
 async fn a_stopping_service_refuses_completions() {
     let app = TestApp::spawn().await;
     let state = &app.state;

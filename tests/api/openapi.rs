@@ -120,6 +120,16 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
         "/api/admin/users/{id}",
         "/api/admin/users/00000000-0000-0000-0000-000000000000",
     ),
+    (
+        "get",
+        "/api/admin/users/{id}/keys",
+        "/api/admin/users/00000000-0000-0000-0000-000000000000/keys",
+    ),
+    (
+        "delete",
+        "/api/admin/users/{id}/keys/{key_id}",
+        "/api/admin/users/00000000-0000-0000-0000-000000000000/keys/00000000-0000-0000-0000-000000000000",
+    ),
 ];
 
 async fn description(app: &TestApp) -> Value {

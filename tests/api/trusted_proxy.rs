@@ -7,7 +7,7 @@ use bor::db::schema::{group_members, groups, users};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
-use crate::support::{TestApp, log_lines_containing};
+use crate::support::{Reply, TestApp, log_lines_containing};
 
 async fn app_trusting(trusted: &str) -> TestApp {
     TestApp::spawn_with_accounts(&[
@@ -121,5 +121,78 @@ async fn bor_refuses_to_start_with_the_header_but_no_trusted_addresses() {
     assert!(
         problems[0].contains("BOR_AUTH_PROXY_TRUSTED"),
         "{problems:?}"
+    );
+}
+
+/// `GET /api/auth/me` with `headers`, each appended (a name may come twice).
+async fn me_with(app: &TestApp, headers: &[(&str, &str)]) -> Reply {
+    let mut request = TestApp::client().get(format!("{}/api/auth/me", app.address));
+    for &header in headers {
+        request = request.append_header(header);
+    }
+    Reply::read(request.send().await.expect("the request is sent")).await
+}
+
+async fn usernames(app: &TestApp) -> Vec<String> {
+    let mut conn = app.pool.get().await.unwrap();
+    users::table
+        .select(users::username)
+        .order(users::username)
+        .load(&mut conn)
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn either_header_sent_twice_is_refused() {
+    let app = app_trusting("127.0.0.1/32").await;
+    let twice = me_with(
+        &app,
+        &[
+            ("X-Forwarded-User", "mallory"),
+            ("X-Forwarded-User", "grace"),
+        ],
+    )
+    .await;
+    assert_eq!(twice.status, 401, "{}", twice.text());
+    let groups_twice = me_with(
+        &app,
+        &[
+            ("X-Forwarded-User", "grace"),
+            ("X-Forwarded-Groups", "staff"),
+            ("X-Forwarded-Groups", "admins"),
+        ],
+    )
+    .await;
+    assert_eq!(groups_twice.status, 401, "{}", groups_twice.text());
+    assert!(usernames(&app).await.is_empty(), "nobody was made");
+    assert_eq!(
+        log_lines_containing("more than once").len(),
+        2,
+        "each refusal is logged"
+    );
+
+    let once = me_with(&app, &[("X-Forwarded-User", "grace")]).await;
+    assert_eq!(once.status, 200, "{}", once.text());
+}
+
+#[actix_web::test]
+async fn a_name_that_does_not_fit_the_username_rule_is_refused_and_logged() {
+    let app = app_trusting("127.0.0.1/32").await;
+    let too_long = "g".repeat(128);
+    for name in [
+        "<img src=x onerror=alert(1)>",
+        "erin, admin1",
+        "erin\u{202E}nimda",
+        too_long.as_str(),
+    ] {
+        let refused = me_with(&app, &[("X-Forwarded-User", name)]).await;
+        assert_eq!(refused.status, 400, "{name:?}: {}", refused.text());
+        assert_eq!(refused.json()["error"]["code"], "invalid_username");
+    }
+    assert!(usernames(&app).await.is_empty(), "nobody was made");
+    assert_eq!(
+        log_lines_containing("does not fit the username rule").len(),
+        4
     );
 }

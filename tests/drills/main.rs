@@ -1,5 +1,6 @@
 //! Fault drills: bor in front of an LLM server that dies mid-stream and comes back, or
-//! answers garbage; through a database outage; with clients that leave mid-stream or
+//! answers garbage; through a database outage; with a database slower than the turns
+//! or paused; with clients that leave mid-stream or
 //! stop reading; and under a sweep of malformed chat requests. Each drill checks that
 //! every turn ends with the right frame, none hangs, and nothing is left behind (turn
 //! slots, LLM actors, upstream requests).
@@ -13,6 +14,7 @@ mod input_sweep;
 mod llm_garbage;
 mod llm_restart;
 mod long_conversation;
+mod slow_database;
 
 use bor_test_support as support;
 

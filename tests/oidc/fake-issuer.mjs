@@ -15,6 +15,8 @@
 //   issuer        `iss` another issuer
 //   nonce         another nonce
 //   rotated       signed by a new key that the keys document publishes from now on
+// `&claims=<JSON object>` replaces or adds claims of the token (a username, a name, the
+// groups, the subject bor is asked to take).
 
 import { createServer } from "node:http";
 import { generateKeyPairSync, sign } from "node:crypto";
@@ -30,7 +32,7 @@ const published = [keys.published];
 const base64url = (data) => Buffer.from(data).toString("base64url");
 const jwk = (key) => ({ ...key.publicKey.export({ format: "jwk" }), kid: key.kid, alg: "RS256", use: "sig" });
 
-function idToken(issuer, testCase, nonce) {
+function idToken(issuer, testCase, nonce, extra) {
   const now = Math.floor(Date.now() / 1000);
   const claims = {
     iss: testCase === "issuer" ? "http://127.0.0.1:9/another-issuer" : issuer,
@@ -41,6 +43,7 @@ function idToken(issuer, testCase, nonce) {
     nonce: testCase === "nonce" ? "not-the-nonce-of-this-sign-in" : nonce,
     preferred_username: "fake-user",
     groups: ["staff"],
+    ...extra,
   };
   const signer = { signature: keys.unpublished, "unknown-kid": keys.unpublished, rotated: keys.rotated }[testCase] ?? keys.published;
   const kid = testCase === "signature" ? keys.published.kid : signer.kid;
@@ -72,7 +75,8 @@ const server = createServer((request, response) => {
   if (url.pathname === "/authorize") {
     const testCase = url.searchParams.get("case") ?? "good";
     if (testCase === "rotated" && !published.includes(keys.rotated)) published.push(keys.rotated);
-    const code = base64url(JSON.stringify({ testCase, nonce: url.searchParams.get("nonce") }));
+    const extra = JSON.parse(url.searchParams.get("claims") ?? "{}");
+    const code = base64url(JSON.stringify({ testCase, nonce: url.searchParams.get("nonce"), extra }));
     const back = new URL(url.searchParams.get("redirect_uri"));
     back.searchParams.set("code", code);
     back.searchParams.set("state", url.searchParams.get("state"));
@@ -84,12 +88,12 @@ const server = createServer((request, response) => {
     request.on("data", (chunk) => (body += chunk));
     request.on("end", () => {
       const code = new URLSearchParams(body).get("code") ?? "";
-      const { testCase, nonce } = JSON.parse(Buffer.from(code, "base64url").toString() || "{}");
+      const { testCase, nonce, extra } = JSON.parse(Buffer.from(code, "base64url").toString() || "{}");
       json(response, 200, {
         access_token: "fake-access-token",
         token_type: "Bearer",
         expires_in: 300,
-        id_token: idToken(issuer, testCase, nonce),
+        id_token: idToken(issuer, testCase, nonce, extra ?? {}),
       });
     });
     return undefined;

@@ -30,13 +30,15 @@ impl TurnFinished {
 #[rtype(result = "usize")]
 pub struct Flush;
 
-/// The rows of a conversation's turns not yet written (queued, being written or set
-/// aside): a turn that starts right after another sees it in its history even before
-/// its row reaches the database.
+/// The newest rows of a conversation's turns not yet written (queued, being written or
+/// set aside), at most `limit` of them, in no particular order: a turn that starts
+/// right after another sees it in its history even before its row reaches the
+/// database.
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<TurnRecord>")]
 pub struct QueuedTurns {
     pub conversation_id: uuid::Uuid,
+    pub limit: usize,
 }
 
 /// Asks for the LogActor's counters.

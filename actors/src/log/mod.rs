@@ -7,11 +7,19 @@
 //! again after [`WRITE_RETRY_INTERVAL`] while the rest are written, and given up (an
 //! ERROR line with its turn id, counted as `refused`) after [`REFUSALS_BEFORE_GIVING_UP`]
 //! refusals. docs/LIMITS.md says what is kept and what is given up.
+//!
+//! The queue has two bounds ([`QueueBounds`]). Past the high-water mark the turn path
+//! starts no new turn (it reads the [`Backlog`] without a message), so a database that
+//! is merely slower than the turns costs refused turns, never lost rows. Past the
+//! capacity the oldest rows are dropped; the capacity leaves room above the mark for
+//! every turn that may be in flight, so only an outage that outlasts the queue and
+//! more turns than that can reach it.
 
 mod messages;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -29,10 +37,16 @@ use crate::record::{TurnOutcome, TurnRecord, TurnStatus};
 
 /// How long the actor waits before writing again after a failed write.
 pub const WRITE_RETRY_INTERVAL: Duration = Duration::from_secs(1);
-/// Rows written per statement.
-const WRITE_BATCH: usize = 100;
-/// Rows kept while the database is away; beyond this the oldest are dropped.
-pub const DEFAULT_QUEUE_CAPACITY: usize = 100_000;
+/// The most rows one write takes: whatever is queued, up to this many, goes in one
+/// transaction of a few statements (bench/RESULTS.md, "Writing turns").
+const WRITE_BATCH: usize = 2_000;
+/// Writes in flight at once: while one batch is being committed the next is already
+/// being written, so the database works on the rows with two backends, as the turns
+/// have several threads (docs/LIMITS.md, "Rows the database is slow to take").
+pub const WRITES_IN_FLIGHT: usize = 2;
+/// Rows waiting past which new turns are refused, unless configured
+/// (`BOR_LOG_QUEUE_ROWS`).
+pub const DEFAULT_HIGH_WATER: usize = 20_000;
 /// Times a row written on its own may be refused before it is given up. More than
 /// once: a server shutting down refuses a statement with an error of its own before
 /// the connection is seen to be gone.
@@ -56,14 +70,63 @@ pub trait QueryLogStore: Send + Sync + 'static {
     fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>>;
 }
 
+/// The queue's two bounds, in rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueBounds {
+    /// Past this many rows waiting, new turns are refused ([`Backlog::is_full`]).
+    pub high_water: usize,
+    /// Past this many, the oldest row is dropped.
+    pub capacity: usize,
+}
+
+impl QueueBounds {
+    /// A high-water mark with room above it for `turns_in_flight` more rows: the most
+    /// turns that can be running when the mark is passed, each of which adds one row.
+    pub fn for_turns(high_water: usize, turns_in_flight: usize) -> QueueBounds {
+        let high_water = high_water.max(1);
+        QueueBounds {
+            high_water,
+            capacity: high_water.saturating_add(turns_in_flight),
+        }
+    }
+}
+
+/// How many rows wait to be written, readable from any thread without a message to
+/// the actor: the turn path checks it before each turn. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Backlog {
+    queued: Arc<AtomicUsize>,
+    high_water: usize,
+}
+
+impl Backlog {
+    /// The rows waiting have reached the high-water mark: start no new turn.
+    pub fn is_full(&self) -> bool {
+        self.queued() >= self.high_water
+    }
+
+    /// Rows waiting to be written (queued, being written or set aside).
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    pub fn high_water(&self) -> usize {
+        self.high_water
+    }
+}
+
 pub struct LogActor {
     store: Arc<dyn QueryLogStore>,
     queue: VecDeque<TurnRecord>,
     capacity: usize,
-    /// A write is in flight or a retry is scheduled.
-    busy: bool,
-    /// Rows of the write in flight (out of `queue` until it fails).
-    in_flight: Vec<TurnRecord>,
+    backlog: Backlog,
+    /// The rows of each write in flight, by the write's number (out of `queue` until
+    /// it fails).
+    in_flight: HashMap<u64, Vec<TurnRecord>>,
+    /// The number the next write gets.
+    next_write: u64,
+    /// The database was unavailable: no write starts until the retry.
+    retry_scheduled: bool,
     /// Rows at the head of the queue to write one at a time (a batch was refused).
     one_at_a_time: usize,
     /// Rows refused on their own, waiting to be tried again; with their refusals.
@@ -74,13 +137,18 @@ pub struct LogActor {
 }
 
 impl LogActor {
-    pub fn new(store: Arc<dyn QueryLogStore>, capacity: usize) -> Self {
+    pub fn new(store: Arc<dyn QueryLogStore>, bounds: QueueBounds) -> Self {
         Self {
             store,
             queue: VecDeque::new(),
-            capacity: capacity.max(1),
-            busy: false,
-            in_flight: Vec::new(),
+            capacity: bounds.capacity.max(1),
+            backlog: Backlog {
+                queued: Arc::new(AtomicUsize::new(0)),
+                high_water: bounds.high_water,
+            },
+            in_flight: HashMap::new(),
+            next_write: 0,
+            retry_scheduled: false,
             one_at_a_time: 0,
             set_aside: Vec::new(),
             refusals: HashMap::new(),
@@ -89,19 +157,33 @@ impl LogActor {
         }
     }
 
+    /// The queue's fill, for the turn path (take it before starting the actor).
+    pub fn backlog(&self) -> Backlog {
+        self.backlog.clone()
+    }
+
+    /// Publishes the number of rows waiting; called after every change to it.
+    fn publish_backlog(&self) {
+        self.backlog.queued.store(self.queued(), Ordering::Relaxed);
+    }
+
+    /// Starts writes while fewer than [`WRITES_IN_FLIGHT`] are in flight and rows wait;
+    /// answers the flush waiters once nothing is left.
     fn write_next(&mut self, ctx: &mut Context<Self>) {
-        if self.busy {
+        if self.retry_scheduled {
             return;
         }
-        if self.queue.is_empty() {
-            if self.set_aside.is_empty() {
-                for waiter in self.flush_waiters.drain(..) {
-                    let _ = waiter.send(0);
-                }
+        while self.in_flight.len() < WRITES_IN_FLIGHT && !self.queue.is_empty() {
+            self.start_write(ctx);
+        }
+        if self.queued() == 0 {
+            for waiter in self.flush_waiters.drain(..) {
+                let _ = waiter.send(0);
             }
-            return;
         }
-        self.busy = true;
+    }
+
+    fn start_write(&mut self, ctx: &mut Context<Self>) {
         let count = if self.one_at_a_time > 0 {
             self.one_at_a_time -= 1;
             1
@@ -109,18 +191,21 @@ impl LogActor {
             self.queue.len().min(WRITE_BATCH)
         };
         let batch: Vec<TurnRecord> = self.queue.drain(..count).collect();
-        self.in_flight = batch.clone();
+        let write = self.next_write;
+        self.next_write += 1;
+        self.in_flight.insert(write, batch.clone());
         ctx.spawn(self.store.insert(batch).into_actor(self).map(
             move |result, act, ctx| {
                 // The rows come back out of `in_flight`: written, or queued again.
-                let batch = std::mem::take(&mut act.in_flight);
+                let batch = act.in_flight.remove(&write).unwrap_or_default();
                 match result {
                     Ok(()) => {
-                        act.busy = false;
                         act.stats.written += batch.len() as u64;
+                        metrics().count_written_rows(batch.len());
                         for record in &batch {
                             act.refusals.remove(&record.turn_id);
                         }
+                        act.publish_backlog();
                         act.write_next(ctx);
                     }
                     Err(WriteError::Refused(error)) if batch.len() > 1 => {
@@ -128,7 +213,6 @@ impl LogActor {
                         tracing::warn!(rows = batch.len(), %error, "query_log batch refused; writing its rows one at a time");
                         act.one_at_a_time = act.one_at_a_time.max(batch.len());
                         act.requeue_front(batch);
-                        act.busy = false;
                         act.write_next(ctx);
                     }
                     Err(WriteError::Refused(error)) => {
@@ -136,21 +220,24 @@ impl LogActor {
                         for record in batch {
                             act.refused(record, &error, ctx);
                         }
-                        act.busy = false;
+                        act.publish_backlog();
                         act.write_next(ctx);
                     }
                     Err(WriteError::Unavailable(error)) => {
                         act.stats.failed_writes += 1;
                         act.requeue_front(batch);
                         tracing::warn!(
-                            queued = act.queue.len(),
+                            queued = act.queued(),
                             %error,
                             "query_log write failed; retrying"
                         );
-                        ctx.run_later(WRITE_RETRY_INTERVAL, |act, ctx| {
-                            act.busy = false;
-                            act.write_next(ctx);
-                        });
+                        if !act.retry_scheduled {
+                            act.retry_scheduled = true;
+                            ctx.run_later(WRITE_RETRY_INTERVAL, |act, ctx| {
+                                act.retry_scheduled = false;
+                                act.write_next(ctx);
+                            });
+                        }
                     }
                 }
             },
@@ -190,7 +277,9 @@ impl LogActor {
 
     /// Rows not yet written, the batch in flight and the rows set aside included.
     fn queued(&self) -> usize {
-        self.queue.len() + self.in_flight.len() + self.set_aside.len()
+        self.queue.len()
+            + self.in_flight.values().map(Vec::len).sum::<usize>()
+            + self.set_aside.len()
     }
 }
 
@@ -208,13 +297,19 @@ impl Handler<TurnFinished> for LogActor {
         if record.outcome.row_status().is_none() {
             return;
         }
-        if self.queue.len() >= self.capacity
+        if self.queued() >= self.capacity
             && let Some(lost) = self.queue.pop_front()
         {
             self.stats.dropped += 1;
-            tracing::error!(turn_id = %lost.turn_id, "query_log queue full; row dropped");
+            metrics().count_dropped_row();
+            tracing::error!(
+                turn_id = %lost.turn_id,
+                capacity = self.capacity,
+                "query_log queue full (the database has been away longer than the queue lasts); oldest row dropped"
+            );
         }
         self.queue.push_back(record);
+        self.publish_backlog();
         self.write_next(ctx);
     }
 }
@@ -237,19 +332,27 @@ impl Handler<Flush> for LogActor {
 impl Handler<QueuedTurns> for LogActor {
     type Result = MessageResult<QueuedTurns>;
 
+    /// Newest first: the queue from its end, then the rows set aside and in flight,
+    /// which are older than anything queued after them. Only the rows handed out are
+    /// cloned, so a long queue costs a scan, not a copy.
     fn handle(
         &mut self,
-        QueuedTurns { conversation_id }: QueuedTurns,
+        QueuedTurns {
+            conversation_id,
+            limit,
+        }: QueuedTurns,
         _: &mut Self::Context,
     ) -> Self::Result {
         let of_conversation =
             |record: &&TurnRecord| record.conversation_id == Some(conversation_id);
         MessageResult(
-            self.in_flight
+            self.queue
                 .iter()
-                .chain(&self.set_aside)
-                .chain(&self.queue)
+                .rev()
+                .chain(self.set_aside.iter().rev())
+                .chain(self.in_flight.values().flat_map(|batch| batch.iter().rev()))
                 .filter(of_conversation)
+                .take(limit)
                 .cloned()
                 .collect(),
         )

@@ -7,6 +7,11 @@ use uuid::Uuid;
 use super::*;
 use crate::record::{ErrorCode, TurnPath};
 
+/// The bounds bor starts with at its default of 256 turn slots.
+fn bounds() -> QueueBounds {
+    QueueBounds::for_turns(DEFAULT_HIGH_WATER, 256)
+}
+
 fn record(outcome: TurnOutcome) -> TurnRecord {
     TurnRecord {
         turn_id: Uuid::new_v4(),
@@ -138,7 +143,7 @@ impl QueryLogStore for FlakyStore {
 async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
     tokio::time::pause();
     let store = FlakyStore::failing(3);
-    let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(store.clone(), bounds()).start();
     let records: Vec<TurnRecord> = (0..5).map(|_| record(TurnOutcome::Done)).collect();
     for r in &records {
         log.send(TurnFinished::new(r.clone())).await.unwrap();
@@ -183,7 +188,14 @@ async fn rows_wait_while_the_store_fails_and_are_written_once_in_order() {
 #[actix::test]
 async fn a_full_queue_drops_the_oldest_row_and_counts_it() {
     let store = FlakyStore::failing(usize::MAX);
-    let log = LogActor::new(store, 2).start();
+    let log = LogActor::new(
+        store,
+        QueueBounds {
+            high_water: 1,
+            capacity: 2,
+        },
+    )
+    .start();
     for _ in 0..4 {
         log.send(TurnFinished::new(record(TurnOutcome::Stopped)))
             .await
@@ -195,11 +207,54 @@ async fn a_full_queue_drops_the_oldest_row_and_counts_it() {
 }
 
 #[actix::test]
+async fn the_backlog_is_full_from_the_high_water_mark_until_rows_are_written() {
+    tokio::time::pause();
+    let store = FlakyStore::failing(2);
+    let actor = LogActor::new(store.clone(), QueueBounds::for_turns(3, 10));
+    let backlog = actor.backlog();
+    let log = actor.start();
+    assert!(!backlog.is_full());
+    for expected in 1..=3 {
+        log.send(TurnFinished::new(record(TurnOutcome::Done)))
+            .await
+            .unwrap();
+        assert_eq!(backlog.queued(), expected);
+    }
+    assert!(backlog.is_full(), "three rows wait at a mark of three");
+    // Past the mark rows are still taken (turns in flight finish): none is dropped.
+    for _ in 0..5 {
+        log.send(TurnFinished::new(record(TurnOutcome::Done)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(backlog.queued(), 8);
+    assert_eq!(log.send(GetLogStats).await.unwrap().dropped, 0);
+    // The store comes back: every row is written and the backlog empties.
+    assert_eq!(log.send(Flush).await.unwrap(), 0);
+    assert_eq!(store.written().len(), 8);
+    assert_eq!(backlog.queued(), 0);
+    assert!(!backlog.is_full());
+}
+
+#[test]
+fn the_capacity_leaves_room_above_the_mark_for_every_turn_in_flight() {
+    assert_eq!(
+        QueueBounds::for_turns(20_000, 256),
+        QueueBounds {
+            high_water: 20_000,
+            capacity: 20_256
+        }
+    );
+    assert_eq!(QueueBounds::for_turns(0, 0).high_water, 1);
+    assert_eq!(QueueBounds::for_turns(usize::MAX, 5).capacity, usize::MAX);
+}
+
+#[actix::test]
 async fn the_turn_line_is_written_in_the_turn_span() {
     let buffer = Buffer::default();
     let _default = tracing::subscriber::set_default(buffer.subscriber());
     let store = FlakyStore::failing(0);
-    let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(store, bounds()).start();
     let span = tracing::info_span!("request", request_id = "req-42");
     let finished = span.in_scope(|| TurnFinished::new(record(TurnOutcome::Done)));
     log.send(finished).await.unwrap();
@@ -214,7 +269,7 @@ async fn the_turn_line_is_written_in_the_turn_span() {
 #[actix::test]
 async fn every_turn_is_counted_by_outcome_and_path() {
     let store = FlakyStore::failing(0);
-    let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(store, bounds()).start();
     let turns = [
         (TurnOutcome::Done, TurnPath::Deflected),
         (TurnOutcome::Stopped, TurnPath::Grounded),
@@ -256,7 +311,7 @@ async fn a_row_the_database_refuses_holds_back_no_other_row() {
     let buffer = Buffer::default();
     let _default = tracing::subscriber::set_default(buffer.subscriber());
     let store = FlakyStore::failing(0);
-    let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(store.clone(), bounds()).start();
     // The first write takes one row; the rest queue up behind it into one batch.
     let mut good: Vec<TurnRecord> = (0..6).map(|_| record(TurnOutcome::Done)).collect();
     let bad = TurnRecord {
@@ -309,7 +364,7 @@ async fn a_row_the_database_refuses_holds_back_no_other_row() {
 async fn rows_written_while_a_refused_row_waits_are_not_delayed_by_it() {
     tokio::time::pause();
     let store = FlakyStore::failing(0);
-    let log = LogActor::new(store.clone(), DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(store.clone(), bounds()).start();
     let bad = TurnRecord {
         answer: "\0".into(),
         ..record(TurnOutcome::Done)
@@ -329,30 +384,99 @@ async fn rows_written_while_a_refused_row_waits_are_not_delayed_by_it() {
 }
 
 #[actix::test]
-async fn the_rows_a_conversation_has_in_the_queue_are_handed_out() {
+async fn the_newest_rows_a_conversation_has_in_the_queue_are_handed_out() {
     let store = FlakyStore::failing(usize::MAX);
-    let log = LogActor::new(store, DEFAULT_QUEUE_CAPACITY).start();
+    let log = LogActor::new(store, bounds()).start();
     let conversation = Uuid::new_v4();
-    let mine = TurnRecord {
-        conversation_id: Some(conversation),
-        ..record(TurnOutcome::Done)
-    };
+    let mine: Vec<TurnRecord> = (0..5)
+        .map(|_| TurnRecord {
+            conversation_id: Some(conversation),
+            ..record(TurnOutcome::Done)
+        })
+        .collect();
     let other = TurnRecord {
         conversation_id: Some(Uuid::new_v4()),
         ..record(TurnOutcome::Done)
     };
-    for finished in [mine.clone(), other, record(TurnOutcome::Stopped)] {
+    let finished = mine
+        .iter()
+        .cloned()
+        .chain([other, record(TurnOutcome::Stopped)]);
+    for finished in finished {
         log.send(TurnFinished::new(finished)).await.unwrap();
     }
-    let queued = log
-        .send(QueuedTurns {
+    let queued = |limit| {
+        log.send(QueuedTurns {
             conversation_id: conversation,
+            limit,
         })
-        .await
-        .unwrap();
+    };
+    let all = queued(10).await.unwrap();
     assert_eq!(
-        queued,
-        vec![mine],
-        "the row waiting (or being written) is found"
+        all.len(),
+        5,
+        "the rows waiting (or being written) are found"
     );
+    assert!(mine.iter().all(|row| all.contains(row)));
+    assert_eq!(
+        queued(2).await.unwrap(),
+        vec![mine[4].clone(), mine[3].clone()],
+        "the newest, when more wait than asked for"
+    );
+}
+
+/// A store whose writes take `delay` each, counting how many run at once.
+struct SlowStore {
+    delay: Duration,
+    running: Arc<std::sync::atomic::AtomicUsize>,
+    most_at_once: Arc<std::sync::atomic::AtomicUsize>,
+    rows: Arc<Mutex<Vec<Uuid>>>,
+}
+
+impl QueryLogStore for SlowStore {
+    fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let (delay, running, most, rows) = (
+            self.delay,
+            Arc::clone(&self.running),
+            Arc::clone(&self.most_at_once),
+            Arc::clone(&self.rows),
+        );
+        Box::pin(async move {
+            let now = running.fetch_add(1, SeqCst) + 1;
+            most.fetch_max(now, SeqCst);
+            tokio::time::sleep(delay).await;
+            rows.lock()
+                .unwrap()
+                .extend(records.iter().map(|r| r.turn_id));
+            running.fetch_sub(1, SeqCst);
+            Ok(())
+        })
+    }
+}
+
+#[actix::test]
+async fn two_writes_run_at_once_and_every_row_is_written_once() {
+    tokio::time::pause();
+    let store = Arc::new(SlowStore {
+        delay: Duration::from_millis(50),
+        running: Arc::default(),
+        most_at_once: Arc::default(),
+        rows: Arc::default(),
+    });
+    let log = LogActor::new(store.clone(), bounds()).start();
+    let mut sent = Vec::new();
+    for _ in 0..50 {
+        let row = record(TurnOutcome::Done);
+        sent.push(row.turn_id);
+        log.send(TurnFinished::new(row)).await.unwrap();
+    }
+    assert_eq!(log.send(Flush).await.unwrap(), 0);
+    let most = store.most_at_once.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(most, WRITES_IN_FLIGHT);
+    let mut written = store.rows.lock().unwrap().clone();
+    assert_eq!(written.len(), 50, "each row once");
+    written.sort();
+    sent.sort();
+    assert_eq!(written, sent);
 }

@@ -1,5 +1,6 @@
 //! The turn's state machine in one place: its phases, its inputs, and the table of
-//! transitions. The steps it calls live in `steps.rs` and `tool_runner.rs`.
+//! transitions, with the state of a round's tool calls. The steps it calls live in
+//! `steps.rs` and `tool_runner.rs`.
 //!
 //! ```text
 //! Embedding ──Embedded──▶ Retrieving ──Retrieved──▶ Chatting ──ChatDone──┬──▶ Ended (done)
@@ -13,15 +14,15 @@
 //!                                                                 the client gets `error internal`)
 //! ```
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
 use super::TurnActor;
-use super::tool_runner::{ToolOutcome, ToolRun};
 use crate::error_chain;
-use crate::knowledge::{KnowledgeError, Retrieval};
-use crate::llm::{LlmCommand, LlmError, LlmEvent};
+use crate::knowledge::{ChunkHit, KnowledgeError, Retrieval};
+use crate::llm::{LlmCommand, LlmError, LlmEvent, ToolCall};
 use crate::metrics::metrics;
 use crate::record::ErrorCode;
 use crate::scaffolding::ScaffoldingFilter;
@@ -174,5 +175,35 @@ fn error_code(err: &LlmError) -> ErrorCode {
         LlmError::Unavailable { .. } => ErrorCode::LlmUnavailable,
         LlmError::Rejected(_) => ErrorCode::LlmRejected,
         LlmError::Interrupted(_) => ErrorCode::LlmInterrupted,
+    }
+}
+
+/// The tool calls of a round still to run.
+pub(super) struct ToolRun {
+    pub(super) pending: VecDeque<ToolCall>,
+    pub(super) current: Option<RunningTool>,
+}
+
+/// The tool call being executed.
+pub(super) struct RunningTool {
+    pub(super) call: ToolCall,
+    /// A search waits for its query's embedding first.
+    pub(super) search: Option<(String, usize)>,
+}
+
+/// A tool call's result: JSON text for the model, or an error message for it; a
+/// search's hits instead, which the turn numbers before they become the result.
+#[derive(Debug)]
+pub(super) enum ToolOutcome {
+    Result(Result<String, String>),
+    Found(Vec<ChunkHit>),
+}
+
+impl ToolRun {
+    pub fn new(calls: Vec<ToolCall>) -> Self {
+        Self {
+            pending: VecDeque::from(calls),
+            current: None,
+        }
     }
 }

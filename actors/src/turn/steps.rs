@@ -4,9 +4,8 @@ use actix::prelude::*;
 
 use super::TurnActor;
 use super::frames::Frame;
-use super::machine::{ChatRound, Input, Phase, Reranking};
+use super::machine::{ChatRound, Input, Phase, Reranking, ToolRun};
 use super::prompts;
-use super::tool_runner::ToolRun;
 use super::tools;
 use super::transcript::TurnIdentity;
 use crate::knowledge::Retrieval;

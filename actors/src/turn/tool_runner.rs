@@ -4,49 +4,17 @@
 //! `tool` frame to the client at its start and end. The tools' definitions and
 //! argument parsing are in `tools.rs`.
 
-use std::collections::VecDeque;
-
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
 
 use super::TurnActor;
 use super::frames::Frame;
-use super::machine::{Input, Phase};
+use super::machine::{Input, Phase, RunningTool, ToolOutcome, ToolRun};
 use super::tools::{self, ToolInvocation};
 use crate::error_chain;
-use crate::knowledge::{ChunkHit, KnowledgeError};
+use crate::knowledge::KnowledgeError;
 use crate::llm::{ChatMessage, LlmCommand, ToolCall};
 use crate::metrics::metrics;
-
-/// The tool calls of a round still to run.
-pub(super) struct ToolRun {
-    pending: VecDeque<ToolCall>,
-    current: Option<RunningTool>,
-}
-
-/// The tool call being executed.
-struct RunningTool {
-    call: ToolCall,
-    /// A search waits for its query's embedding first.
-    search: Option<(String, usize)>,
-}
-
-/// A tool call's result: JSON text for the model, or an error message for it; a
-/// search's hits instead, which the turn numbers before they become the result.
-#[derive(Debug)]
-pub(super) enum ToolOutcome {
-    Result(Result<String, String>),
-    Found(Vec<ChunkHit>),
-}
-
-impl ToolRun {
-    pub fn new(calls: Vec<ToolCall>) -> Self {
-        Self {
-            pending: VecDeque::from(calls),
-            current: None,
-        }
-    }
-}
 
 impl TurnActor {
     /// Starts the next tool call of the round, or the next request when none is left.

@@ -61,3 +61,21 @@ fn the_text_bound_and_emptiness_are_errors() {
         Err(ReadError::Empty)
     );
 }
+
+#[test]
+fn control_characters_but_whitespace_are_dropped_from_every_piece_and_the_title() {
+    let mut text = MarkdownText::new(1 << 20);
+    text.heading(1, "Fe\0es").expect("fits");
+    text.paragraph("Pay\u{4} at\tthe desk.\0").expect("fits");
+    text.line("Copy\0 | 0.20").expect("fits");
+    text.end_lines();
+    text.code("let a = 1;\0\n\tlet b = 2;").expect("fits");
+    let document = text
+        .finish(Some("The\0 Title\u{1b}".to_owned()), "text/html")
+        .expect("has text");
+    assert_eq!(
+        document.text,
+        "# Fees\n\nPay at the desk.\n\nCopy | 0.20\n\n```\nlet a = 1;\n\tlet b = 2;\n```\n"
+    );
+    assert_eq!(document.title.as_deref(), Some("The Title"));
+}

@@ -14,7 +14,7 @@ use actix_web::{Either, HttpRequest, HttpResponse, Responder, get, post, web};
 use chrono::Utc;
 
 use super::body::read_json_body;
-use super::chat::MAX_BODY_BYTES;
+use super::question::MAX_BODY_BYTES;
 use super::turn::{event_stream, refuse_when_stopping, start_turn};
 use crate::auth::Caller;
 use crate::state::AppState;
