@@ -4,14 +4,15 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-formats bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
 	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
-	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider)"
+	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider;"
+	@echo "                      and Tesseract and Poppler: the OCR tests read real scans)"
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
 	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
@@ -22,6 +23,7 @@ help:
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
 	@echo "make bench-formats    read throughput of each format reader only"
+	@echo "make bench-ocr        OCR's character error rate and pages/s on scans of known text, and the PDF renderers"
 	@echo "make bench-conversations  listing and searching 10,000 conversations of 50 turns"
 	@echo "make bench-turn-rows  writing turns' rows: bor's statement against COPY, whole batches"
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
@@ -40,9 +42,11 @@ test: postgres
 
 # cargo-nextest runs each test in its own process when installed; it skips doctests.
 # The OpenID Connect tests run a real provider with Node.js (scripts/ensure-node.sh
-# installs it and the npm packages when missing).
+# installs it and the npm packages when missing); the OCR tests run Tesseract and
+# Poppler's pdftoppm (scripts/ensure-ocr.sh installs them when missing).
 test-quick:
 	@scripts/ensure-node.sh
+	@scripts/ensure-ocr.sh
 	@if cargo nextest --version >/dev/null 2>&1; then \
 		cargo nextest run --workspace && cargo test --workspace --doc; \
 	else \
@@ -87,6 +91,13 @@ bench-turn-rows: postgres
 
 bench-formats:
 	cargo bench -p bor-formats --bench formats
+
+# Scans made from the format fixtures, read by OCR (a few minutes); prints the tables of
+# bench/RESULTS.md's OCR section. BENCH_HAYRO adds the pure-Rust renderer (see
+# bench/hayro-render/Cargo.toml).
+bench-ocr:
+	@scripts/ensure-ocr.sh
+	python3 bench/ocr.py
 
 postgres:
 	@scripts/ensure-postgres.sh

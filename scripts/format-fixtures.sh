@@ -6,7 +6,7 @@
 #   scripts/format-fixtures.sh           make them (installs the tools when missing)
 #
 # Debian packages: texlive-latex-base, texlive-latex-recommended, texlive-latex-extra,
-# libreoffice-writer-nogui, qpdf, groff; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
+# libreoffice-writer-nogui, qpdf, groff, poppler-utils, imagemagick; PyPI (in target/fixture-tools/venv): sphinx, mkdocs,
 # python-docx. The outputs are committed; rerun this after changing a source.
 set -euo pipefail
 
@@ -21,6 +21,8 @@ command -v pdflatex >/dev/null || need_apt+=(texlive-latex-base texlive-latex-re
 command -v soffice >/dev/null || need_apt+=(libreoffice-writer-nogui)
 command -v qpdf >/dev/null || need_apt+=(qpdf)
 command -v gropdf >/dev/null || need_apt+=(groff)
+command -v pdftoppm >/dev/null || need_apt+=(poppler-utils)
+[[ -x /usr/bin/convert ]] || need_apt+=(imagemagick)
 if ((${#need_apt[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -58,6 +60,18 @@ cp "$office/libreoffice.pdf" "$out/libreoffice.pdf"
 # empty password opens it, as such files are meant to be read).
 qpdf --encrypt secret owner 256 -- "$out/libreoffice.pdf" "$out/encrypted.pdf"
 qpdf --encrypt '' owner 256 --print=none --extract=n -- "$out/libreoffice.pdf" "$out/restricted.pdf"
+
+# Poppler and ImageMagick: the report's second page as a WebP photo of it, for OCR (the
+# other image kinds are rendered by the tests themselves).
+pdftoppm -r 150 -gray -png -f 2 -l 2 -singlefile "$out/tex-report.pdf" "$work/report-page-2"
+/usr/bin/convert "$work/report-page-2.png" -quality 80 "$out/tex-report-page-2.webp"
+# The report scanned at 150 DPI (pages as JPEG images, no text layer), and a mixed PDF: a
+# typed cover letter, then the report's second page scanned.
+pdftoppm -r 150 -gray -jpeg -jpegopt quality=80 "$out/tex-report.pdf" "$work/report-scan"
+python3 "$root/bench/scan_pdf.py" "$out/scanned-report.pdf" 150 "$work"/report-scan-*.jpg
+python3 "$root/bench/scan_pdf.py" "$out/mixed-report.pdf" 150 \
+    "text:Cover letter|The archive room key is kept by the night porter, Mr Alder.|He is at the desk from eight in the evening to six in the morning.|Ask him for the key and sign the book beside the door.|The scanned findings of the report follow on the next page." \
+    "$work/report-scan-2.jpg"
 
 # python-docx, and a copy whose heading styles have localised ids.
 "$venv/bin/python" "$src/python_docx_fixture.py" "$out/python-docx.docx"

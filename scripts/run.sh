@@ -164,6 +164,8 @@ link_bor_command() {
 
 say "making sure PostgreSQL runs"
 scripts/ensure-postgres.sh
+say "making sure OCR can read scanned pages (Tesseract, Poppler)"
+scripts/ensure-ocr.sh
 build_release
 if configured BOR_LLM_BASE_URL; then
     rm -f "$SETTINGS_FILE"

@@ -9,9 +9,10 @@ use std::time::Duration;
 use bor_actors::error_chain;
 use bor_actors::llm::LlmClient;
 
-use crate::config::{Config, ConfigView};
+use crate::config::{Config, ConfigView, OcrMode};
 use crate::db::{DbPool, watched_files};
 use crate::health::{DatabaseHealth, Dependencies, KnowledgeHealth};
+use crate::knowledge::formats;
 use crate::state::llm_settings;
 
 /// How long each probe of `bor check` may take.
@@ -115,6 +116,7 @@ pub async fn run(config: &Config) -> ExitCode {
         );
     }
     report("knowledge base", knowledge_line(knowledge));
+    report("OCR", ocr_line(config).await);
     if let Ok(mut conn) = pool.get().await {
         print_watched_files(&mut conn).await;
     }
@@ -164,6 +166,51 @@ async fn print_watched_files(conn: &mut diesel_async::AsyncPgConnection) {
 
 /// Connections `bor check` needs: its probes run at once.
 const CHECK_POOL_SIZE: usize = 2;
+
+/// Whether scanned pages and images can be read as `BOR_OCR` says; what to do when not.
+async fn ocr_line(config: &Config) -> Result<String, String> {
+    match config.ocr {
+        OcrMode::Off => Ok(
+            "off (BOR_OCR=off): scanned PDF pages and images are skipped with the reason"
+                .to_owned(),
+        ),
+        OcrMode::Vision => {
+            let checked = tokio::task::spawn_blocking(formats::check_renderer)
+                .await
+                .unwrap_or_else(|error| Err(format!("the check failed ({error})")));
+            checked
+                .map(|version| {
+                    format!(
+                        "the vision model {} transcribes scanned PDF pages (rendered by {version}) and images",
+                        config.ocr_model.as_deref().unwrap_or_default()
+                    )
+                })
+                .map_err(|problem| {
+                    format!(
+                        "{problem}: scanned PDF pages are skipped. Install Debian's poppler-utils (`make run` does), or set BOR_OCR=off"
+                    )
+                })
+        }
+        OcrMode::Tesseract => {
+            let languages = config.ocr_languages.clone();
+            let checked = tokio::task::spawn_blocking(move || formats::check_tesseract(&languages))
+                .await
+                .unwrap_or_else(|error| Err(format!("the check failed ({error})")));
+            checked
+                .map(|version| {
+                    format!(
+                        "{version} ({}), with Poppler's pdftoppm: pages with fewer than {} characters of text are read at {} DPI",
+                        config.ocr_languages, config.ocr_min_chars, config.ocr_dpi
+                    )
+                })
+                .map_err(|problem| {
+                    format!(
+                        "{problem}: scanned PDF pages and images are skipped. Install Debian's tesseract-ocr, tesseract-ocr-eng and poppler-utils (`make run` does), or set BOR_OCR=off"
+                    )
+                })
+        }
+    }
+}
 
 fn database_line(database: &DatabaseHealth) -> Result<String, String> {
     let url = &database.url;

@@ -111,6 +111,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         } => {
             let options = crate::import::ImportOptions {
                 sync,
+                limits: config.read_limits(),
                 crawl: crawl.map(|pages| pages as usize),
             };
             crate::import::run(&config, &paths, collection.as_deref(), &options).await

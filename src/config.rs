@@ -19,12 +19,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::knowledge::formats;
+
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
     Validator, address_ranges, auth_mode, boolean, header_name, host_names, http_url, integer,
-    issuer_url, log_filter, log_format, number, postgres_url, public_url, seconds, secret,
-    socket_addr, text,
+    issuer_url, log_filter, log_format, number, ocr_languages, ocr_mode, postgres_url, public_url,
+    seconds, secret, socket_addr, text,
 };
 pub use validate::{redact_url_credentials, redact_url_password};
 
@@ -156,6 +158,27 @@ variables! {
     /// other special-purpose addresses (off: such addresses are refused, whatever name
     /// leads to them).
     fetch_allow_private: bool = false, boolean => bool = copied;
+    /// How scanned PDF pages and images are read: `tesseract`, `vision` or `off`
+    /// (docs/FORMATS.md, "Scanned pages and images").
+    ocr: OcrMode = OcrMode::Tesseract, ocr_mode => OcrMode = copied;
+    /// The vision model's server for `BOR_OCR=vision` (without a trailing `/`); unset:
+    /// the chat server, `BOR_LLM_BASE_URL`.
+    ocr_base_url: Option<String> = None, |raw| http_url(raw).map(Some)
+        => Option<String> = |url: &Option<String>| url.as_deref().map(redact_url_credentials);
+    /// The vision model's name (required with `BOR_OCR=vision`).
+    ocr_model: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
+    /// Sent as a bearer token to `BOR_OCR_BASE_URL` only (the chat server's requests
+    /// carry `BOR_LLM_API_KEY`); operators see whether it is set.
+    ocr_api_key: Option<Secret> = None, secret => SecretState = secret_state;
+    /// Tesseract's language codes joined by `+` (`eng`, `eng+deu`).
+    ocr_languages: String = "eng".to_owned(), ocr_languages => String = cloned;
+    /// A PDF page whose text layer holds fewer characters than this is read by OCR.
+    ocr_min_chars: usize = 200, integer(0..=100_000) => usize = copied;
+    /// Most pages of one document read by OCR.
+    ocr_max_pages: usize = 200, integer(1..=10_000) => usize = copied;
+    /// Resolution PDF pages are rendered at for OCR.
+    ocr_dpi: u32 = 300, integer(72..=600) => u32 = copied;
     /// Documents get a short summary from the chat model, in the background.
     summaries: bool = false, boolean => bool = copied;
     agent_enabled: bool = true, boolean => bool = copied;
@@ -269,6 +292,18 @@ pub enum AuthMode {
     Off,
 }
 
+/// How scanned pages and images are read (`BOR_OCR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OcrMode {
+    /// Tesseract (Debian's `tesseract-ocr`), PDF pages rendered by Poppler's `pdftoppm`.
+    Tesseract,
+    /// An OpenAI-compatible vision model (`BOR_OCR_MODEL`) asked to transcribe each page.
+    Vision,
+    /// No OCR: a PDF without a text layer and an image are skipped with the reason.
+    Off,
+}
+
 /// How log lines are written (`BOR_LOG_FORMAT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -378,6 +413,29 @@ impl Config {
         }
     }
 
+    /// The bounds of reading a file, with OCR as configured: the one place a file's
+    /// reader is set up (an upload sets its own input bound on them).
+    pub fn read_limits(&self) -> formats::Limits {
+        let engine = match self.ocr {
+            OcrMode::Tesseract => formats::OcrEngine::Tesseract,
+            OcrMode::Vision => formats::OcrEngine::Vision(std::sync::Arc::new(
+                crate::knowledge::vision::VisionModel::from_config(self),
+            )),
+            OcrMode::Off => formats::OcrEngine::Off,
+        };
+        formats::Limits {
+            ocr: formats::Ocr {
+                engine,
+                languages: self.ocr_languages.clone(),
+                min_chars: self.ocr_min_chars,
+                max_pages: self.ocr_max_pages,
+                dpi: self.ocr_dpi,
+                ..formats::Ocr::default()
+            },
+            ..formats::Limits::default()
+        }
+    }
+
     /// The database URL with its password replaced, for logs and status pages.
     pub fn database_url_redacted(&self) -> String {
         redact_url_password(&self.database_url)
@@ -407,6 +465,12 @@ impl Config {
                 "BOR_AUTH=off is refused on BOR_BIND={}: without sign-in bor must listen on a loopback address (127.0.0.1 or ::1)",
                 config.bind
             ));
+        }
+        if config.ocr == OcrMode::Vision && config.ocr_model.is_none() {
+            check.problem(
+                "BOR_OCR=vision but BOR_OCR_MODEL is unset: name the vision model that transcribes the pages"
+                    .to_owned(),
+            );
         }
         if config.oidc_issuer.is_some() && config.oidc_client_id.is_none() {
             check.problem(

@@ -31,7 +31,7 @@ use crate::db::{self, DbPool, chunks};
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::Limits;
 use crate::knowledge::ingest::{
-    CommitTurn, IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension,
+    CommitTurn, IngestError, IngestOutcome, IngestProgress, Ingestor, ModelDimension, PagesRead,
     PreparedDocument, SourceDocument, in_order,
 };
 use crate::state::{chunking_settings, llm_settings};
@@ -175,6 +175,9 @@ pub struct ImportSummary {
 pub struct ImportOptions {
     /// Also remove the documents whose files are gone from the folders named.
     pub sync: bool,
+    /// How files are read ([`Config::read_limits`](crate::config::Config::read_limits));
+    /// the default reads no page by OCR.
+    pub limits: Limits,
     /// For each web address, import up to this many pages of its site instead of the
     /// one page.
     pub crawl: Option<usize>,
@@ -371,18 +374,18 @@ pub async fn import(
         summary.skipped += 1;
         progress.say(&format!("skipped   {}: {reason}", path.display()));
     }
-    let limits = Limits::default();
+    let limits = &options.limits;
     // Read, chunked and embedded several at a time; stored one after the other in the
     // folder's order, so that documents are numbered (and listed) in it.
     let mut stored = in_order(&found.files, |path, turn| {
-        let limits = &limits;
         let progress = &progress;
         async move {
             let stored = match read_file(path, limits).await {
                 ReadFile::Skipped(reason) => Stored::Skipped(reason),
                 ReadFile::Document(document) => {
                     let stored = sink.store_in_turn(&document, progress, turn).await;
-                    Stored::Outcome(document.source, stored)
+                    let pages_read = document.pages_read();
+                    Stored::Outcome(document.source, pages_read, stored)
                 }
             };
             (path, stored)
@@ -390,21 +393,26 @@ pub async fn import(
     });
     while let Some((path, stored)) = stored.next().await {
         match stored {
-            Stored::Outcome(source, Ok(outcome)) => {
+            Stored::Outcome(source, pages_read, Ok(outcome)) => {
                 if let Some(source) = source {
                     imported.insert(outcome.id(), source);
                 }
                 summary.count(&outcome);
-                progress.say(&describe(&outcome, &path.display().to_string()));
+                progress.say(&describe_read(
+                    &outcome,
+                    &pages_read,
+                    &path.display().to_string(),
+                ));
             }
             Stored::Outcome(
+                _,
                 _,
                 Err(error @ (IngestError::Embedding(_) | IngestError::Database(_))),
             ) => {
                 progress.finish();
                 return Err((summary, error));
             }
-            Stored::Outcome(_, Err(error)) => {
+            Stored::Outcome(_, _, Err(error)) => {
                 summary.skipped += 1;
                 progress.say(&format!("skipped   {}: {error}", path.display()));
             }
@@ -440,8 +448,12 @@ pub async fn import(
 enum Stored {
     /// Not read.
     Skipped(String),
-    /// Read; its source, and whether it was stored.
-    Outcome(Option<String>, Result<IngestOutcome, IngestError>),
+    /// Read; its source, how its pages were read, and whether it was stored.
+    Outcome(
+        Option<String>,
+        PagesRead,
+        Result<IngestOutcome, IngestError>,
+    ),
 }
 
 /// Reads the file at `path`, on a blocking thread.
@@ -509,6 +521,18 @@ pub fn describe(outcome: &IngestOutcome, path: &str) -> String {
         IngestOutcome::Refreshed { chunks, .. } => {
             format!("re-embedded {path} ({chunks} chunks, for the current embedding model)")
         }
+    }
+}
+
+/// [`describe`], and how many pages OCR read and which were skipped (when some
+/// were): "imported  scan.pdf (12 chunks); 3 pages read by OCR, 1 skipped (page 4: …)".
+pub fn describe_read(outcome: &IngestOutcome, pages_read: &PagesRead, path: &str) -> String {
+    let line = describe(outcome, path);
+    match pages_read.line() {
+        Some(pages) if !matches!(outcome, IngestOutcome::Unchanged { .. }) => {
+            format!("{line}; {pages}")
+        }
+        _ => line,
     }
 }
 

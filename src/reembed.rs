@@ -75,6 +75,8 @@ async fn reembed(config: &Config) -> Result<(usize, usize, usize), ReembedError>
                 .iter()
                 .filter_map(|&start| usize::try_from(start).ok())
                 .collect(),
+            // Only the chunks are written anew; the stored row keeps its pages' sources.
+            pages: Vec::new(),
             collection_id: Some(document.collection_id),
         };
         let outcome = ingestor.ingest(&source, &Unobserved).await?;

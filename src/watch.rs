@@ -49,7 +49,7 @@ pub async fn run(
             Ok(sink) => sink,
             Err(code) => return code,
         };
-    let watch = match start(folders) {
+    let watch = match start(folders, config.read_limits()) {
         Ok(watch) => watch,
         Err(problem) => {
             eprintln!("bor watch: {problem}");
@@ -79,10 +79,13 @@ pub struct FolderWatch {
     /// Stops watching when dropped.
     _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
     changes: mpsc::UnboundedReceiver<DebounceEventResult>,
+    /// How the files are read.
+    limits: Limits,
 }
 
-/// Starts watching `folders` (each recursively); the error says what to do.
-pub fn start(folders: &[PathBuf]) -> Result<FolderWatch, String> {
+/// Starts watching `folders` (each recursively), their files read within `limits`; the
+/// error says what to do.
+pub fn start(folders: &[PathBuf], limits: Limits) -> Result<FolderWatch, String> {
     let (sender, changes) = mpsc::unbounded_channel();
     let mut debouncer = new_debouncer(DEBOUNCE, None, move |result| {
         let _ = sender.send(result);
@@ -104,6 +107,7 @@ pub fn start(folders: &[PathBuf]) -> Result<FolderWatch, String> {
         folders: watched,
         _debouncer: debouncer,
         changes,
+        limits,
     })
 }
 
@@ -123,7 +127,10 @@ pub fn watch_error(error: &notify::Error) -> String {
 /// path must be imported first for its document to be kept.
 pub async fn keep_in_step(sink: &impl DocumentSink, mut watch: FolderWatch, say: &dyn Fn(&str)) {
     let mut pending: BTreeSet<PathBuf> = collect_files(&watch.folders).files.into_iter().collect();
-    let mut changes = Changes::default();
+    let mut changes = Changes {
+        limits: watch.limits.clone(),
+        ..Changes::default()
+    };
     // The first pass sweeps the folders; so does the first quiet moment after it: a file
     // created and deleted while the first pass read the folders leaves no event (the
     // debouncer drops a file created and removed within its window).
@@ -208,6 +215,8 @@ struct Changes {
     imported: HashMap<i64, String>,
     /// Paths found gone, waiting to be settled.
     gone: BTreeSet<PathBuf>,
+    /// How the files are read.
+    limits: Limits,
 }
 
 impl Changes {
@@ -231,11 +240,11 @@ impl Changes {
                 Err(_) => {}
                 Ok(meta) if meta.is_dir() => {
                     for file in collect_files(std::slice::from_ref(path)).files {
-                        import_file(sink, &file, &mut self.imported, say).await?;
+                        import_file(sink, &file, &self.limits, &mut self.imported, say).await?;
                     }
                 }
                 Ok(_) if is_supported(path) => {
-                    import_file(sink, path, &mut self.imported, say).await?;
+                    import_file(sink, path, &self.limits, &mut self.imported, say).await?;
                 }
                 // Editors' temporary files and other kinds: not documents.
                 Ok(_) => {}
@@ -270,23 +279,25 @@ impl Changes {
 async fn import_file(
     sink: &impl DocumentSink,
     path: &Path,
+    limits: &Limits,
     imported: &mut HashMap<i64, String>,
     say: &dyn Fn(&str),
 ) -> Result<(), IngestError> {
     let read = {
-        let path = path.to_owned();
-        tokio::task::spawn_blocking(move || read_document(&path, &Limits::default())).await
+        let (path, limits) = (path.to_owned(), limits.clone());
+        tokio::task::spawn_blocking(move || read_document(&path, &limits)).await
     };
     let shown = path.display().to_string();
     let skipped =
         match read.unwrap_or_else(|error| ReadFile::Skipped(format!("unreadable ({error})"))) {
             ReadFile::Document(document) => match sink.store(&document, &Unobserved).await {
                 Ok(outcome) => {
+                    let pages_read = document.pages_read();
                     let source = document.source.unwrap_or_else(|| shown.clone());
                     let mut conn = sink.pool().get().await?;
                     watched_files::record(&mut conn, &source, FileState::Imported, None).await?;
                     if !matches!(outcome, IngestOutcome::Unchanged { .. }) {
-                        say(&crate::import::describe(&outcome, &shown));
+                        say(&crate::import::describe_read(&outcome, &pages_read, &shown));
                     }
                     imported.insert(outcome.id(), source);
                     return Ok(());

@@ -6,7 +6,7 @@
 // reasons are user content: they only ever go in as text.
 
 import { element } from "./dom.js";
-import { fileKind, formatBytes } from "./document-file.js";
+import { fileKind, formatBytes, pagesRead } from "./document-file.js";
 
 /** How the summary names each outcome, and whether the file is stored after it. */
 const OUTCOMES = {
@@ -142,7 +142,8 @@ class UploadRow {
       this.settle("skipped", `Skipped. ${skipped[0]?.reason ?? "The server did not say why."}`);
       return;
     }
-    const chunks = stored.chunks === 1 ? "1 chunk" : `${stored.chunks} chunks`;
+    const pages = pagesRead(stored);
+    const chunks = (stored.chunks === 1 ? "1 chunk" : `${stored.chunks} chunks`) + (pages ? `; ${pages}` : "");
     const title = String(stored.title);
     switch (stored.status) {
       case "unchanged":

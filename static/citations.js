@@ -17,13 +17,14 @@ export function passageHref(source) {
   return `/documents/${documentId}#chunk-${encodeURIComponent(String(source.chunk_id))}`;
 }
 
-/** Where in its document a chunk is: "Heading › Sub · p. 3", or "" when nothing is
- *  known. `page` counts only as a whole number from 1; "p." and its number never part
- *  across lines. */
-export function placeLabel({ heading, page }) {
+/** Where in its document a chunk is: "Heading › Sub · p. 3", with "· read by OCR"
+ *  when OCR read its page, or "" when nothing is known. `page` counts only as a whole
+ *  number from 1; "p." and its number never part across lines. */
+export function placeLabel({ heading, page, ocr }) {
   const parts = [];
   if (typeof heading === "string" && heading.trim() !== "") parts.push(heading.trim());
   if (Number.isInteger(page) && page >= 1) parts.push(`p.\u00a0${page}`);
+  if (ocr === true) parts.push("read by OCR");
   return parts.join(" · ");
 }
 

@@ -2,6 +2,7 @@
 // searches (all of them, or the ones ticked, kept in this browser), and "Add documents"
 // for a person who may write to some collection. Both come from `GET /api/collections`.
 
+import { pagesRead } from "./document-file.js";
 import { element } from "./dom.js";
 
 const CHOICE_KEY = "bor.collections";
@@ -108,12 +109,14 @@ function readKept() {
   }
 }
 
-/** The lines of an upload's report: `{documents: [{file, title, chunks, status}],
- *  skipped: [{file, reason}]}` as a person reads them. */
+/** The lines of an upload's report: `{documents: [{file, title, chunks, status,
+ *  ocr_pages, skipped_pages}], skipped: [{file, reason}]}` as a person reads them. */
 export function reportLines(report) {
-  const stored = report.documents.map(({ file, title, chunks, status }) => {
+  const stored = report.documents.map((document) => {
+    const { file, title, chunks, status } = document;
     const what = status === "unchanged" ? "already there" : `stored, ${chunks} ${chunks === 1 ? "chunk" : "chunks"}`;
-    return { tone: "success", text: `${file}: “${title}”, ${what}` };
+    const pages = pagesRead(document);
+    return { tone: "success", text: `${file}: “${title}”, ${what}${pages ? `; ${pages}` : ""}` };
   });
   const skipped = report.skipped.map(({ file, reason }) => ({ tone: "error", text: `${file}: skipped, ${reason}` }));
   return [...stored, ...skipped];

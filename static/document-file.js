@@ -13,6 +13,12 @@ const KINDS = {
   html: "HTML",
   htm: "HTML",
   docx: "Word",
+  png: "PNG image",
+  jpg: "JPEG image",
+  jpeg: "JPEG image",
+  tif: "TIFF image",
+  tiff: "TIFF image",
+  webp: "WebP image",
 };
 
 /** The extensions read, as the file picker's `accept` lists them. */
@@ -22,7 +28,7 @@ export const EXTENSIONS = Object.keys(KINDS);
 const TEXT_TYPES = { "text/markdown": "Markdown", "text/x-markdown": "Markdown", "text/plain": "Text" };
 
 /**
- * The file's kind (`"Markdown"`, `"Text"`, `"PDF"`, `"HTML"` or `"Word"`) by its
+ * The file's kind (`"Markdown"`, `"Text"`, `"PDF"`, `"HTML"`, `"Word"`, `"PNG image"`…) by its
  * extension, or for a name without one by a text media type; `null` for anything else.
  */
 export function fileKind({ name, type }) {
@@ -37,7 +43,7 @@ export function fileKind({ name, type }) {
  */
 export function refusal(file, maxBytes) {
   if (fileKind(file) === null) {
-    return "Only Markdown, text, PDF, HTML and Word (.docx) files can be uploaded.";
+    return "Only Markdown, text, PDF, HTML, Word (.docx) and image (PNG, JPEG, TIFF, WebP) files can be uploaded.";
   }
   if (file.size === 0) return "The file is empty.";
   if (maxBytes !== null && file.size > maxBytes) {
@@ -64,4 +70,17 @@ export function formatBytes(bytes) {
 function extensionOf(name) {
   const dot = name.lastIndexOf(".");
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
+}
+
+/**
+ * How an uploaded document's pages were read, from its entry in the upload report
+ * (`ocr_pages`, `skipped_pages: [{page, reason}]`): "2 pages read by OCR, 1 skipped (page
+ * 3: …)"; `""` when every page was read from its text layer.
+ */
+export function pagesRead({ ocr_pages: ocr = 0, skipped_pages: skipped = [] }) {
+  if (ocr === 0 && skipped.length === 0) return "";
+  const read = `${ocr} ${ocr === 1 ? "page" : "pages"} read by OCR`;
+  if (skipped.length === 0) return read;
+  const reasons = skipped.map(({ page, reason }) => `page ${page}: ${reason}`).join("; ");
+  return `${read}, ${skipped.length} skipped (${reasons})`;
 }

@@ -86,6 +86,54 @@ fn check_names_what_is_missing() {
     );
 }
 
+#[test]
+fn check_says_whether_ocr_can_read_and_what_to_install() {
+    let dead_db = format!("postgres://postgres@127.0.0.1:{}/bor", unused_port());
+    let dead_llm = format!("http://127.0.0.1:{}/v1", unused_port());
+    let check = |ocr: &[(&'static str, &'static str)]| {
+        let mut vars = vec![
+            ("BOR_DATABASE_URL", dead_db.as_str()),
+            ("BOR_LLM_BASE_URL", dead_llm.as_str()),
+        ];
+        vars.extend(ocr.iter().copied());
+        text(&bor(&["check"], &vars))
+    };
+    let missing = check(&[("BOR_OCR_LANGUAGES", "eng+xyz")]);
+    assert!(
+        missing.contains("MISSING  OCR            Tesseract has no data for xyz (Debian: apt-get install tesseract-ocr-xyz)"),
+        "{missing}"
+    );
+    let off = check(&[("BOR_OCR", "off")]);
+    assert!(
+        off.contains("ok       OCR            off (BOR_OCR=off)"),
+        "{off}"
+    );
+    let vision = check(&[("BOR_OCR", "vision"), ("BOR_OCR_MODEL", "qwen2-vl")]);
+    assert!(
+        vision.contains("ok       OCR            the vision model qwen2-vl transcribes scanned PDF pages (rendered by pdftoppm version"),
+        "{vision}"
+    );
+    let refused = bor(
+        &["check"],
+        &[("BOR_OCR", "easyocr"), ("BOR_OCR_DPI", "1200")],
+    );
+    let shown = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("BOR_OCR=\"easyocr\" is invalid: expected tesseract, vision or off"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("BOR_OCR_DPI=\"1200\" is invalid: expected an integer from 72 to 600"),
+        "{shown}"
+    );
+    let unnamed = text(&bor(&["check"], &[("BOR_OCR", "vision")]));
+    assert!(
+        unnamed.contains("BOR_OCR=vision but BOR_OCR_MODEL is unset"),
+        "{unnamed}"
+    );
+}
+
 #[tokio::test]
 async fn check_passes_when_everything_is_there() {
     let db = TestDatabase::migrated().await;
@@ -106,6 +154,8 @@ async fn check_passes_when_everything_is_there() {
         "ok       embed model",
         "ok       embeddings",
         "ok       knowledge base 0 documents, 0 chunks",
+        "ok       OCR            tesseract 5",
+        "config         BOR_OCR=tesseract",
         "config         BOR_LLM_CHAT_MODEL=smollm2",
         "config         BOR_SHUTDOWN_GRACE=30",
         concat!("version        ", env!("CARGO_PKG_VERSION")),

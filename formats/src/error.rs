@@ -32,12 +32,25 @@ pub enum ReadError {
     /// A password-protected file.
     #[error("encrypted {kind}: it cannot be read without its password")]
     Encrypted { kind: &'static str },
-    /// A PDF whose pages hold no text (scanned pages), so there is nothing to read
-    /// without OCR.
-    #[error(
-        "no text layer: the PDF's pages hold no text (scanned images need OCR, which is not done)"
-    )]
+    /// A PDF whose pages hold no text (scanned pages), and OCR is off.
+    #[error("no text layer: the PDF's pages hold no text (scanned images need OCR, which is off)")]
     NoTextLayer,
+    /// An image, and OCR is off.
+    #[error("not read: a {kind} is read by OCR, which is off")]
+    OcrOff { kind: &'static str },
+    /// A PDF without a text layer of which OCR read no page, with the first page's
+    /// reason.
+    #[error("no text layer, and OCR read none of its pages: {0}")]
+    NothingRead(String),
+    /// OCR read the pages of a PDF without a text layer and found no words.
+    #[error("no text layer, and OCR found no words on its pages")]
+    NoWords,
+    /// OCR read an image and found no words.
+    #[error("no text: OCR found no words in the image")]
+    NoWordsInImage,
+    /// OCR could not read an image.
+    #[error("OCR failed: {0}")]
+    OcrFailed(String),
     /// The content is not the kind its name says, nor any kind that is read.
     #[error("not {expected}: {found}")]
     WrongKind {
@@ -47,7 +60,7 @@ pub enum ReadError {
     },
     /// Neither the name nor the content is a kind that is read.
     #[error(
-        "not a supported kind ({0}); supported are Markdown, plain text, PDF, HTML and Word .docx"
+        "not a supported kind ({0}); supported are Markdown, plain text, PDF, HTML, Word .docx and images (PNG, JPEG, TIFF, WebP)"
     )]
     Unsupported(String),
     /// Text that is not text: NUL bytes, or bytes that are not UTF-8.

@@ -10,11 +10,12 @@ use std::io::Cursor;
 
 use memchr::memmem;
 
-use crate::{FormatReader, ReadError, docx, html, markdown, pdf, plain};
+use crate::{FormatReader, ReadError, docx, html, image, markdown, pdf, plain};
 
 /// File name extensions read, lower case, without the dot.
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
-    "md", "markdown", "txt", "text", "pdf", "html", "htm", "docx",
+    "md", "markdown", "txt", "text", "pdf", "html", "htm", "docx", "png", "jpg", "jpeg", "tif",
+    "tiff", "webp",
 ];
 
 /// The kinds of file read.
@@ -25,6 +26,64 @@ pub enum Kind {
     Pdf,
     Html,
     Docx,
+    /// Read by OCR.
+    Image(ImageFormat),
+}
+
+/// The image formats read (by OCR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageFormat {
+    Png,
+    Jpeg,
+    Tiff,
+    WebP,
+}
+
+impl ImageFormat {
+    /// The media type recorded for such images.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "image/png",
+            ImageFormat::Jpeg => "image/jpeg",
+            ImageFormat::Tiff => "image/tiff",
+            ImageFormat::WebP => "image/webp",
+        }
+    }
+
+    /// What a person calls such an image.
+    pub fn label(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "PNG image",
+            ImageFormat::Jpeg => "JPEG image",
+            ImageFormat::Tiff => "TIFF image",
+            ImageFormat::WebP => "WebP image",
+        }
+    }
+
+    /// The extension its file is given for the OCR program.
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpg",
+            ImageFormat::Tiff => "tif",
+            ImageFormat::WebP => "webp",
+        }
+    }
+
+    /// The format whose signature `bytes` start with.
+    fn from_signature(bytes: &[u8]) -> Option<ImageFormat> {
+        if bytes.starts_with(b"\x89PNG\r\n\x1A\n") {
+            Some(ImageFormat::Png)
+        } else if bytes.starts_with(b"\xFF\xD8\xFF") {
+            Some(ImageFormat::Jpeg)
+        } else if bytes.starts_with(b"II*\0") || bytes.starts_with(b"MM\0*") {
+            Some(ImageFormat::Tiff)
+        } else if bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
+            Some(ImageFormat::WebP)
+        } else {
+            None
+        }
+    }
 }
 
 /// How far into a file its PDF header may start (as PDF readers allow).
@@ -41,6 +100,7 @@ impl Kind {
             Kind::Pdf => &pdf::PdfReader,
             Kind::Html => &html::HtmlReader,
             Kind::Docx => &docx::DocxReader,
+            Kind::Image(format) => image::reader(format),
         }
     }
 
@@ -52,6 +112,7 @@ impl Kind {
             Kind::Pdf => "PDF",
             Kind::Html => "web page",
             Kind::Docx => "Word document",
+            Kind::Image(format) => format.label(),
         }
     }
 
@@ -64,6 +125,10 @@ impl Kind {
             "pdf" => Some(Kind::Pdf),
             "html" | "htm" => Some(Kind::Html),
             "docx" => Some(Kind::Docx),
+            "png" => Some(Kind::Image(ImageFormat::Png)),
+            "jpg" | "jpeg" => Some(Kind::Image(ImageFormat::Jpeg)),
+            "tif" | "tiff" => Some(Kind::Image(ImageFormat::Tiff)),
+            "webp" => Some(Kind::Image(ImageFormat::WebP)),
             _ => None,
         }
     }
@@ -84,6 +149,18 @@ impl Kind {
             Some(Kind::Docx) => Err(ReadError::WrongKind {
                 expected: "a Word document",
                 found: format!("it is not a zip archive ({})", describe_text(bytes)),
+            }),
+            Some(Kind::Image(format)) => Err(ReadError::WrongKind {
+                expected: match format {
+                    ImageFormat::Png => "a PNG image",
+                    ImageFormat::Jpeg => "a JPEG image",
+                    ImageFormat::Tiff => "a TIFF image",
+                    ImageFormat::WebP => "a WebP image",
+                },
+                found: format!(
+                    "its content does not start as one ({})",
+                    describe_text(bytes)
+                ),
             }),
             _ if looks_like_html => Ok(Kind::Html),
             Some(kind) => Ok(kind),
@@ -107,13 +184,14 @@ fn binary_kind(bytes: &[u8]) -> Result<Option<Kind>, ReadError> {
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
         return zip_kind(bytes).map(Some);
     }
-    const REFUSED: [(&[u8], &str); 7] = [
+    if let Some(format) = ImageFormat::from_signature(bytes) {
+        return Ok(Some(Kind::Image(format)));
+    }
+    const REFUSED: [(&[u8], &str); 5] = [
         (
             b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1",
             "an old Word .doc file or a password-protected Office file; save it as .docx without a password",
         ),
-        (b"\x89PNG", "a PNG image"),
-        (b"\xFF\xD8\xFF", "a JPEG image"),
         (b"GIF8", "a GIF image"),
         (b"\x1F\x8B", "a gzip archive"),
         (b"{\\rtf", "an RTF document; save it as .docx"),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::ReadError;
+use crate::{Ocr, ReadError};
 
 /// Bounds on one read. [`Limits::default`] suits files from people; every field can be
 /// set on its own.
@@ -33,8 +33,12 @@ pub struct Limits {
     /// Most memory the layout of a PDF holds: the positioned characters of the page
     /// being read and the runs of text of every page (64 MiB).
     pub max_layout_bytes: usize,
-    /// Longest time a read may take (20 s); then it is given up.
+    /// Longest time a read may take (20 s); then it is given up. For a PDF, the text
+    /// layer and the writing of the text have it each; OCR between them is bounded
+    /// page by page instead ([`Ocr::page_timeout`]).
     pub deadline: Duration,
+    /// How scanned pages and images are read (off by default).
+    pub ocr: Ocr,
 }
 
 impl Default for Limits {
@@ -50,6 +54,7 @@ impl Default for Limits {
             max_glyphs: 4_000_000,
             max_layout_bytes: 64 << 20,
             deadline: Duration::from_secs(20),
+            ocr: Ocr::default(),
         }
     }
 }

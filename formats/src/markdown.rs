@@ -20,6 +20,7 @@ impl FormatReader for MarkdownReader {
             content_type: CONTENT_TYPE,
             text: text.to_owned(),
             page_starts: Vec::new(),
+            pages: Vec::new(),
         })
     }
 }

@@ -1,14 +1,19 @@
-//! PDF (`.pdf`, and any file that starts with `%PDF-`): the text layer, page by page.
+//! PDF (`.pdf`, and any file that starts with `%PDF-`): the text layer, page by page,
+//! and OCR for the pages that hold too little text.
 //!
 //! `pdf-extract` (over `lopdf`) decodes the fonts and lays out each character; this
 //! module takes the characters with their positions ([`glyphs`]) and rebuilds lines,
 //! columns, headings and paragraphs ([`layout`]), drops running headers and footers,
 //! resolves ligatures (ﬁ → fi) and rejoins words hyphenated at a line end. The title
 //! is the document's Title, else the largest heading of its first page with text,
-//! else its first heading. A PDF without text (scanned pages)
-//! is refused as having no text layer; an encrypted one unless it opens with the empty
-//! password (as files that only restrict printing or copying do). Before parsing, the
-//! compressed streams are measured ([`guard`]), so a decompression bomb is refused.
+//! else its first heading. A page whose text layer holds fewer than
+//! [`Ocr::min_chars`](crate::Ocr::min_chars) characters is rendered and read by OCR
+//! ([`crate::ocr`]), and what OCR read takes the place of its text layer; each page
+//! records where its text came from. With OCR off, a PDF without text (scanned pages)
+//! is refused as having no text layer. An encrypted PDF is refused unless it opens
+//! with the empty password (as files that only restrict printing or copying do).
+//! Before parsing, the compressed streams are measured ([`guard`]), so a
+//! decompression bomb is refused.
 
 mod content;
 mod glyphs;
@@ -16,12 +21,16 @@ mod guard;
 mod layout;
 mod work;
 
+use std::sync::Arc;
+
 use pdf_extract::{Document, Object};
 
+use crate::ocr::{self, OcrEngine, OcrPage, PageSource, Rendering, Scratch};
 use crate::text::MarkdownText;
-use crate::{ExtractedDocument, FormatReader, Limits, ReadError};
+use crate::{ExtractedDocument, FormatReader, Limits, ReadError, worker};
 use glyphs::{Collector, PagePieces};
 use layout::Block;
+pub(crate) use layout::join_line;
 use work::Work;
 
 pub(crate) const CONTENT_TYPE: &str = "application/pdf";
@@ -37,35 +46,174 @@ impl FormatReader for PdfReader {
     }
 
     fn read(&self, bytes: &[u8], limits: &Limits) -> Result<ExtractedDocument, ReadError> {
-        guard::check_unpacked_size(bytes, limits)?;
-        let mut document = Document::load_mem(bytes).map_err(|error| load_error(&error))?;
-        if document.is_encrypted() && document.decrypt("").is_err() {
-            return Err(ReadError::Encrypted { kind: KIND });
+        let layer = read_layer(bytes, limits)?;
+        let reads = read_scanned_pages(bytes, &layer.pages, limits);
+        write_pages(layer, reads, limits)
+    }
+}
+
+/// Reads a PDF as [`read_document`](crate::read_document) does: the text layer and the
+/// writing of the text on worker threads under the deadline, OCR between them on the
+/// calling thread (each page bounded on its own).
+pub(crate) fn read_in_steps(
+    bytes: Vec<u8>,
+    limits: &Limits,
+) -> Result<ExtractedDocument, ReadError> {
+    let bytes = Arc::new(bytes);
+    let layer = {
+        let (bytes, limits) = (Arc::clone(&bytes), limits.clone());
+        worker::run_with_deadline(limits.deadline, KIND, move || read_layer(&bytes, &limits))?
+    };
+    let reads = read_scanned_pages(&bytes, &layer.pages, limits);
+    drop(bytes);
+    let job_limits = limits.clone();
+    worker::run_with_deadline(limits.deadline, KIND, move || {
+        write_pages(layer, reads, &job_limits)
+    })
+}
+
+/// The text layer of a PDF, page by page.
+struct Layer {
+    pages: Vec<PagePieces>,
+    title: Option<String>,
+}
+
+fn read_layer(bytes: &[u8], limits: &Limits) -> Result<Layer, ReadError> {
+    guard::check_unpacked_size(bytes, limits)?;
+    let mut document = Document::load_mem(bytes).map_err(|error| load_error(&error))?;
+    if document.is_encrypted() && document.decrypt("").is_err() {
+        return Err(ReadError::Encrypted { kind: KIND });
+    }
+    let page_count = count_pages(&document, limits.max_pages)?;
+    if page_count == 0 {
+        return Err(ReadError::malformed(KIND, "it has no pages"));
+    }
+    let mut collector = Collector::new(limits);
+    let mut work = Work::new(limits);
+    for (number, page) in document.get_pages() {
+        let replaced = work.prepare_page(&mut document, page)?;
+        let laid_out = pdf_extract::output_doc_page(&document, &mut collector, number);
+        replaced.restore(&mut document);
+        // A page cut short by an error is kept as far as it went.
+        let _ = collector.finish_page();
+        if let Some(reason) = collector.overflow.take() {
+            return Err(reason);
         }
-        let page_count = count_pages(&document, limits.max_pages)?;
-        if page_count == 0 {
-            return Err(ReadError::malformed(KIND, "it has no pages"));
-        }
-        let mut collector = Collector::new(limits);
-        let mut work = Work::new(limits);
-        for (number, page) in document.get_pages() {
-            let replaced = work.prepare_page(&mut document, page)?;
-            let laid_out = pdf_extract::output_doc_page(&document, &mut collector, number);
-            replaced.restore(&mut document);
-            // A page cut short by an error is kept as far as it went.
-            let _ = collector.finish_page();
-            if let Some(reason) = collector.overflow.take() {
-                return Err(reason);
+        if let Err(error) = laid_out {
+            if collector.pages.is_empty() {
+                return Err(ReadError::malformed(KIND, error));
             }
-            if let Err(error) = laid_out {
-                if collector.pages.is_empty() {
-                    return Err(ReadError::malformed(KIND, error));
-                }
-                break;
-            }
+            break;
         }
-        let title = info_title(&document);
-        write_pages(collector.pages, limits, title)
+    }
+    Ok(Layer {
+        title: info_title(&document),
+        pages: collector.pages,
+    })
+}
+
+/// What became of a page's text.
+#[derive(Debug)]
+enum PageRead {
+    /// Its text layer is its text.
+    Text,
+    /// Read by OCR.
+    Ocr(OcrPage),
+    /// Neither: the reason.
+    Skipped(String),
+    /// Past the pages OCR reads in one document.
+    PastCap,
+}
+
+/// The non-blank characters of a page's text layer.
+fn layer_chars(page: &PagePieces) -> usize {
+    page.pieces
+        .iter()
+        .map(|piece| piece.text.chars().filter(|c| !c.is_whitespace()).count())
+        .sum()
+}
+
+/// Reads the pages with too little text by OCR, at most [`Ocr::max_pages`] of them
+/// (blocking: runs `pdftoppm` and `tesseract`). What OCR read replaces a page's text
+/// layer when it holds at least twice the layer's characters; else the layer stays.
+fn read_scanned_pages(bytes: &[u8], pages: &[PagePieces], limits: &Limits) -> Vec<PageRead> {
+    let ocr = &limits.ocr;
+    let scanned = |page: &PagePieces| layer_chars(page) < ocr.min_chars;
+    if !ocr.is_on() {
+        return pages
+            .iter()
+            .map(|page| match layer_chars(page) {
+                0 => PageRead::Skipped("it has no text layer, and OCR is off".to_owned()),
+                _ => PageRead::Text,
+            })
+            .collect();
+    }
+    if !pages.iter().any(scanned) {
+        return pages.iter().map(|_| PageRead::Text).collect();
+    }
+    let pdf = Scratch::new().and_then(|scratch| {
+        let path = scratch.write("document.pdf", bytes)?;
+        Ok((scratch, path))
+    });
+    let mut read = 0;
+    pages
+        .iter()
+        .enumerate()
+        .map(|(index, page)| {
+            if !scanned(page) {
+                return PageRead::Text;
+            }
+            if read >= ocr.max_pages {
+                return PageRead::PastCap;
+            }
+            read += 1;
+            let result = pdf
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|(scratch, path)| read_page(scratch, path, index + 1, page, &limits.ocr));
+            match result {
+                // A short typed page (a closing line, a title page) reads the same by
+                // OCR: its text layer, with its headings and exact characters, stays.
+                Ok(read) if read.chars() < 2 * layer_chars(page) => PageRead::Text,
+                Ok(read) => PageRead::Ocr(read),
+                Err(reason) => PageRead::Skipped(reason),
+            }
+        })
+        .collect()
+}
+
+/// Renders page `number` and reads it; its rendering is removed once read.
+fn read_page(
+    scratch: &Scratch,
+    pdf: &std::path::Path,
+    number: usize,
+    page: &PagePieces,
+    ocr: &ocr::Ocr,
+) -> Result<OcrPage, String> {
+    let (width, height) = ocr.page_pixels(page.width, page.height);
+    if let Some(reason) = ocr.refuse_pixels(width, height) {
+        return Err(format!(
+            "the page is {:.0} × {:.0} points, at {} DPI {reason}",
+            page.width, page.height, ocr.dpi
+        ));
+    }
+    let size = (width, height);
+    match &ocr.engine {
+        OcrEngine::Vision(transcriber) => {
+            let image = ocr::render_pdf_page(scratch, pdf, number, size, Rendering::Jpeg, ocr)?;
+            let bytes = std::fs::read(&image)
+                .map_err(|error| format!("the rendered page is missing ({error})"));
+            let _ = std::fs::remove_file(&image);
+            transcriber
+                .transcribe(&bytes?, "image/jpeg")
+                .map(|text| OcrPage::of_transcript(&text))
+        }
+        _ => {
+            let image = ocr::render_pdf_page(scratch, pdf, number, size, Rendering::Pgm, ocr)?;
+            let pages = ocr::read_image(&image, Some(ocr.dpi), ocr);
+            let _ = std::fs::remove_file(&image);
+            pages.map(|pages| pages.into_iter().next().unwrap_or_default())
+        }
     }
 }
 
@@ -123,12 +271,19 @@ fn load_error(error: &pdf_extract::Error) -> ReadError {
 }
 
 fn write_pages(
-    pages: Vec<PagePieces>,
+    layer: Layer,
+    reads: Vec<PageRead>,
     limits: &Limits,
-    title: Option<String>,
 ) -> Result<ExtractedDocument, ReadError> {
+    let Layer { pages, title } = layer;
     let widths: Vec<f64> = pages.iter().map(|page| page.width).collect();
     let mut pages: Vec<Vec<layout::Piece>> = pages.into_iter().map(|page| page.pieces).collect();
+    // What OCR read takes the place of the little text a page's layer holds.
+    for (pieces, read) in pages.iter_mut().zip(&reads) {
+        if matches!(read, PageRead::Ocr(page) if !page.paragraphs.is_empty()) {
+            pieces.clear();
+        }
+    }
     for piece in pages.iter_mut().flatten() {
         piece.text = resolve_ligatures(&piece.text);
     }
@@ -137,17 +292,64 @@ fn write_pages(
         .flatten()
         .map(|piece| piece.text.chars().filter(|c| !c.is_whitespace()).count())
         .sum();
-    if characters < MIN_TEXT_CHARS {
-        return Err(ReadError::NoTextLayer);
+    let ocr_words = reads
+        .iter()
+        .any(|read| matches!(read, PageRead::Ocr(page) if !page.paragraphs.is_empty()));
+    if characters < MIN_TEXT_CHARS && !ocr_words {
+        return Err(no_text(&reads, limits));
     }
     layout::drop_running_furniture(&mut pages);
     let body = layout::body_size(&pages);
     let heading_sizes = layout::heading_sizes(&pages, body);
-    let mut page_blocks: Vec<Vec<Block>> = pages
-        .iter()
-        .zip(widths)
-        .map(|(pieces, width)| layout::blocks(pieces, width, &heading_sizes))
-        .collect();
+    let mut sources = Vec::with_capacity(reads.len());
+    let mut page_blocks: Vec<Vec<Block>> = Vec::with_capacity(reads.len());
+    let mut cap_said = false;
+    for ((pieces, width), read) in pages.iter().zip(widths).zip(reads) {
+        let (blocks, source) = match read {
+            PageRead::Text => (
+                layout::blocks(pieces, width, &heading_sizes),
+                PageSource::Text,
+            ),
+            PageRead::Ocr(page) if page.paragraphs.is_empty() => (
+                layout::blocks(pieces, width, &heading_sizes),
+                PageSource::Ocr {
+                    confidence: page.confidence,
+                },
+            ),
+            PageRead::Ocr(page) => (
+                page.paragraph_texts().map(Block::Paragraph).collect(),
+                PageSource::Ocr {
+                    confidence: page.confidence,
+                },
+            ),
+            PageRead::Skipped(reason) => (
+                layout::blocks(pieces, width, &heading_sizes),
+                PageSource::Skipped { reason },
+            ),
+            PageRead::PastCap => {
+                let mut blocks = layout::blocks(pieces, width, &heading_sizes);
+                if !cap_said {
+                    cap_said = true;
+                    blocks.insert(
+                        0,
+                        Block::Paragraph(format!(
+                            "[OCR stopped here: it reads at most {} of a document, and the pages from {} on were not read.]",
+                            pages_phrase(limits.ocr.max_pages),
+                            page_blocks.len() + 1
+                        )),
+                    );
+                }
+                (
+                    blocks,
+                    PageSource::Skipped {
+                        reason: past_cap(limits),
+                    },
+                )
+            }
+        };
+        page_blocks.push(blocks);
+        sources.push(source);
+    }
     for page in 1..page_blocks.len() {
         let (before, after) = page_blocks.split_at_mut(page);
         if let (Some(previous), Some(next)) = (before.last_mut(), after.first_mut()) {
@@ -167,7 +369,41 @@ fn write_pages(
         }
         text.end_lines();
     }
-    text.finish(title, CONTENT_TYPE)
+    let mut document = text.finish(title, CONTENT_TYPE)?;
+    document.pages = sources;
+    Ok(document)
+}
+
+/// The reason a page past the OCR cap is skipped.
+fn past_cap(limits: &Limits) -> String {
+    format!(
+        "past OCR's cap of {} a document",
+        pages_phrase(limits.ocr.max_pages)
+    )
+}
+
+/// "1 page", "200 pages".
+fn pages_phrase(count: usize) -> String {
+    match count {
+        1 => "1 page".to_owned(),
+        _ => format!("{count} pages"),
+    }
+}
+
+/// Why a PDF with no text at all is refused.
+fn no_text(reads: &[PageRead], limits: &Limits) -> ReadError {
+    if !limits.ocr.is_on() {
+        return ReadError::NoTextLayer;
+    }
+    if reads.iter().any(|read| matches!(read, PageRead::Ocr(_))) {
+        return ReadError::NoWords;
+    }
+    let reason = reads.iter().find_map(|read| match read {
+        PageRead::Skipped(reason) => Some(reason.clone()),
+        PageRead::PastCap => Some(past_cap(limits)),
+        _ => None,
+    });
+    ReadError::NothingRead(reason.unwrap_or_else(|| "its pages hold no text".to_owned()))
 }
 
 /// The largest text of the first page with text, when it is set larger than the body:

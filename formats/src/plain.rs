@@ -18,6 +18,7 @@ impl FormatReader for PlainTextReader {
             content_type: CONTENT_TYPE,
             text: text.to_owned(),
             page_starts: Vec::new(),
+            pages: Vec::new(),
         })
     }
 }

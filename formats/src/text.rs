@@ -115,6 +115,7 @@ impl MarkdownText {
             content_type,
             text: self.text,
             page_starts,
+            pages: Vec::new(),
         })
     }
 

@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::{ExtractedDocument, ReadError};
+use crate::ReadError;
 
 /// Reads still running past their deadline, at most.
 pub const MAX_OVERDUE: usize = 2;
@@ -31,13 +31,14 @@ struct Job {
 }
 
 /// Runs `read` on its own thread and waits at most `deadline` for it.
-pub(crate) fn run_with_deadline<F>(
+pub(crate) fn run_with_deadline<F, T>(
     deadline: Duration,
     kind: &'static str,
     read: F,
-) -> Result<ExtractedDocument, ReadError>
+) -> Result<T, ReadError>
 where
-    F: FnOnce() -> Result<ExtractedDocument, ReadError> + Send + 'static,
+    F: FnOnce() -> Result<T, ReadError> + Send + 'static,
+    T: Send + 'static,
 {
     if OVERDUE.load(Ordering::SeqCst) >= MAX_OVERDUE {
         return Err(ReadError::Busy);
@@ -121,6 +122,7 @@ mod tests {
             content_type: "text/plain",
             text: "done".to_owned(),
             page_starts: Vec::new(),
+            pages: Vec::new(),
         })
     }
 

@@ -12,7 +12,9 @@ use std::io::{Cursor, Write};
 
 pub mod support;
 
-use bor_formats::{ExtractedDocument, Limits, read_document};
+use std::sync::OnceLock;
+
+use bor_formats::{ExtractedDocument, Limits, Ocr, read_document};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
@@ -34,10 +36,12 @@ fn check(document: &ExtractedDocument) {
     for &start in &document.page_starts {
         assert!(start <= document.text.len() && document.text.is_char_boundary(start));
     }
-    if document.content_type == "application/pdf" {
+    if document.content_type == "application/pdf" || document.content_type.starts_with("image/") {
         assert_eq!(document.page_starts.first(), Some(&0));
+        assert_eq!(document.pages.len(), document.page_starts.len());
     } else {
         assert!(document.page_starts.is_empty());
+        assert!(document.pages.is_empty());
     }
     if let Some(title) = &document.title {
         assert!(!title.trim().is_empty() && !title.contains(['\n', '\0']));
@@ -68,6 +72,79 @@ fn read_hostile_and_check(bytes: Vec<u8>) {
         Ok(document) => check(&document),
         Err(error) => assert!(!error.to_string().is_empty()),
     }
+}
+
+/// Reads an image by OCR (Tesseract), pages and images bounded to a megapixel.
+fn read_image_and_check(bytes: Vec<u8>, name: &str) {
+    let limits = Limits {
+        ocr: Ocr {
+            max_pixels: 1_000_000,
+            ..Ocr::tesseract()
+        },
+        ..Limits::default()
+    };
+    match read_document(bytes, name, &limits) {
+        Ok(document) => check(&document),
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+}
+
+/// The report's second page as a small PNG, JPEG and TIFF (rendered once by Poppler's
+/// `pdftoppm`), and the WebP fixture.
+fn small_images() -> &'static [(Vec<u8>, &'static str)] {
+    static IMAGES: OnceLock<Vec<(Vec<u8>, &'static str)>> = OnceLock::new();
+    IMAGES.get_or_init(|| {
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        let mut images: Vec<(Vec<u8>, &'static str)> =
+            [("png", "png"), ("jpeg", "jpg"), ("tiff", "tif")]
+                .into_iter()
+                .map(|(format, extension)| {
+                    let base = folder.path().join(format);
+                    let status = std::process::Command::new("pdftoppm")
+                        .args([
+                            "-r",
+                            "40",
+                            "-gray",
+                            &format!("-{format}"),
+                            "-f",
+                            "2",
+                            "-l",
+                            "2",
+                            "-singlefile",
+                        ])
+                        .arg(format!(
+                            "{}/tests/fixtures/tex-report.pdf",
+                            env!("CARGO_MANIFEST_DIR")
+                        ))
+                        .arg(&base)
+                        .status()
+                        .expect("pdftoppm runs (Debian: poppler-utils)");
+                    assert!(status.success());
+                    let bytes = std::fs::read(base.with_extension(extension)).expect("rendered");
+                    (bytes, extension)
+                })
+                .collect();
+        images.push((fixture("tex-report-page-2.webp"), "webp"));
+        images
+    })
+}
+
+/// A PNG of `width` × `height` pixels whose data is `data` (compressed or not).
+fn png_with(width: u32, height: u32, data: &[u8]) -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8], body: &[u8]| {
+        png.extend((body.len() as u32).to_be_bytes());
+        png.extend(kind);
+        png.extend(body);
+        png.extend([0; 4]);
+    };
+    let mut header = width.to_be_bytes().to_vec();
+    header.extend(height.to_be_bytes());
+    header.extend([8, 0, 0, 0, 0]);
+    chunk(b"IHDR", &header);
+    chunk(b"IDAT", data);
+    chunk(b"IEND", &[]);
+    png
 }
 
 /// A change to a file: bytes overwritten, a cut, bytes inserted.
@@ -290,7 +367,34 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
+
+    /// Damaged images go to Tesseract (when their header still reads): a read ends
+    /// with a document or a reason.
+    #[test]
+    fn damaged_images(which in 0..4usize, mutations in prop::collection::vec(mutation(), 1..4)) {
+        let (bytes, extension) = &small_images()[which];
+        read_image_and_check(mutate(bytes.clone(), &mutations), &format!("image.{extension}"));
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 96, failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))), ..ProptestConfig::default() })]
+
+    /// Any size in a PNG's header: past the bound it is refused before anything
+    /// decodes it, and any data under a small one ends with a document or a reason.
+    #[test]
+    fn png_headers_of_any_size(width in prop_oneof![1..1500u32, any::<u32>()], height in prop_oneof![1..1500u32, any::<u32>()], data in prop::collection::vec(any::<u8>(), 0..64)) {
+        let png = png_with(width, height, &data);
+        if u64::from(width) * u64::from(height) > 1_000_000 {
+            let started = std::time::Instant::now();
+            let refused = read_document(png, "bomb.png", &Limits { ocr: Ocr { max_pixels: 1_000_000, ..Ocr::tesseract() }, ..Limits::default() });
+            prop_assert!(matches!(refused, Err(bor_formats::ReadError::TooLarge(_))), "{refused:?}");
+            prop_assert!(started.elapsed() < std::time::Duration::from_millis(100));
+        } else {
+            read_image_and_check(png, "small.png");
+        }
+    }
 
     #[test]
     fn damaged_word_documents(which in 0..2usize, mutations in prop::collection::vec(mutation(), 1..4)) {

@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{AuthMode, ConfigError, LogFormat, Secret};
+use super::{AuthMode, ConfigError, LogFormat, OcrMode, Secret};
 
 /// Collects one line per bad variable while the configuration is being built.
 pub(super) struct Validator {
@@ -198,6 +198,30 @@ pub(super) fn auth_mode(raw: &str) -> Result<AuthMode, String> {
         "accounts" => Ok(AuthMode::Accounts),
         "off" => Ok(AuthMode::Off),
         _ => Err("accounts or off".to_owned()),
+    }
+}
+
+pub(super) fn ocr_mode(raw: &str) -> Result<OcrMode, String> {
+    match raw.to_ascii_lowercase().as_str() {
+        "tesseract" => Ok(OcrMode::Tesseract),
+        "vision" => Ok(OcrMode::Vision),
+        "off" => Ok(OcrMode::Off),
+        _ => Err("tesseract, vision or off".to_owned()),
+    }
+}
+
+/// Tesseract language codes (lower-case letters, digits and `_`) joined by `+`.
+pub(super) fn ocr_languages(raw: &str) -> Result<String, String> {
+    let code = |code: &str| {
+        (1..=32).contains(&code.len())
+            && code
+                .bytes()
+                .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+    };
+    if raw.split('+').all(code) {
+        Ok(raw.to_owned())
+    } else {
+        Err("Tesseract language codes joined by +, such as eng or eng+deu".to_owned())
     }
 }
 

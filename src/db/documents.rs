@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::DbError;
 use super::schema::{chunks, collections, documents};
+use crate::knowledge::formats::PageSource;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = documents, check_for_backend(diesel::pg::Pg))]
@@ -26,6 +27,9 @@ pub struct Document {
     /// For a PDF, the byte offset in `content` where each page begins.
     pub page_starts: Vec<i32>,
     pub collection_id: i64,
+    /// Where the text of each page came from ([`page_sources_json`]); `[]` for kinds
+    /// without pages.
+    pub page_sources: serde_json::Value,
 }
 
 /// A document to insert; its digest is computed from the content.
@@ -38,6 +42,7 @@ pub struct NewDocument<'a> {
     content_sha256: String,
     content_type: &'a str,
     page_starts: Vec<i32>,
+    page_sources: serde_json::Value,
     /// `None`: the `default` collection (the column's default).
     collection_id: Option<i64>,
 }
@@ -62,6 +67,7 @@ impl<'a> NewDocument<'a> {
             content_sha256: content_sha256(content),
             content_type,
             page_starts: Vec::new(),
+            page_sources: serde_json::Value::Array(Vec::new()),
             collection_id: None,
         }
     }
@@ -81,10 +87,47 @@ impl<'a> NewDocument<'a> {
         self
     }
 
+    /// With where the text of each page came from.
+    pub fn with_page_sources(mut self, pages: &[PageSource]) -> NewDocument<'a> {
+        self.page_sources = page_sources_json(pages);
+        self
+    }
+
     /// The digest that identifies this content (lowercase hex).
     pub fn content_sha256(&self) -> &str {
         &self.content_sha256
     }
+}
+
+/// `documents.page_sources`: one object per page, `{"page","source":"text"}`,
+/// `{"page","source":"ocr","confidence"}` (0 to 100) or
+/// `{"page","source":"skipped","reason"}`.
+pub fn page_sources_json(pages: &[PageSource]) -> serde_json::Value {
+    pages
+        .iter()
+        .zip(1..)
+        .map(|(source, page): (&PageSource, u32)| match source {
+            PageSource::Text => serde_json::json!({"page": page, "source": "text"}),
+            PageSource::Ocr { confidence } => {
+                serde_json::json!({"page": page, "source": "ocr", "confidence": confidence})
+            }
+            PageSource::Skipped { reason } => {
+                serde_json::json!({"page": page, "source": "skipped", "reason": reason})
+            }
+        })
+        .collect()
+}
+
+/// The pages of a document that OCR read, from its `page_sources`.
+pub fn ocr_pages(page_sources: &serde_json::Value) -> std::collections::HashSet<i32> {
+    page_sources
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|page| page["source"] == "ocr")
+        .filter_map(|page| page["page"].as_i64())
+        .filter_map(|page| i32::try_from(page).ok())
+        .collect()
 }
 
 /// SHA-256 of `content` as lowercase hex, the form `documents.content_sha256` holds.

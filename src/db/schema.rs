@@ -93,6 +93,7 @@ diesel::table! {
         summary -> Nullable<Text>,
         page_starts -> Array<Int4>,
         collection_id -> Int8,
+        page_sources -> Jsonb,
     }
 }
 

@@ -13,7 +13,7 @@ use super::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::auth::Caller;
-use crate::db::documents::DocumentSummary;
+use crate::db::documents::{self, DocumentSummary};
 use crate::db::grants::Access;
 use crate::knowledge::ingest::{IngestError, IngestOutcome, SourceDocument};
 use crate::state::AppState;
@@ -111,6 +111,8 @@ struct Passage {
     heading: String,
     /// The PDF page it starts on.
     page: Option<i32>,
+    /// Whether OCR read the page it starts on (a scanned page or an image).
+    ocr: bool,
     text: String,
 }
 
@@ -141,6 +143,7 @@ pub async fn passages(
         .await
         .map_err(ApiError::from)?
         .ok_or_else(not_found)?;
+    let ocr_pages = documents::ocr_pages(&document.page_sources);
     Ok(HttpResponse::Ok().json(DocumentPassages {
         id: document.id,
         title: document.title,
@@ -155,6 +158,7 @@ pub async fn passages(
                 ord: chunk.ord,
                 heading: chunk.heading,
                 page: chunk.page,
+                ocr: chunk.page.is_some_and(|page| ocr_pages.contains(&page)),
                 text: chunk.text,
             })
             .collect(),

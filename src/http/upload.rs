@@ -16,6 +16,7 @@ use super::error::ApiError;
 use crate::auth::Caller;
 use crate::import::document_from_bytes;
 use crate::knowledge::formats::Limits;
+use crate::knowledge::ingest::PagesRead;
 use crate::knowledge::ingest::{IngestError, IngestOutcome};
 use crate::state::AppState;
 
@@ -37,6 +38,19 @@ pub struct UploadedDocument {
     /// `imported`, `unchanged` or `replaced`.
     #[schema(example = "imported")]
     pub status: &'static str,
+    /// Pages read by OCR (docs/FORMATS.md, "OCR").
+    pub ocr_pages: usize,
+    /// Pages not read, with the reason (OCR off, too many pixels, too slow, past the
+    /// page cap, …).
+    pub skipped_pages: Vec<SkippedPage>,
+}
+
+/// A page of a document that was not read.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SkippedPage {
+    /// From 1.
+    pub page: u32,
+    pub reason: String,
 }
 
 /// A file left out, and why (a person reads the reason).
@@ -182,7 +196,10 @@ async fn store(
     bytes: Vec<u8>,
     report: &mut UploadReport,
 ) {
-    let limits = Limits::with_max_input_bytes(state.config.max_upload_bytes);
+    let limits = Limits {
+        max_input_bytes: state.config.max_upload_bytes,
+        ..state.config.read_limits()
+    };
     let name = file.clone();
     let read =
         tokio::task::spawn_blocking(move || document_from_bytes(bytes, &name, None, &limits))
@@ -196,6 +213,7 @@ async fn store(
         }
     };
     let title = document.title.clone();
+    let PagesRead { ocr, skipped } = document.pages_read();
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.
     let library = state.library.clone();
@@ -207,6 +225,11 @@ async fn store(
             title,
             chunks: outcome.chunks(),
             status: status_of(&outcome),
+            ocr_pages: ocr,
+            skipped_pages: skipped
+                .into_iter()
+                .map(|(page, reason)| SkippedPage { page, reason })
+                .collect(),
         }),
         Ok(Err(error)) => report.skipped.push(SkippedFile {
             file,

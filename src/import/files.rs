@@ -71,9 +71,7 @@ fn consider(path: &Path, found: &mut FoundFiles) {
     if is_supported(path) {
         found.files.push(path.to_owned());
     } else {
-        found
-            .skipped
-            .push((path.to_owned(), not_supported().to_owned()));
+        found.skipped.push((path.to_owned(), not_supported()));
     }
 }
 
@@ -88,8 +86,11 @@ pub fn is_supported(path: &Path) -> bool {
         })
 }
 
-fn not_supported() -> &'static str {
-    "not a kind bor reads (.md, .markdown, .txt, .text, .pdf, .html, .htm, .docx)"
+fn not_supported() -> String {
+    format!(
+        "not a kind bor reads (.{})",
+        SUPPORTED_EXTENSIONS.join(", .")
+    )
 }
 
 /// A file read as a document, or why it is skipped.
@@ -104,7 +105,7 @@ pub enum ReadFile {
 /// absolute path, so a changed file replaces its earlier version. Blocking.
 pub fn read_document(path: &Path, limits: &Limits) -> ReadFile {
     if !is_supported(path) {
-        return ReadFile::Skipped(not_supported().to_owned());
+        return ReadFile::Skipped(not_supported());
     }
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
@@ -148,6 +149,7 @@ pub fn document_from_bytes(
         content: extracted.text,
         content_type: extracted.content_type.to_owned(),
         page_starts: extracted.page_starts,
+        pages: extracted.pages,
         collection_id: None,
     })
 }

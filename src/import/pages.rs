@@ -140,7 +140,11 @@ async fn import_page(
     };
     let read = {
         let (bytes, source, file_name) = (page.bytes.clone(), source.clone(), file_name.clone());
-        let limits = Limits::with_max_input_bytes(fetcher.settings().max_bytes);
+        let limits = Limits {
+            max_input_bytes: fetcher.settings().max_bytes,
+            ocr: fetcher.settings().ocr.clone(),
+            ..Limits::default()
+        };
         tokio::task::spawn_blocking(move || {
             document_from_bytes(bytes, &file_name, Some(source), &limits)
         })

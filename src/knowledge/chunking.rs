@@ -51,6 +51,18 @@ pub fn chunk_text(
     format: TextFormat,
     settings: ChunkingSettings,
 ) -> Vec<TextChunk<'_>> {
+    chunk_text_cut_at(text, format, settings, &[])
+}
+
+/// [`chunk_text`], with a chunk also starting at each offset of `cuts` (sorted; the
+/// start of a page read by OCR, so that no chunk mixes OCR's reading with a text layer
+/// and each says its page).
+pub fn chunk_text_cut_at<'a>(
+    text: &'a str,
+    format: TextFormat,
+    settings: ChunkingSettings,
+    cuts: &[usize],
+) -> Vec<TextChunk<'a>> {
     let max_chars = settings.max_chars.max(1);
     let settings = ChunkingSettings {
         max_chars,
@@ -60,9 +72,10 @@ pub fn chunk_text(
         TextFormat::Markdown => heading_starts(text),
         TextFormat::Plain => Vec::new(),
     };
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
-    }
+    starts.extend(cuts.iter().filter(|&&cut| cut < text.len()));
+    starts.push(0);
+    starts.sort_unstable();
+    starts.dedup();
     let mut chunks = Vec::new();
     for (index, &start) in starts.iter().enumerate() {
         let end = starts.get(index + 1).copied().unwrap_or(text.len());

@@ -14,7 +14,8 @@ use bor_actors::llm::{LlmClient, LlmError};
 use diesel_async::AsyncConnection;
 use futures_util::{FutureExt, StreamExt};
 
-use super::chunking::{ChunkingSettings, HeadingPaths, TextFormat, chunk_text};
+use super::chunking::{ChunkingSettings, HeadingPaths, TextFormat, chunk_text_cut_at};
+use super::formats::PageSource;
 use crate::db::chunks::{self, NewChunk};
 use crate::db::collections;
 use crate::db::documents::{self, NewDocument, content_sha256};
@@ -43,8 +44,12 @@ pub struct SourceDocument {
     pub content: String,
     /// The kind it was read from, as a media type (`text/markdown`, `application/pdf`, …).
     pub content_type: String,
-    /// For a PDF, the byte offset in `content` where each page begins; else empty.
+    /// For a PDF or an image, the byte offset in `content` where each page begins; else
+    /// empty.
     pub page_starts: Vec<usize>,
+    /// For a PDF or an image, where the text of each page came from (its text layer,
+    /// OCR, or skipped with the reason); else empty.
+    pub pages: Vec<PageSource>,
     /// The collection it goes to; `None`: `default` (made again when it was deleted).
     pub collection_id: Option<i64>,
 }
@@ -58,6 +63,7 @@ impl SourceDocument {
             content,
             content_type: MARKDOWN.to_owned(),
             page_starts: Vec::new(),
+            pages: Vec::new(),
             collection_id: None,
         }
     }
@@ -66,6 +72,35 @@ impl SourceDocument {
     pub fn in_collection(mut self, collection_id: Option<i64>) -> SourceDocument {
         self.collection_id = collection_id;
         self
+    }
+
+    /// How many of its pages OCR read, and which were skipped.
+    pub fn pages_read(&self) -> PagesRead {
+        let mut read = PagesRead::default();
+        for (page, source) in (1..).zip(&self.pages) {
+            match source {
+                PageSource::Text => {}
+                PageSource::Ocr { .. } => read.ocr += 1,
+                PageSource::Skipped { reason } => read.skipped.push((page, reason.clone())),
+            }
+        }
+        read
+    }
+
+    /// Where the pages read by OCR begin in `content`, and the pages after them: a
+    /// chunk starts at each, so that a passage is either OCR's reading of one page or
+    /// text-layer text, and says its page.
+    fn ocr_page_starts(&self) -> Vec<usize> {
+        let mut cuts = Vec::new();
+        for (index, source) in self.pages.iter().enumerate() {
+            if matches!(source, PageSource::Ocr { .. }) {
+                cuts.extend(self.page_starts.get(index).copied());
+                cuts.extend(self.page_starts.get(index + 1).copied());
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        cuts
     }
 
     /// How its text is cut: plain text by paragraphs, the rest at headings too.
@@ -109,8 +144,55 @@ impl SourceDocument {
                 .iter()
                 .map(|&start| start - removed_before(start))
                 .collect(),
+            pages: self.pages.clone(),
             collection_id: self.collection_id,
         })
+    }
+}
+
+/// How the pages of a document were read, as an import and an upload say it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PagesRead {
+    /// Pages read by OCR.
+    pub ocr: usize,
+    /// Pages not read (from 1), with the reason.
+    pub skipped: Vec<(u32, String)>,
+}
+
+impl PagesRead {
+    /// "3 pages read by OCR, 2 skipped (pages 4–5: …)"; `None` when every page was read
+    /// from its text layer.
+    pub fn line(&self) -> Option<String> {
+        if self.ocr == 0 && self.skipped.is_empty() {
+            return None;
+        }
+        let pages = |count: usize| if count == 1 { "page" } else { "pages" };
+        let mut line = format!("{} {} read by OCR", self.ocr, pages(self.ocr));
+        if !self.skipped.is_empty() {
+            // Runs of consecutive pages skipped for one reason: "pages 201–450: …".
+            let mut runs: Vec<(u32, u32, &str)> = Vec::new();
+            for (page, reason) in &self.skipped {
+                match runs.last_mut() {
+                    Some((_, last, run_reason)) if *last + 1 == *page && *run_reason == reason => {
+                        *last = *page;
+                    }
+                    _ => runs.push((*page, *page, reason)),
+                }
+            }
+            let runs: Vec<String> = runs
+                .iter()
+                .map(|(first, last, reason)| match first == last {
+                    true => format!("page {first}: {reason}"),
+                    false => format!("pages {first}–{last}: {reason}"),
+                })
+                .collect();
+            line.push_str(&format!(
+                ", {} skipped ({})",
+                self.skipped.len(),
+                runs.join("; ")
+            ));
+        }
+        Some(line)
     }
 }
 
@@ -351,6 +433,7 @@ impl Ingestor {
                     &document.content_type,
                 )
                 .with_pages(&document.page_starts)
+                .with_page_sources(&document.pages)
                 .in_collection(collection_id);
                 let id = documents::insert_document(conn, &new).await?;
                 chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await?;
@@ -397,15 +480,17 @@ impl Ingestor {
     ) -> Result<Vec<PreparedChunk>, IngestError> {
         let format = document.text_format();
         let headings = HeadingPaths::of(&document.content, format);
-        let mut prepared: Vec<PreparedChunk> = chunk_text(&document.content, format, self.chunking)
-            .into_iter()
-            .map(|chunk| PreparedChunk {
-                text: chunk.text.to_owned(),
-                heading: headings.at(chunk.start).to_owned(),
-                page: document.page_at(chunk.start),
-                embedding: Vec::new(),
-            })
-            .collect();
+        let cuts = document.ocr_page_starts();
+        let mut prepared: Vec<PreparedChunk> =
+            chunk_text_cut_at(&document.content, format, self.chunking, &cuts)
+                .into_iter()
+                .map(|chunk| PreparedChunk {
+                    text: chunk.text.to_owned(),
+                    heading: headings.at(chunk.start).to_owned(),
+                    page: document.page_at(chunk.start),
+                    embedding: Vec::new(),
+                })
+                .collect();
         progress.chunked(prepared.len());
         for batch in prepared.chunks_mut(EMBED_BATCH) {
             let texts = batch.iter().map(|chunk| chunk.text.clone()).collect();

@@ -22,6 +22,7 @@ pub mod search;
 mod stop_words;
 mod store;
 pub mod summaries;
+pub mod vision;
 
 use std::sync::Arc;
 

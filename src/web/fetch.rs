@@ -33,6 +33,8 @@ pub struct FetchSettings {
     /// The longest body read (`BOR_MAX_UPLOAD_BYTES`).
     pub max_bytes: usize,
     pub timeout: Duration,
+    /// How a fetched PDF's scanned pages are read (`BOR_OCR…`).
+    pub ocr: crate::knowledge::formats::Ocr,
 }
 
 impl FetchSettings {
@@ -44,6 +46,7 @@ impl FetchSettings {
             },
             max_bytes: config.max_upload_bytes,
             timeout: FETCH_TIMEOUT,
+            ocr: config.read_limits().ocr,
         }
     }
 }

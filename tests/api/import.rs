@@ -56,7 +56,7 @@ fn notes() -> TempDir {
         b"# Cats\n\nCats sleep most of the day.\n\n## Kittens\n\nKittens play.",
     );
     dir.write("sub/dogs.txt", b"Dogs bark at the postman.");
-    dir.write("image.png", b"\x89PNG\r\n\x1a\n");
+    dir.write("image.gif", b"GIF89a");
     dir.write("binary.md", b"# Bin\0ary");
     dir.write("latin1.txt", b"caf\xe9 au lait");
     dir.write("empty.md", b" \n\t\n");
@@ -253,6 +253,48 @@ fn bor_import(dir: &TempDir, db: &TestDatabase, mock: &MockLlm) -> std::process:
 }
 
 #[actix_web::test]
+async fn bor_import_says_how_many_pages_ocr_read_and_which_it_skipped() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let dir = TempDir::new();
+    dir.write("mixed.pdf", &fixture("mixed-report.pdf"));
+    dir.write("photo.webp", &fixture("tex-report-page-2.webp"));
+    dir.write("scanned.pdf", &fixture("scanned-report.pdf"));
+    let output = Command::new(env!("CARGO_BIN_EXE_bor"))
+        .arg("import")
+        .arg(&dir.0)
+        .current_dir(&dir.0)
+        .env("BOR_DATABASE_URL", db.url())
+        .env("BOR_LLM_BASE_URL", mock.base_url())
+        .env("BOR_OCR_MAX_PAGES", "1")
+        .env("BOR_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let path = |name: &str| dir.0.join(name).display().to_string();
+    for expected in [
+        format!(
+            "imported  {} (2 chunks); 1 page read by OCR",
+            path("mixed.pdf")
+        ),
+        format!(
+            "imported  {} (1 chunks); 1 page read by OCR",
+            path("photo.webp")
+        ),
+        format!(
+            "imported  {} (2 chunks); 1 page read by OCR, 1 skipped (page 2: past OCR's cap of 1 page a document)",
+            path("scanned.pdf")
+        ),
+    ] {
+        assert!(
+            stdout.lines().any(|line| line == expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+}
+
+#[actix_web::test]
 async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
     let db = TestDatabase::migrated().await;
     let mock = MockLlm::start().unwrap();
@@ -279,7 +321,7 @@ async fn bor_import_prints_a_line_per_file_retries_and_a_summary() {
         format!("imported  {} (2 chunks)", path("cats.md")),
         format!("imported  {} (1 chunks)", path("sub/dogs.txt")),
         format!("imported  {} (1 chunks)", path("flaky.md")),
-        format!("skipped   {}: not a kind bor reads (.md, .markdown, .txt, .text, .pdf, .html, .htm, .docx)", path("image.png")),
+        format!("skipped   {}: not a kind bor reads (.md, .markdown, .txt, .text, .pdf, .html, .htm, .docx, .png, .jpg, .jpeg, .tif, .tiff, .webp)", path("image.gif")),
         format!("skipped   {}: binary (it contains NUL bytes)", path("binary.md")),
         format!("skipped   {}: not UTF-8 (invalid byte at offset 3)", path("latin1.txt")),
         format!("skipped   {}: empty: the document holds no text", path("empty.md")),

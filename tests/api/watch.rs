@@ -58,7 +58,8 @@ async fn a_watched_folder_stays_in_step_with_its_files() {
     std::fs::remove_file(&gone).unwrap();
     let folder = std::fs::canonicalize(&dir.0).unwrap();
 
-    let watch = start(std::slice::from_ref(&dir.0)).expect("the folder is watched");
+    let watch =
+        start(std::slice::from_ref(&dir.0), Default::default()).expect("the folder is watched");
     let watcher = ingestor.clone();
     actix_web::rt::spawn(async move { keep_in_step(&watcher, watch, &|_| {}).await });
 
@@ -171,7 +172,8 @@ async fn a_burst_of_a_thousand_files_is_imported() {
     let mock = MockLlm::start().unwrap();
     let ingestor = ingestor(&db, &mock);
     let dir = TempDir::new();
-    let watch = start(std::slice::from_ref(&dir.0)).expect("the folder is watched");
+    let watch =
+        start(std::slice::from_ref(&dir.0), Default::default()).expect("the folder is watched");
     let watcher = ingestor.clone();
     actix_web::rt::spawn(async move { keep_in_step(&watcher, watch, &|_| {}).await });
     for n in 0..1000 {
@@ -259,7 +261,7 @@ fn a_folder_of_ten_thousand_files_is_watched_with_one_watch_per_folder() {
     for n in 0..10_000 {
         dir.write(&format!("shelf-{}/note-{n}.txt", n % 100), b"A note.");
     }
-    let watch = start(std::slice::from_ref(&dir.0));
+    let watch = start(std::slice::from_ref(&dir.0), Default::default());
     assert!(watch.is_ok(), "{:?}", watch.err());
 }
 

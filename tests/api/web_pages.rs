@@ -218,6 +218,7 @@ fn settings(allow_private: bool) -> FetchSettings {
         },
         max_bytes: 256 * 1024,
         timeout: Duration::from_secs(2),
+        ocr: bor::knowledge::formats::Ocr::default(),
     }
 }
 

@@ -33,7 +33,9 @@ test("every kind bor reads qualifies by extension, a name without one by a text 
   assert.equal(fileKind({ name: "README", type: "text/markdown" }), "Markdown");
   assert.equal(fileKind({ name: "README", type: "text/plain" }), "Text");
   assert.equal(fileKind({ name: "README", type: "" }), null);
-  assert.equal(fileKind({ name: "photo.png", type: "image/png" }), null);
+  assert.equal(fileKind({ name: "photo.png", type: "image/png" }), "PNG image");
+  assert.equal(fileKind({ name: "scan.TIF", type: "" }), "TIFF image");
+  assert.equal(fileKind({ name: "photo.gif", type: "image/gif" }), null);
   assert.equal(fileKind({ name: "letter.doc", type: "text/plain" }), null, "the extension decides");
   assert.equal(fileKind({ name: "notes.constructor", type: "" }), null);
   assert.equal(fileKind({ name: ".md", type: "" }), null, "a dot file has no extension");
@@ -51,8 +53,8 @@ test("a file is refused before sending when of no kind read, empty, or over the 
   assert.equal(refusal(file("report.pdf", 100), 100), null, "the bound itself is allowed");
   assert.equal(refusal(file("report.pdf", 5 * 1024 ** 3), null), null, "no bound known: the server decides");
   assert.equal(
-    refusal(file("photo.png", 10), 100),
-    "Only Markdown, text, PDF, HTML and Word (.docx) files can be uploaded.",
+    refusal(file("photo.gif", 10), 100),
+    "Only Markdown, text, PDF, HTML, Word (.docx) and image (PNG, JPEG, TIFF, WebP) files can be uploaded.",
   );
   assert.equal(refusal(file("blank.md", 0), 100), "The file is empty.");
   assert.equal(

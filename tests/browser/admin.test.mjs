@@ -31,7 +31,7 @@ const FIXTURE_TITLES = {
   "sphinx.html": "Lending files — Archive Handbook documentation",
 };
 const NOT_READ =
-  "Not sent. Only Markdown, text, PDF, HTML and Word (.docx) files can be uploaded.";
+  "Not sent. Only Markdown, text, PDF, HTML, Word (.docx) and image (PNG, JPEG, TIFF, WebP) files can be uploaded.";
 
 let suite;
 
@@ -453,7 +453,7 @@ test("several files of every kind go up at once, each with its outcome, and the 
   await hint.filter({ hasText: "Each may be at most 256\u00a0KiB." }).waitFor();
   assert.equal(
     await picker(page).getAttribute("accept"),
-    ".md,.markdown,.txt,.text,.pdf,.html,.htm,.docx",
+    ".md,.markdown,.txt,.text,.pdf,.html,.htm,.docx,.png,.jpg,.jpeg,.tif,.tiff,.webp",
   );
   assert.equal(await picker(page).evaluate((input) => input.multiple), true);
 
@@ -463,7 +463,7 @@ test("several files of every kind go up at once, each with its outcome, and the 
     fixture("sphinx.html"),
     fixture("encrypted.pdf"),
     textFile("otters.md", "# Otter holts\n\nOtters rest in holts dug into river banks."),
-    { name: "photo.png", mimeType: "image/png", buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47]) },
+    { name: "photo.gif", mimeType: "image/gif", buffer: Buffer.from("GIF89a") },
     textFile("blank.txt", "", "text/plain"),
     textFile("huge.txt", "a".repeat(MAX_UPLOAD_BYTES + 1), "text/plain"),
   ];
@@ -488,7 +488,7 @@ test("several files of every kind go up at once, each with its outcome, and the 
     ["sphinx.html", imported("sphinx.html")],
     ["encrypted.pdf", "Skipped. Encrypted PDF: it cannot be read without its password."],
     ["otters.md", imported("otters.md", "Otter holts")],
-    ["photo.png", NOT_READ],
+    ["photo.gif", NOT_READ],
     ["blank.txt", "Not sent. The file is empty."],
     ["huge.txt", "Not sent. Larger than 256\u00a0KiB, the most the server takes (BOR_MAX_UPLOAD_BYTES)."],
   ]);

@@ -100,6 +100,8 @@ test("a citation's tooltip and a source's place name the heading and page", () =
   assert.equal(placeLabel({ heading: "Migration › Timing", page: null }), "Migration › Timing");
   assert.equal(placeLabel({ heading: "  ", page: 3 }), "p.\u00a03");
   assert.equal(placeLabel({ heading: "Intro", page: 12 }), "Intro · p.\u00a012");
+  assert.equal(placeLabel({ heading: "", page: 2, ocr: true }), "p.\u00a02 · read by OCR");
+  assert.equal(placeLabel({ heading: "Intro", page: 2, ocr: false }), "Intro · p.\u00a02");
   assert.equal(placeLabel({ heading: undefined, page: 0 }), "", "pages count from 1");
   assert.equal(placeLabel({ heading: "Intro", page: "3" }), "Intro", "a page is a number");
   assert.equal(sourceSummary(source(1, { heading: "Intro", page: 2 })), "Doc 1 — Intro · p.\u00a02");

@@ -188,12 +188,24 @@ test("the kept choice of collections holds only names still readable, and all of
       documents: [
         { file: "a.md", title: "A", chunks: 1, status: "imported" },
         { file: "b.md", title: "B", chunks: 3, status: "unchanged" },
+        {
+          file: "scan.pdf",
+          title: "S",
+          chunks: 4,
+          status: "imported",
+          ocr_pages: 2,
+          skipped_pages: [{ page: 3, reason: "past OCR's cap of 2 pages a document" }],
+        },
       ],
       skipped: [{ file: "c.pdf", reason: "no text layer" }],
     }),
     [
       { tone: "success", text: "a.md: “A”, stored, 1 chunk" },
       { tone: "success", text: "b.md: “B”, already there" },
+      {
+        tone: "success",
+        text: "scan.pdf: “S”, stored, 4 chunks; 2 pages read by OCR, 1 skipped (page 3: past OCR's cap of 2 pages a document)",
+      },
       { tone: "error", text: "c.pdf: skipped, no text layer" },
     ],
   );

@@ -27,6 +27,15 @@ fn the_content_decides_over_the_name() {
         Kind::detect(&zip_with(&["word/document.xml"]), "report.pdf"),
         Ok(Kind::Docx)
     );
+    for (signature, format) in [
+        (&b"\x89PNG\r\n\x1a\nrest"[..], ImageFormat::Png),
+        (b"\xFF\xD8\xFF\xE0rest", ImageFormat::Jpeg),
+        (b"II*\0rest", ImageFormat::Tiff),
+        (b"MM\0*rest", ImageFormat::Tiff),
+        (b"RIFF\0\0\0\0WEBPVP8 ", ImageFormat::WebP),
+    ] {
+        assert_eq!(Kind::detect(signature, "image.md"), Ok(Kind::Image(format)));
+    }
 }
 
 #[test]
@@ -55,6 +64,10 @@ fn contradictions_and_other_kinds_are_refused_with_what_the_file_is() {
             .contains("zip archive that is not a Word document")
     );
     assert!(refused(b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1rest", "old.doc").contains(".doc"));
-    assert!(refused(b"\x89PNG\r\n\x1a\n", "image.md").contains("PNG image"));
+    assert!(refused(b"GIF89a", "image.md").contains("GIF image"));
+    assert_eq!(
+        refused(b"just text", "photo.webp"),
+        "not a WebP image: its content does not start as one (its content is plain text)"
+    );
     assert!(refused(b"\x00\x01\x02", "data.bin").contains("binary .bin file"));
 }

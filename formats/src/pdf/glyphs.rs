@@ -36,7 +36,9 @@ pub(super) struct PageGlyphs {
 /// The runs of text of one page.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(super) struct PagePieces {
+    /// The page's size in points.
     pub width: f64,
+    pub height: f64,
     pub pieces: Vec<Piece>,
 }
 
@@ -85,6 +87,7 @@ impl<'a> Collector<'a> {
                 .sum::<usize>();
         self.pages.push(PagePieces {
             width: page.width,
+            height: page.height,
             pieces,
         });
         if self.pieces_bytes > self.limits.max_layout_bytes {

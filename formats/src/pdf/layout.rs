@@ -438,7 +438,7 @@ fn ends_hyphenated(text: &str) -> bool {
 }
 
 /// Appends a line to a paragraph, joining a word hyphenated at the line's end.
-fn join_line(paragraph: &mut String, line: &str) {
+pub(crate) fn join_line(paragraph: &mut String, line: &str) {
     let hyphenated =
         ends_hyphenated(paragraph) && line.chars().next().is_some_and(char::is_lowercase);
     if hyphenated {

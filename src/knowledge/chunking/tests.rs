@@ -23,6 +23,18 @@ fn a_short_document_is_one_chunk() {
 }
 
 #[test]
+fn a_chunk_starts_at_each_cut_as_at_a_heading() {
+    let text = "Typed page.\n\nScanned words.\n\nTyped again.\n";
+    let cuts = [13, 29, 500];
+    let chunks = chunk_text_cut_at(text, TextFormat::Markdown, settings(200, 20), &cuts);
+    assert_eq!(
+        texts(&chunks),
+        ["Typed page.", "Scanned words.", "Typed again."]
+    );
+    assert_eq!(chunks[1].start, 13);
+}
+
+#[test]
 fn headings_start_chunks_and_fenced_hashes_do_not() {
     let text =
         "Intro line.\n# First\nBody one.\n```\n# not a heading\n```\n## Second ##\nBody two.\n";
