@@ -26,7 +26,8 @@ def render(out):
         "",
         f"Release build on {machine.get('nproc', '?')} cores ({machine.get('cpu', '?')}), "
         f"commit {machine.get('commit', '?')}{' (dirty)' if machine.get('dirty') else ''}, "
-        f"{machine.get('date', '?')}, load before {' '.join(machine.get('load_before', []))}. "
+        f"{machine.get('date', '?')}, load average {' '.join(machine.get('load_before', []))} before and "
+        f"{' '.join(machine.get('load_after', []))} after (other work shared the two cores). "
         "100 clients ask at full speed through `POST /api/chat` (`BOR_AUTH=off`) in front of "
         "the mock LLM, which answers at once; PostgreSQL on the same machine. A turn is "
         "*answered* when its client read `done`; it is *kept* when its `query_log` row is "
