@@ -1,11 +1,13 @@
 // The passage page, `/documents/{id}#chunk-{chunk_id}` (docs/PROTOCOL.md, "Sources and
 // citations"): the whole document, chunk by chunk, with the cited chunk marked,
-// scrolled into view and focused. Document text is untrusted, so every piece of it goes
-// in as text content, never as HTML.
+// scrolled into view and focused. Each chunk's text is Markdown (every reader writes its
+// format as Markdown), rendered and sanitised as the chat renders answers; the other
+// facts of the document go in as text.
 
 import { placeLabel } from "./citations.js";
 import { element } from "./dom.js";
 import { documentFacts, overlapLength, passageTarget, webAddress } from "./passage.js";
+import { renderDocumentMarkdown } from "./render.js";
 
 const MESSAGE = {
   loading: "Loading the document…",
@@ -128,7 +130,8 @@ function showDocument(doc, chunkId) {
 
 /**
  * One list item per chunk, in order: `{item, cited, overlaps}`. Each shows where in the
- * document it is and its text, the start it repeats from the chunk before greyed out.
+ * document it is and its text rendered, the start it repeats from the chunk before
+ * greyed out.
  */
 function passageItems(chunks, citedId) {
   let previous = null;
@@ -145,14 +148,16 @@ function passageItems(chunks, citedId) {
     const place = placeLabel(chunk);
     if (place !== "") item.append(element("p", { class: "passage-place" }, place));
 
-    const body = element("p", { class: "passage-text" });
+    const body = element("div", { class: "passage-text" });
     // Only chunks of one section overlap.
     const repeat =
       previous?.heading === chunk.heading ? overlapLength(previous.text, text) : 0;
     if (repeat > 0) {
-      body.append(element("span", { class: "passage-overlap" }, text.slice(0, repeat)));
+      const overlap = element("div", { class: "passage-overlap" });
+      overlap.innerHTML = renderDocumentMarkdown(text.slice(0, repeat));
+      body.append(overlap);
     }
-    body.append(text.slice(repeat));
+    body.insertAdjacentHTML("beforeend", renderDocumentMarkdown(text.slice(repeat)));
     item.append(body);
     previous = { heading: chunk.heading, text };
     return { item, cited, overlaps: repeat > 0 };

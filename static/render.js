@@ -1,4 +1,5 @@
-// Turns the model's Markdown into safe HTML: `marked` renders, DOMPurify sanitises.
+// Turns Markdown (the model's answers, the documents' passages) into safe HTML: `marked`
+// renders, DOMPurify sanitises.
 // Both are vendored classic scripts (static/vendor/) that define `marked` and
 // `DOMPurify` on the window before this module runs.
 
@@ -12,17 +13,20 @@ const FORBIDDEN_TAGS = [
   "embed", "link", "meta", "base",
 ];
 
-const markdown = new marked.Marked({
-  gfm: true,
-  breaks: true,
-  renderer: {
-    // A Markdown image becomes a plain link to it: nothing loads until the reader asks.
-    image({ href, text }) {
-      const label = text || href;
-      return `<a href="${escapeText(href ?? "")}">${escapeText(`Image: ${label}`)}</a>`;
-    },
+const renderer = {
+  // A Markdown image becomes a plain link to it: nothing loads until the reader asks.
+  image({ href, text }) {
+    const label = text || href;
+    return `<a href="${escapeText(href ?? "")}">${escapeText(`Image: ${label}`)}</a>`;
   },
-});
+};
+
+/** Answers: a model that ends a line means it. */
+const answerMarkdown = new marked.Marked({ gfm: true, breaks: true, renderer });
+
+/** Documents: a line wrapped by a PDF or an editor stays in its paragraph, as CommonMark
+ *  reads it. */
+const documentMarkdown = new marked.Marked({ gfm: true, breaks: false, renderer });
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A" && node.hasAttribute("href")) {
@@ -33,7 +37,15 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 
 /** The sanitised HTML of a Markdown answer. */
 export function renderMarkdown(text) {
-  const html = markdown.parse(text, { async: false });
+  return sanitise(answerMarkdown.parse(text, { async: false }));
+}
+
+/** The sanitised HTML of a document's Markdown text (a passage). */
+export function renderDocumentMarkdown(text) {
+  return sanitise(documentMarkdown.parse(text, { async: false }));
+}
+
+function sanitise(html) {
   return DOMPurify.sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS: FORBIDDEN_TAGS,

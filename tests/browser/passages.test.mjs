@@ -31,7 +31,13 @@ after(async () => {
 
 const TITLE = "Serengeti field notes";
 const CITED_TEXT = "Zebras migrate across the Serengeti every spring, following the rains.";
-const HOSTILE_TEXT = 'Camp rule: <img src=x onerror="window.injected=1"> stays text, never a picture.';
+const HOSTILE_TEXT = 'Camp rule: <img src=x onerror="window.injected=1"> no picture shows, nothing runs.';
+/** What the hostile chunk shows once sanitised as an answer is. */
+const HOSTILE_SHOWN = "Camp rule: no picture shows, nothing runs.";
+/** Chromium reports the page's Content-Security-Policy (a second line of defence) as
+ *  soon as the hostile chunk's inline handler is parsed, even into the inert document
+ *  DOMPurify sanitises in; nothing runs, as the checks show. */
+const HANDLER_REFUSED = /^console error: Executing inline event handler violates the following Content Security Policy/;
 const QUESTION = "When do zebras migrate across the Serengeti?";
 
 /**
@@ -192,8 +198,8 @@ test("an answer's citations link to its numbered sources, which open their passa
     assert.equal(await passage.locator(".passage-overlap").count(), 1);
     assert.match(await passage.locator(".document-note").innerText(), /^Consecutive passages overlap/);
 
-    // Document text is text: the markup in one chunk shows as written and runs nothing.
-    assert.equal(await items.nth(10).locator(".passage-text").innerText(), HOSTILE_TEXT);
+    // Document text is sanitised as an answer is: the markup in one chunk runs nothing.
+    assert.equal(await items.nth(10).locator(".passage-text").innerText(), HOSTILE_SHOWN);
     assert.equal(await passage.locator("img").count(), 0);
     assert.equal(await passage.evaluate(() => window.injected), undefined);
     await screenshot(passage, "passage-02-highlighted");
@@ -201,7 +207,7 @@ test("an answer's citations link to its numbered sources, which open their passa
     const back = passage.getByRole("link", { name: "Back to the chat" });
     assert.equal(await back.getAttribute("href"), "/");
     await passage.close();
-  });
+  }, { expected: [HANDLER_REFUSED] });
 });
 
 test("citations, sources and the passage page work from the keyboard", async (t) => {
@@ -236,7 +242,7 @@ test("citations, sources and the passage page work from the keyboard", async (t)
     assert.ok((await placeInView(passage.locator(`#${cited}`))).inView);
     await screenshot(passage, "passage-03-keyboard");
     await passage.close();
-  });
+  }, { expected: [HANDLER_REFUSED] });
 });
 
 test("on a phone the answer, its sources and the passage fit the width", async (t) => {
@@ -261,9 +267,92 @@ test("on a phone the answer, its sources and the passage fit the width", async (
       await screenshot(passage, "passage-05-phone-passage");
       await passage.close();
     },
-    { contextOptions: phone },
+    { contextOptions: phone, expected: [HANDLER_REFUSED] },
   );
 });
+
+const KETTLE_TITLE = "Kettle care";
+const KETTLE_QUESTION = "How often should the kettle be descaled with citric acid?";
+/** A Markdown document whose chunks hold a heading, bold text, lines wrapped by hand and
+ *  a table: what the passage page renders and a snippet shows without its syntax. */
+const KETTLE_CHUNKS = [
+  { heading: "Kettle care", text: "# Kettle care\n\nRead this before the first boil." },
+  {
+    heading: "Kettle care › Descaling",
+    text: "## Descaling\n\nDescale the kettle with **citric acid** every month,\nnot with vinegar.",
+  },
+  {
+    heading: "Kettle care › Models",
+    text: "## Models\n\n| Model | Litres |\n|---|---|\n| K1 | 1.7 |\n| K2 | 1.2 |",
+  },
+];
+
+/** Asks the kettle question, whose answer cites the descaling chunk as `[1]`, and opens
+ *  that citation's passage. */
+async function openKettlePassage(page) {
+  await ask(page, withDirective(KETTLE_QUESTION, { reply: "Every month, with citric acid [1]." }));
+  await waitForStatus(page, "Answer ready.");
+  const article = answer(page);
+  await article.getByRole("list", { name: "Sources" }).waitFor();
+  return {
+    article,
+    passage: await passageOpenedBy(page, () =>
+      article.getByRole("link", { name: "Source 1", exact: true }).click(),
+    ),
+  };
+}
+
+for (const [name, contextOptions] of [
+  ["a desktop in light colours", { viewport: { width: 1280, height: 800 }, colorScheme: "light" }],
+  [
+    "a phone in dark colours",
+    { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
+  ],
+]) {
+  test(`on ${name} a passage shows its Markdown rendered`, async (t) => {
+    const kettle = await storeDocument(suite, t, { title: KETTLE_TITLE, chunks: KETTLE_CHUNKS });
+    const slug = contextOptions.isMobile ? "phone-dark" : "desktop-light";
+    await withChat(
+      t,
+      async ({ page }) => {
+        const { article, passage } = await openKettlePassage(page);
+        await article.evaluate((node) => node.scrollIntoView({ block: "start" }));
+        await screenshot(page, `passage-07-markdown-snippet-${slug}`);
+
+        const cited = passage.locator('[aria-current="true"]');
+        assert.equal(await cited.getAttribute("id"), `chunk-${kettle.chunks[1].id}`);
+        assert.ok((await placeInView(cited)).inView, "the cited passage is in view");
+        assert.equal(
+          await cited.getByRole("heading", { level: 2 }).innerText(),
+          "Descaling",
+          "a heading is a heading",
+        );
+        assert.equal(await cited.locator(".passage-text strong").innerText(), "citric acid");
+        // A line wrapped by hand stays in its paragraph, as CommonMark reads it.
+        assert.deepEqual(await cited.locator(".passage-text p").allInnerTexts(), [
+          "Descale the kettle with citric acid every month, not with vinegar.",
+        ]);
+        assert.equal(await cited.locator(".passage-text br").count(), 0);
+
+        const table = passage.locator(`#chunk-${kettle.chunks[2].id}`).getByRole("table");
+        assert.deepEqual(await table.getByRole("columnheader").allInnerTexts(), ["Model", "Litres"]);
+        assert.deepEqual(await table.getByRole("cell").allInnerTexts(), ["K1", "1.7", "K2", "1.2"]);
+        const shown = await passage.getByRole("list", { name: "Passages" }).innerText();
+        for (const syntax of ["##", "**", "|"]) {
+          assert.ok(!shown.includes(syntax), `no ${syntax} is shown: ${shown}`);
+        }
+        const overflow = await passage.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
+        assert.equal(overflow, 0, "the passage page does not scroll sideways");
+        await passage.evaluate(() => window.scrollTo(0, 0));
+        await screenshot(passage, `passage-08-markdown-${slug}`);
+        await passage.close();
+      },
+      { contextOptions },
+    );
+  });
+}
 
 test("the passage page says so when the document is missing or the service is not reachable", async (t) => {
   const notes = await storeFieldNotes(t);
@@ -309,9 +398,9 @@ test("the passage page says so when the document is missing or the service is no
   const failedLoad =
     /^console error: Failed to load resource: (the server responded with a status of 404|net::ERR_INTERNET_DISCONNECTED)/;
   assert.deepEqual(
-    problems.filter((problem) => !failedLoad.test(problem)),
+    problems.filter((problem) => !failedLoad.test(problem) && !HANDLER_REFUSED.test(problem)),
     [],
-    "no errors but the failed loads themselves",
+    "no errors but the failed loads themselves and the refused handler",
   );
 });
 
