@@ -4,6 +4,7 @@
 use std::fmt;
 
 use chrono::{DateTime, Utc};
+use pulldown_cmark::{Event, Options, Parser, TagEnd};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -143,7 +144,8 @@ pub struct Source {
     pub score: f32,
     /// The headings above the chunk, outermost first (`""` when none).
     pub heading: String,
-    /// The chunk's text, whitespace collapsed, at most [`SNIPPET_CHARS`] characters.
+    /// The chunk's text without Markdown syntax, whitespace collapsed, at most
+    /// [`SNIPPET_CHARS`] characters.
     pub snippet: String,
     /// The PDF page the chunk starts on, from 1.
     pub page: Option<u32>,
@@ -152,10 +154,36 @@ pub struct Source {
 /// The longest `snippet` of a source, in characters (`…` included).
 pub const SNIPPET_CHARS: usize = 300;
 
-/// `text` with its whitespace collapsed to single spaces, cut at [`SNIPPET_CHARS`]
-/// characters with `…`.
+/// A chunk's text as a reader sees it (its Markdown without the syntax), whitespace
+/// collapsed to single spaces, cut at [`SNIPPET_CHARS`] characters with `…`.
 pub fn snippet_of(text: &str) -> String {
-    shortened(text, SNIPPET_CHARS)
+    shortened(&plain_text(text), SNIPPET_CHARS)
+}
+
+/// The words of Markdown without its syntax: text, code and the text of links and
+/// images, a space where a block, a line or a table cell ends; raw HTML left out, as the
+/// pages' sanitiser leaves out what it does not show.
+fn plain_text(markdown: &str) -> String {
+    let mut text = String::with_capacity(markdown.len());
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    for event in Parser::new_ext(markdown, options) {
+        match event {
+            Event::Text(words) | Event::Code(words) => text.push_str(&words),
+            // Inline markup ends inside a line: "**14** days" reads "14 days".
+            Event::End(
+                TagEnd::Emphasis
+                | TagEnd::Strong
+                | TagEnd::Strikethrough
+                | TagEnd::Superscript
+                | TagEnd::Subscript
+                | TagEnd::Link
+                | TagEnd::Image,
+            ) => {}
+            Event::End(_) | Event::SoftBreak | Event::HardBreak | Event::Rule => text.push(' '),
+            _ => {}
+        }
+    }
+    text
 }
 
 /// `text` with its whitespace collapsed to single spaces, cut at `max_chars` characters
@@ -217,6 +245,28 @@ mod tests {
         assert!(snippet.ends_with("é…"));
         let exact = "x".repeat(SNIPPET_CHARS);
         assert_eq!(snippet_of(&exact), exact, "300 characters stay whole");
+    }
+
+    #[test]
+    fn a_snippet_shows_markdown_as_the_words_a_reader_sees() {
+        assert_eq!(
+            snippet_of("## Descaling\n\nUse **citric acid** every\nmonth, ~~never~~ `vinegar`."),
+            "Descaling Use citric acid every month, never vinegar."
+        );
+        assert_eq!(
+            snippet_of("| Model | Litres |\n|---|---|\n| K1 | 1.7 |"),
+            "Model Litres K1 1.7"
+        );
+        assert_eq!(
+            snippet_of(
+                "- [the guide](https://example.com/guide)\n- <b>bold</b> text\n\n---\n> quoted"
+            ),
+            "the guide bold text quoted"
+        );
+        assert_eq!(
+            snippet_of("5 * 3 = 15 and 2 * 2 = 4"),
+            "5 * 3 = 15 and 2 * 2 = 4"
+        );
     }
 
     #[test]

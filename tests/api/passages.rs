@@ -79,8 +79,8 @@ async fn sources_are_numbered_as_the_prompt_shows_them_and_open_their_passage() 
     assert_eq!(install["document_id"], id);
     assert_eq!(install["page"], Value::Null);
     assert_eq!(
-        install["snippet"],
-        "## Install Run the installer and restart the shell."
+        install["snippet"], "Install Run the installer and restart the shell.",
+        "the snippet is the chunk's text without its Markdown syntax"
     );
     let n = install["n"].as_i64().unwrap();
     let system = app.mock.chat_requests()[0]["messages"][0]["content"]

@@ -286,6 +286,7 @@ const KETTLE_CHUNKS = [
     text: "## Models\n\n| Model | Litres |\n|---|---|\n| K1 | 1.7 |\n| K2 | 1.2 |",
   },
 ];
+const DESCALING_SNIPPET = "Descaling Descale the kettle with citric acid every month, not with vinegar.";
 
 /** Asks the kettle question, whose answer cites the descaling chunk as `[1]`, and opens
  *  that citation's passage. */
@@ -309,13 +310,15 @@ for (const [name, contextOptions] of [
     { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
   ],
 ]) {
-  test(`on ${name} a passage shows its Markdown rendered`, async (t) => {
+  test(`on ${name} a passage shows its Markdown rendered and a snippet shows it as plain text`, async (t) => {
     const kettle = await storeDocument(suite, t, { title: KETTLE_TITLE, chunks: KETTLE_CHUNKS });
     const slug = contextOptions.isMobile ? "phone-dark" : "desktop-light";
     await withChat(
       t,
       async ({ page }) => {
         const { article, passage } = await openKettlePassage(page);
+        const sources = article.getByRole("list", { name: "Sources" }).getByRole("listitem");
+        assert.equal(await sources.first().locator(".source-snippet").innerText(), DESCALING_SNIPPET);
         await article.evaluate((node) => node.scrollIntoView({ block: "start" }));
         await screenshot(page, `passage-07-markdown-snippet-${slug}`);
 
