@@ -252,3 +252,80 @@ test("an empty chat shows what the documents hold, with their summaries, until t
     assert.equal(await overview.isHidden(), true, "the conversation takes its place");
   });
 });
+
+/** Where the page itself is scrolled, and where its top bar and composer are. */
+const pagePlace = (page) =>
+  page.evaluate(() => ({
+    scrolled: document.scrollingElement.scrollTop,
+    topBar: document.getElementById("top-bar").getBoundingClientRect().top,
+    composerBottom: Math.round(document.querySelector(".composer").getBoundingClientRect().bottom),
+    height: window.innerHeight,
+  }));
+
+for (const look of [
+  { name: "desktop", viewport: { width: 1280, height: 720 } },
+  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+]) {
+  test(`on a ${look.name} a conversation taller than the screen scrolls in its place, the page stays put`, async (t) => {
+    await withChat(
+      t,
+      async ({ page }) => {
+        const lines = Array.from({ length: 60 }, (_, i) => `Line ${i + 1} of a long answer.`).join("\n\n");
+        await askAndWait(page, withDirective("Write a long answer.", { reply: lines }));
+        const conversation = page.locator("#conversation");
+        assert.ok(
+          await conversation.evaluate((node) => node.scrollHeight > 2 * node.clientHeight),
+          "the conversation is taller than the screen",
+        );
+        const still = await pagePlace(page);
+        assert.deepEqual(
+          { scrolled: still.scrolled, topBar: still.topBar, composerBottom: still.composerBottom },
+          { scrolled: 0, topBar: 0, composerBottom: still.height },
+          "at rest the page fills the screen",
+        );
+
+        // A wheel, or on a phone a swipe, over each part that is not the conversation.
+        const session = look.hasTouch ? await page.context().newCDPSession(page) : null;
+        const scrollOver = async (box, distance) => {
+          const x = box.x + box.width / 2;
+          const y = box.y + Math.min(box.height / 2, 20);
+          if (session) {
+            // A finger put down, drawn `distance` down in steps, and lifted.
+            const touch = (type, dy) =>
+              session.send("Input.dispatchTouchEvent", {
+                type,
+                touchPoints: type === "touchEnd" ? [] : [{ x, y: y + dy }],
+              });
+            await touch("touchStart", 0);
+            for (let step = 1; step <= 10; step += 1) await touch("touchMove", (distance * step) / 10);
+            await touch("touchEnd", distance);
+          } else {
+            await page.mouse.move(x, y);
+            await page.mouse.wheel(0, -distance);
+          }
+          await page.waitForTimeout(100);
+        };
+        const parts = ["#top-bar", ".composer", "#conversation-bar"];
+        if (look.name === "desktop") parts.push("#sidebar");
+        for (const part of parts) {
+          const box = await page.locator(part).boundingBox();
+          for (const distance of [-600, 600, -600]) {
+            await scrollOver(box, distance);
+            assert.deepEqual(await pagePlace(page), still, `the page stays put after scrolling over ${part}`);
+          }
+        }
+        await screenshot(page, `12-scrolled-over-the-bars-${look.name}`);
+
+        // The conversation itself still scrolls, and only it.
+        const before = await conversation.evaluate((node) => {
+          node.scrollTop = node.scrollHeight / 2;
+          return node.scrollTop;
+        });
+        await scrollOver(await conversation.boundingBox(), 400);
+        assert.ok((await conversation.evaluate((node) => node.scrollTop)) < before, "the conversation scrolled back");
+        assert.deepEqual(await pagePlace(page), still, "scrolling the conversation moves only it");
+      },
+      { viewport: look.viewport, isMobile: look.isMobile, hasTouch: look.hasTouch },
+    );
+  });
+}
