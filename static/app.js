@@ -61,6 +61,9 @@ const STORED_POLL_MS = 250;
 const STORED_POLL_TRIES = 12;
 const STORED_POLL_PAGE = 5;
 
+/** Room left below the end of an answer scrolled into view, in pixels. */
+const END_MARGIN_PX = 16;
+
 const ui = {
   conversation: document.getElementById("conversation"),
   emptyNote: document.getElementById("empty-note"),
@@ -396,9 +399,11 @@ async function ask(question) {
   const onScreen = state.exchanges.includes(exchange);
   if (onScreen) {
     finishTurn(turn, outcome);
+    // The sources come in below the answer: a reader who followed the answer sees its
+    // end, not the end of the sources.
     const follow = nearEnd();
     view.update(exchange);
-    if (follow) scrollToEnd();
+    if (follow) scrollToEndOf(view.body);
   }
   updateControls();
   if (onScreen && isStored(exchange) && state.conversationId !== null) {
@@ -502,11 +507,19 @@ function scrollToEnd() {
   ui.conversation.scrollTop = ui.conversation.scrollHeight;
 }
 
+/** Scrolls the conversation just far enough to show the end of `node`. */
+function scrollToEndOf(node) {
+  const below = node.getBoundingClientRect().bottom - ui.conversation.getBoundingClientRect().bottom;
+  if (below > 0) ui.conversation.scrollTop += below + END_MARGIN_PX;
+}
+
 /** The account controls, then what the caller's collections allow: the chooser and
  *  "Add documents". */
 async function mountCollections() {
   const account = byId("account");
   const [me, collections] = await Promise.all([mountAccountMenu(account), fetchReadableCollections()]);
+  // A source's score is a retrieval figure for admins; people read its place and text.
+  document.body.classList.toggle("shows-scores", me?.user?.role === "admin");
   collectionChoice.show(collections);
   addDocuments.offer(account, collections, me);
 }

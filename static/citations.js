@@ -56,23 +56,28 @@ export function citationPieces(text, cited) {
 
 /**
  * Turns each `[n]` in the text of `root` into a link to source `n`, for the sources
- * that carry a number. Works on the sanitised DOM, text nodes only, so model output is
- * never parsed again; text inside links and code stays as it is.
+ * that carry a number, and answers the set of numbers cited. Works on the sanitised
+ * DOM, text nodes only, so model output is never parsed again; text inside links and
+ * code stays as it is.
  */
 export function linkCitations(root, sources) {
+  const cited = new Set();
   const byNumber = new Map(
     sources.filter((source) => Number.isInteger(source.n)).map((source) => [source.n, source]),
   );
-  if (byNumber.size === 0) return;
+  if (byNumber.size === 0) return cited;
   for (const node of textNodes(root)) {
     const pieces = citationPieces(node.data, byNumber);
     if (pieces.length === 1 && typeof pieces[0] === "string") continue;
     node.replaceWith(
-      ...pieces.map((piece) =>
-        typeof piece === "string" ? piece : citationLink(byNumber.get(piece.n)),
-      ),
+      ...pieces.map((piece) => {
+        if (typeof piece === "string") return piece;
+        cited.add(piece.n);
+        return citationLink(byNumber.get(piece.n));
+      }),
     );
   }
+  return cited;
 }
 
 /**

@@ -42,10 +42,19 @@ export class ExchangeView {
     this.body = element("div", { class: "answer-body" });
     this.note = element("p", { class: "answer-note", hidden: "" });
 
+    // The sources the answer cites, then the other passages the model was given, folded.
     this.sources = element("section", { class: "sources", hidden: "" });
     // `role` keeps the list a list for screen readers that drop it with the bullets.
     this.sourceList = element("ul", { role: "list", "aria-labelledby": `${id}-sources` });
-    this.sources.append(element("h3", { id: `${id}-sources` }, "Sources"), this.sourceList);
+    this.uncited = element("details", { class: "uncited-sources", hidden: "" });
+    this.uncitedSummary = element("summary");
+    this.uncitedList = element("ul", { role: "list", "aria-label": "Passages not cited" });
+    this.uncited.append(this.uncitedSummary, this.uncitedList);
+    this.sources.append(
+      element("h3", { id: `${id}-sources` }, "Sources"),
+      this.sourceList,
+      this.uncited,
+    );
 
     this.article.append(heading, this.thinking, this.deflected, this.body, this.note, this.sources);
     this.root.append(question, this.article);
@@ -69,8 +78,10 @@ export class ExchangeView {
     const sourcesChanged = exchange.sources !== this.renderedSources;
     if (exchange.answer !== this.renderedAnswer || sourcesChanged) {
       renderInto(this.body, exchange.answer);
-      linkCitations(this.body, exchange.sources);
+      const cited = linkCitations(this.body, exchange.sources);
       this.renderedAnswer = exchange.answer;
+      this.renderedSources = exchange.sources;
+      this.#showSources(exchange.sources, cited);
     }
     this.body.classList.toggle("pending", streaming && exchange.answer === "");
 
@@ -83,12 +94,22 @@ export class ExchangeView {
     const note = noteFor(exchange);
     this.note.hidden = note === "";
     this.note.textContent = note;
+  }
 
-    if (sourcesChanged) {
-      this.sourceList.replaceChildren(...sourceItems(exchange.sources));
-      this.sources.hidden = this.sourceList.childElementCount === 0;
-      this.renderedSources = exchange.sources;
-    }
+  /** The sources numbered in `cited` listed, the others folded below them; all of them
+   *  listed when the answer cites none. */
+  #showSources(sources, cited) {
+    const ordered = inNumberOrder(sources);
+    const shown = cited.size === 0 ? ordered : ordered.filter((source) => cited.has(source.n));
+    const folded = cited.size === 0 ? [] : ordered.filter((source) => !cited.has(source.n));
+    this.sourceList.replaceChildren(...shown.map(sourceItem));
+    this.uncitedList.replaceChildren(...folded.map(sourceItem));
+    this.uncitedSummary.textContent =
+      folded.length === 1
+        ? "1 more passage the answer does not cite"
+        : `${folded.length} more passages the answer does not cite`;
+    this.uncited.hidden = folded.length === 0;
+    this.sources.hidden = ordered.length === 0;
   }
 }
 
@@ -109,15 +130,16 @@ function noteFor(exchange) {
   }
 }
 
-/** One entry per source, in the order of their numbers (a source saved before sources
- *  were numbered has none and comes last). */
-function sourceItems(sources) {
+/** The sources in the order of their numbers (a source saved before sources were
+ *  numbered has none and comes last). */
+function inNumberOrder(sources) {
   const numberOf = (source) => (Number.isInteger(source.n) ? source.n : Number.MAX_SAFE_INTEGER);
-  return [...sources].sort((a, b) => numberOf(a) - numberOf(b)).map(sourceItem);
+  return [...sources].sort((a, b) => numberOf(a) - numberOf(b));
 }
 
 /** A source: its number and title, opening its passage (in a new tab, as a citation
- *  does), where in the document it is, its score and the start of its text. */
+ *  does), where in the document it is, its score (shown to admins only, by style.css)
+ *  and the start of its text. */
 function sourceItem(source) {
   const item = element("li", { class: "source" });
   const link = element("a", {
@@ -131,9 +153,10 @@ function sourceItem(source) {
   }
   link.append(element("span", { class: "source-title" }, String(source.title ?? "Untitled")));
   const place = placeLabel(source);
+  const facts = element("span", { class: "source-facts" }, place);
   const score = `score\u00a0${formatScore(source.score)}`;
-  const facts = place === "" ? score : `${place} · ${score}`;
-  item.append(link, " ", element("span", { class: "source-facts" }, facts));
+  facts.append(element("span", { class: "source-score" }, place === "" ? score : ` · ${score}`));
+  item.append(link, " ", facts);
   if (typeof source.snippet === "string" && source.snippet !== "") {
     item.append(element("span", { class: "source-snippet" }, source.snippet));
   }

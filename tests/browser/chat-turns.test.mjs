@@ -78,7 +78,7 @@ test("a grounded turn shows thinking, tool activity, the answer and its sources"
     const article = answer(page);
     assert.match(await answerText(article), /^Mock answer: When do zebras migrate/);
 
-    const thinking = article.locator("details");
+    const thinking = article.locator("details.thinking");
     assert.equal(await thinking.locator("summary").innerText(), "Thinking");
     await thinking.locator("summary").click();
     // Both rounds (the tool call and the answer) reasoned: one paragraph each.

@@ -207,6 +207,8 @@ test("a member chooses among the collections they read, and the sources come fro
   const sources = page.getByRole("article").last().getByRole("list", { name: "Sources" });
   const titles = await linkTexts(sources);
   assert.deepEqual(titles, ["[1] Payroll"]);
+  const facts = await sources.innerText();
+  assert.ok(!facts.includes("score"), `a member is shown no raw score: ${facts}`);
   await screenshot(page, "collections-member-chat");
 
   // Back to all: the default collection's handbook may answer too, legal's never.

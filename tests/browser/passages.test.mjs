@@ -424,3 +424,63 @@ test("an answer cut at its length limit says so", async (t) => {
     assert.equal(await article.locator(".answer-note").innerText(), "The answer was cut at its length limit.");
   });
 });
+
+for (const [name, contextOptions] of [
+  ["a desktop in light colours", { viewport: { width: 1280, height: 800 }, colorScheme: "light" }],
+  [
+    "a phone in dark colours",
+    { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
+  ],
+]) {
+  test(`on ${name} the cited sources come first, the others folded, and the view stays at the answer`, async (t) => {
+    await storeFieldNotes(t);
+    const slug = contextOptions.isMobile ? "phone-dark" : "desktop-light";
+    const lines = Array.from({ length: 12 }, (_, i) => `Observation ${i + 1} from the plains.`);
+    const reply = `${lines.join("\n\n")}\n\nPredators wait [2].`;
+    await withChat(
+      t,
+      async ({ page }) => {
+        await ask(page, withDirective(QUESTION, { reply }));
+        await waitForStatus(page, "Answer ready.");
+        const article = answer(page);
+        const cited = article.getByRole("list", { name: "Sources" }).getByRole("listitem");
+        assert.deepEqual(await cited.locator(".source-n").allInnerTexts(), ["[2]"], "only the cited source is listed");
+        const folded = article.locator("details.uncited-sources");
+        const others = await folded.getByRole("listitem", { includeHidden: true }).count();
+        assert.ok(others >= 2, `the other passages are kept (${others})`);
+        assert.equal(
+          await folded.locator("summary").innerText(),
+          `${others} more passages the answer does not cite`,
+        );
+        assert.equal(await folded.evaluate((node) => node.open), false, "folded");
+        assert.equal(
+          await article.getByRole("list", { name: "Passages not cited" }).isVisible(),
+          false,
+        );
+
+        // The reader was following the answer as it streamed; its end stays in view.
+        const end = await article.locator(".answer-body > :last-child").evaluate((node) => {
+          const view = document.getElementById("conversation").getBoundingClientRect();
+          const { bottom } = node.getBoundingClientRect();
+          return { bottom, viewTop: view.top, viewBottom: view.bottom };
+        });
+        assert.ok(
+          end.bottom > end.viewTop && end.bottom <= end.viewBottom,
+          `the answer's last line is in view: ${JSON.stringify(end)}`,
+        );
+        await screenshot(page, `passage-09-sources-folded-${slug}`);
+
+        await folded.locator("summary").click();
+        assert.ok(await article.getByRole("list", { name: "Passages not cited" }).isVisible());
+        assert.deepEqual(
+          await folded.locator(".source-n").allInnerTexts(),
+          Array.from({ length: others }, (_, i) => `[${i < 1 ? 1 : i + 2}]`),
+          "the others, in the order of their numbers",
+        );
+        await folded.evaluate((node) => node.scrollIntoView({ block: "end" }));
+        await screenshot(page, `passage-10-sources-unfolded-${slug}`);
+      },
+      { contextOptions },
+    );
+  });
+}
