@@ -313,7 +313,24 @@ async function syncAfterTurn(id) {
     await new Promise((resolve) => setTimeout(resolve, STORED_POLL_MS));
   }
   if (summary !== undefined && state.conversationId === id) showConversation(id, summary);
-  await list.refresh();
+  await Promise.all([list.refresh(), sourcesOfStopped(id)]);
+}
+
+/** A stopped turn gets no `done` frame, so its sources come from its stored row: the
+ *  conversation's newest turn. */
+async function sourcesOfStopped(id) {
+  const exchange = state.exchanges.at(-1);
+  if (exchange?.status !== "stopped" || exchange.sources.length > 0) return;
+  let stored;
+  try {
+    stored = (await fetchConversation(id)).turns.at(-1);
+  } catch {
+    return; // The answer stays without its sources, as it was.
+  }
+  if (state.conversationId !== id || state.exchanges.at(-1) !== exchange) return;
+  if (stored?.status !== "stopped" || !Array.isArray(stored.sources)) return;
+  exchange.sources = stored.sources;
+  state.views.at(-1)?.update(exchange);
 }
 
 function onRenamed(summary) {

@@ -30,6 +30,7 @@ export function exchangeOfTurn(turn) {
     answer: String(turn?.answer ?? ""),
     sources: Array.isArray(turn?.sources) ? turn.sources : [],
     status: turn?.status === "stopped" ? "stopped" : "done",
+    deflected: turn?.path === "deflected",
   };
 }
 

@@ -13,6 +13,11 @@ export const DEFLECTED_NOTICE =
 
 export const TRUNCATED_NOTE = "The answer was cut at its length limit.";
 
+/** How bor asks the model to begin a deflected answer (its turn prompts), for the
+ *  clients that show no notice of their own; this page shows its notice instead, so the
+ *  answer is shown without the opening. */
+const DEFLECTED_OPENING = /^\s*(\*\*|__)?This is not from your documents:\1\s*/i;
+
 /** The elements of one exchange on screen; `update(exchange)` redraws it. */
 export class ExchangeView {
   constructor(exchange) {
@@ -77,7 +82,7 @@ export class ExchangeView {
     }
     const sourcesChanged = exchange.sources !== this.renderedSources;
     if (exchange.answer !== this.renderedAnswer || sourcesChanged) {
-      renderInto(this.body, exchange.answer);
+      renderInto(this.body, exchange.answer.replace(DEFLECTED_OPENING, ""));
       const cited = linkCitations(this.body, exchange.sources);
       this.renderedAnswer = exchange.answer;
       this.renderedSources = exchange.sources;

@@ -31,11 +31,12 @@ after(async () => {
 });
 
 /**
- * Opens a chat page for one test and closes it afterwards, checking it logged no
- * errors but those `expected` (regular expressions) allows.
+ * Opens a chat page (in a browser of `contextOptions`) for one test and closes it
+ * afterwards, checking it logged no errors but those `expected` (regular expressions)
+ * allows.
  */
-async function withChat(t, run, { expected = [] } = {}) {
-  const chat = await openChat(suite);
+async function withChat(t, run, { expected = [], contextOptions = {} } = {}) {
+  const chat = await openChat(suite, contextOptions);
   t.after(() => chat.context.close());
   await run(chat);
   const unexpected = chat.problems.filter((problem) => !expected.some((re) => re.test(problem)));
@@ -286,5 +287,69 @@ test("model output with HTML and script is rendered inert", async (t) => {
     // as soon as markup with an inline handler is parsed, even into the inert document
     // DOMPurify sanitises in; nothing runs, as the checks above show.
     expected: [/^console error: Executing inline event handler violates the following Content Security Policy/],
+  });
+});
+
+for (const look of [
+  { name: "desktop-light", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
+  { name: "phone-dark", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
+]) {
+  test(`${look.name}: a deflected answer says so once, and still after a reload`, async (t) => {
+    await withChat(
+      t,
+      async ({ page }) => {
+        await ask(
+          page,
+          withDirective("Which planet has the most moons?", {
+            reply: "This is not from your documents: Saturn has the most known moons.",
+          }),
+        );
+        await waitForStatus(page, "Answer ready.");
+        await waitForIdle(page);
+        for (const moment of ["as it ends", "after a reload"]) {
+          const article = answer(page);
+          assert.equal(
+            await article.getByText(/not from your documents/i).count(),
+            1,
+            `${moment}: the notice once, the model's own opening left out`,
+          );
+          assert.ok(await article.locator(".deflected-notice").isVisible(), `${moment}: the notice shows`);
+          assert.equal(await answerText(article), "Saturn has the most known moons.");
+          const described = await article.evaluate(
+            (node) => document.getElementById(node.getAttribute("aria-describedby"))?.textContent,
+          );
+          assert.match(described ?? "", /^Not from your documents/, `${moment}: the article is described by it`);
+          if (moment === "as it ends") {
+            await page.waitForURL((url) => url.searchParams.has("c"));
+            await page.reload();
+            await page.locator(".answer-body").first().waitFor();
+          }
+        }
+        await screenshot(page, `13-deflected-after-reload-${look.name}`);
+      },
+      { contextOptions: { viewport: look.viewport, isMobile: look.isMobile, hasTouch: look.hasTouch, colorScheme: look.colorScheme } },
+    );
+  });
+}
+
+test("a stopped answer keeps the sources it was given", async (t) => {
+  const title = "Heron field guide";
+  await insertDocument(suite, t, { title, text: "Herons stand still in shallow water to catch fish." });
+  await withChat(t, async ({ page }) => {
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    await ask(
+      page,
+      withDirective("How do herons catch fish in shallow water?", { reply: words, token_delay_ms: 150 }),
+    );
+    const article = answer(page);
+    await article.locator(".answer-body", { hasText: "word3" }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await waitForStatus(page, "Stopped.");
+    assert.equal(await article.locator(".answer-note").innerText(), "Stopped — the answer above is partial.");
+    const sources = article.getByRole("list", { name: "Sources" });
+    await sources.waitFor();
+    assert.equal(await sources.getByRole("link").count(), 1);
+    assert.ok(await sources.getByRole("link", { name: `[1] ${title}`, exact: true }).isVisible());
+    await screenshot(page, "14-stopped-with-sources");
   });
 });
