@@ -1,5 +1,5 @@
 // The account controls of the chat and admin pages: who is signed in, Change password
-// (a dialog) and Sign out. Shown only for a person signed in with a session (not in
+// (a dialog), Sign out, and on the chat page an admin's way to the admin page. Shown only for a person signed in with a session (not in
 // `BOR_AUTH=off` mode); a page whose session is gone goes to the sign-in page.
 
 import { loginLocation, signOut } from "./account.js";
@@ -11,9 +11,10 @@ const PASSWORD_MESSAGES = {
   too_many_attempts: "Too many failed attempts. Wait a few minutes, then try again.",
 };
 
-/** Fills `container` with the controls; resolves with `{user, session}` from
- *  `GET /api/auth/me` (null when it could not be read). */
-export async function mountAccountMenu(container) {
+/** Fills `container` with the controls (with `adminLink`, a link to the admin page for
+ *  an admin); resolves with `{user, session}` from `GET /api/auth/me` (null when it
+ *  could not be read). */
+export async function mountAccountMenu(container, { adminLink = false } = {}) {
   let me;
   try {
     const response = await fetch("/api/auth/me", { credentials: "same-origin" });
@@ -34,6 +35,9 @@ export async function mountAccountMenu(container) {
   change.addEventListener("click", () => dialog.open());
   out.addEventListener("click", () => signOut());
   container.replaceChildren(name, change, out, dialog.node);
+  if (adminLink && me.user.role === "admin") {
+    container.prepend(element("a", { class: "top-link", href: "/admin" }, "Admin page"));
+  }
   container.hidden = false;
   return me;
 }

@@ -19,6 +19,7 @@ import { Drawer } from "./drawer.js";
 import { loadOverview } from "./knowledge.js";
 import { runTurn } from "./turn.js";
 import { mountAccountMenu } from "./account-menu.js";
+import { loginLocation } from "./account.js";
 import { ExchangeView } from "./view.js";
 
 const STATUS = {
@@ -448,6 +449,10 @@ function finishTurn(turn, outcome) {
       setStatus("");
       showBanner(exchange.error);
       return;
+    case "signedOut":
+      // The session ended (expired, signed out elsewhere): sign in, then back here.
+      window.location.assign(loginLocation());
+      return;
     case "refused":
       exchange.status = "error";
       exchange.error = outcome.message;
@@ -534,7 +539,7 @@ function scrollToEndOf(node) {
  *  "Add documents". */
 async function mountCollections() {
   const account = byId("account");
-  const [me, collections] = await Promise.all([mountAccountMenu(account), fetchReadableCollections()]);
+  const [me, collections] = await Promise.all([mountAccountMenu(account, { adminLink: true }), fetchReadableCollections()]);
   // A source's score is a retrieval figure for admins; people read its place and text.
   document.body.classList.toggle("shows-scores", me?.user?.role === "admin");
   collectionChoice.show(collections);

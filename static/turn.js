@@ -14,7 +14,8 @@ const SILENCE_LIMIT_MS = 15_000;
  * receive `conversation(id)` from the response's `X-Conversation-Id`, the frames
  * (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each with the frame's data) and `silence(ms)` / `resumed()` from the watchdog. Resolves with how the turn ended:
  * `{kind: "done"|"error"}` after the terminal frame, `{kind: "stopped"}` when `signal`
- * aborted it, `{kind: "refused", message}` when the server refused the request,
+ * aborted it, `{kind: "signedOut"}` when the caller is no longer signed in (401),
+ * `{kind: "refused", message}` when the server refused the request otherwise,
  * `{kind: "unreachable"}` when it could not be reached, `{kind: "cut"}` when the stream
  * ended without a terminal frame.
  */
@@ -31,6 +32,7 @@ export async function runTurn({ message, conversationId, collections = null, sig
     });
     responded = true;
     watchdog.activity();
+    if (response.status === 401) return { kind: "signedOut" };
     if (!response.ok || !isEventStream(response)) {
       return { kind: "refused", message: await refusalMessage(response) };
     }

@@ -3,6 +3,7 @@
 // and signing out.
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { recordProblems } from "./chat-page.mjs";
@@ -130,4 +131,49 @@ test("an admin adds a person on the admin page, who signs in with the password s
   await other.page.waitForURL((url) => url.pathname === "/");
   await other.page.getByRole("button", { name: "Sign out" }).waitFor();
   assert.deepEqual(problems, []);
+});
+
+const LOOKS = [
+  { name: "desktop-light", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
+  { name: "phone-dark", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
+];
+
+for (const look of LOOKS) {
+  test(`${look.name}: an admin finds the admin page from the chat, a member is not offered it`, async (t) => {
+    const { name, ...contextOptions } = look;
+    const admin = await open(t, "/login?next=%2F", contextOptions);
+    await signInByKeyboard(admin.page, "root", PASSWORD);
+    await admin.page.waitForURL((url) => url.pathname === "/");
+    const link = admin.page.getByRole("link", { name: "Admin page" });
+    await link.waitFor();
+    await admin.page.screenshot({ path: join(ARTIFACTS, `login-admin-link-${name}.png`) });
+    await link.click();
+    await admin.page.waitForURL((url) => url.pathname === "/admin");
+    await admin.page.getByRole("heading", { name: "Service health" }).waitFor();
+    assert.deepEqual(admin.problems, []);
+
+    const member = await open(t, "/login?next=%2F", contextOptions);
+    await signInByKeyboard(member.page, "ann", PASSWORD);
+    await member.page.waitForURL((url) => url.pathname === "/");
+    await member.page.getByRole("button", { name: "Sign out" }).waitFor();
+    assert.equal(await member.page.getByRole("link", { name: "Admin page" }).count(), 0);
+    assert.deepEqual(member.problems, []);
+  });
+}
+
+test("a session that ends while the chat is open sends the person to sign in, and back", async (t) => {
+  const { page, problems } = await open(t, "/login?next=%2F");
+  await signInByKeyboard(page, "ann", PASSWORD);
+  await page.waitForURL((url) => url.pathname === "/");
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+  await page.context().clearCookies();
+  await page.getByRole("textbox", { name: "Message" }).fill("Is anyone there?");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.waitForURL((url) => url.pathname === "/login");
+  assert.equal(new URL(page.url()).searchParams.get("next"), "/");
+  await signInByKeyboard(page, "ann", PASSWORD);
+  await page.waitForURL((url) => url.pathname === "/");
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+  const refused = /^console error: Failed to load resource: the server responded with a status of 401/;
+  assert.deepEqual(problems.filter((problem) => !refused.test(problem)), []);
 });
