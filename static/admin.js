@@ -129,6 +129,11 @@ async function start() {
     });
     document.getElementById("people-panel").hidden = false;
     people.load();
+  } else if (me?.session && !offered) {
+    // A member's session: the page is not theirs, and no token is theirs to type.
+    ui.tokenPanel.hidden = true;
+    document.getElementById("not-admin-name").textContent = me.user.display_name;
+    document.getElementById("not-admin").hidden = false;
   } else if (offered) {
     // `make run` prints the page's address with its token after `#token=`: checked
     // and kept like a typed one, and taken out of the address bar and the history.

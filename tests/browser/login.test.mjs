@@ -177,3 +177,22 @@ test("a session that ends while the chat is open sends the person to sign in, an
   const refused = /^console error: Failed to load resource: the server responded with a status of 401/;
   assert.deepEqual(problems.filter((problem) => !refused.test(problem)), []);
 });
+
+for (const look of LOOKS) {
+  test(`${look.name}: a member opening the admin page is told it is for admins, not asked for a token`, async (t) => {
+    const { name, ...contextOptions } = look;
+    const { page, problems } = await open(t, "/login?next=%2Fadmin", contextOptions);
+    await signInByKeyboard(page, "ann", PASSWORD);
+    await page.waitForURL((url) => url.pathname === "/admin");
+    await page.getByRole("heading", { name: "Not an admin" }).waitFor();
+    assert.match(
+      await page.locator("#not-admin").innerText(),
+      /You are signed in as ann, who is not an admin/,
+    );
+    assert.equal(await page.getByLabel("Admin token").isVisible(), false, "no token is asked for");
+    const back = page.locator("#not-admin").getByRole("link", { name: "Back to the chat" });
+    assert.equal(await back.getAttribute("href"), "/");
+    await page.screenshot({ path: join(ARTIFACTS, `login-not-admin-${name}.png`) });
+    assert.deepEqual(problems, []);
+  });
+}
