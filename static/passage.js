@@ -48,9 +48,15 @@ export function webAddress(source) {
   }
 }
 
+/** The name of the file a document was read from, without the folders where the server
+ *  keeps it (which are no reader's business). */
+function fileName(source) {
+  return source.split(/[\\/]/).at(-1);
+}
+
 /**
- * The facts of a document on one line: kind, file, day of import, number of passages.
- * A web page's address is left out: the page links it on a line of its own.
+ * The facts of a document on one line: kind, file name, day of import, number of
+ * passages. A web page's address is left out: the page links it on a line of its own.
  */
 export function documentFacts(doc, locale) {
   const day = formatDay(doc.created_at, locale);
@@ -58,7 +64,7 @@ export function documentFacts(doc, locale) {
   const source = typeof doc.source === "string" ? doc.source.trim() : "";
   return [
     kindLabel(doc.content_type),
-    webAddress(source) === "" ? source : "",
+    webAddress(source) === "" ? fileName(source) : "",
     day === "" ? "" : `added ${day}`,
     `${count} ${count === 1 ? "passage" : "passages"}`,
   ]

@@ -137,7 +137,16 @@ test("a document's kind, day and size read as words", () => {
       { content_type: "text/plain", source: "notes/otters.txt", created_at: "2026-12-01T10:00:00Z", chunks: [{}] },
       "en-GB",
     ),
-    "Plain text · notes/otters.txt · added 1 December 2026 · 1 passage",
+    "Plain text · otters.txt · added 1 December 2026 · 1 passage",
+    "the file's name, not where the server keeps it",
+  );
+  assert.equal(
+    documentFacts({ content_type: "text/markdown", source: "/srv/bor/knowledge/team/kettle.md", chunks: [] }),
+    "Markdown · kettle.md · 0 passages",
+  );
+  assert.equal(
+    documentFacts({ content_type: "text/plain", source: "C:\\Shares\\notes.txt", chunks: [] }),
+    "Plain text · notes.txt · 0 passages",
   );
   assert.equal(documentFacts({ content_type: "application/pdf", source: null, chunks: [{}, {}] }), "PDF · 2 passages");
   assert.equal(

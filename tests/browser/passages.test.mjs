@@ -311,7 +311,11 @@ for (const [name, contextOptions] of [
   ],
 ]) {
   test(`on ${name} a passage shows its Markdown rendered and a snippet shows it as plain text`, async (t) => {
-    const kettle = await storeDocument(suite, t, { title: KETTLE_TITLE, chunks: KETTLE_CHUNKS });
+    const kettle = await storeDocument(suite, t, {
+      title: KETTLE_TITLE,
+      chunks: KETTLE_CHUNKS,
+      source: "/srv/bor/knowledge/appliances/kettle-care.md",
+    });
     const slug = contextOptions.isMobile ? "phone-dark" : "desktop-light";
     await withChat(
       t,
@@ -324,6 +328,8 @@ for (const [name, contextOptions] of [
 
         const cited = passage.locator('[aria-current="true"]');
         assert.equal(await cited.getAttribute("id"), `chunk-${kettle.chunks[1].id}`);
+        assert.match(await passage.locator("#document-facts").innerText(), /^Markdown · kettle-care\.md · added /);
+        assert.ok(!(await passage.locator("body").innerText()).includes("/srv/"), "no path of the server's");
         assert.ok((await placeInView(cited)).inView, "the cited passage is in view");
         assert.equal(
           await cited.getByRole("heading", { level: 2 }).innerText(),
