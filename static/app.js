@@ -275,7 +275,11 @@ async function openConversation(id) {
 function showConversation(id, summary) {
   state.conversationId = id;
   state.summary = summary;
+  // The bar above the conversation may come or go: what the reader sees at the bottom
+  // of the conversation stays there.
+  const height = ui.conversation.clientHeight;
   actions.show(summary);
+  ui.conversation.scrollTop += height - ui.conversation.clientHeight;
   list.setCurrent(id);
   document.title = summary === null ? PAGE_TITLE : `${summary.title} — bor`;
 }
