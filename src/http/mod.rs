@@ -31,6 +31,7 @@ pub mod users;
 mod watched;
 
 use actix_web::error::{InternalError, PathError, QueryPayloadError};
+use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -104,12 +105,35 @@ pub fn routes(config: &mut ServiceConfig) {
         .default_service(web::to(not_found));
 }
 
-/// Unknown paths: 404 `not_found`.
+/// Unknown paths: 404, a page for a browser that asks for one, else `not_found`.
 async fn not_found(request: HttpRequest) -> HttpResponse {
+    if wants_page(&request) {
+        return static_files::missing_page();
+    }
     refusal(
         request.path(),
         ApiError::NotFound("no such route".to_owned()),
     )
+}
+
+/// Paths whose answers are for programs, which keep the JSON refusal even when a browser
+/// opens them.
+const API_PREFIXES: [&str; 4] = ["/api", "/v1", "/static", "/metrics"];
+
+/// A browser opening an address (a GET that accepts HTML) outside the API's paths.
+fn wants_page(request: &HttpRequest) -> bool {
+    let path = request.path();
+    let accepts_html = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    request.method() == Method::GET
+        && accepts_html
+        && !API_PREFIXES.iter().any(|prefix| {
+            path.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
 }
 
 /// A refusal in the error shape of the route at `path`: OpenAI's under `/v1/`, bor's

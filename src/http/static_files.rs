@@ -1,7 +1,7 @@
 //! The chat and admin pages and their assets, embedded in the binary from `static/`
 //! (read from disk in debug builds, so page edits show without a rebuild).
 
-use actix_web::http::header;
+use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, ResponseError, get, web};
 use rust_embed::RustEmbed;
 
@@ -62,6 +62,13 @@ pub async fn document(_id: web::Path<String>) -> HttpResponse {
 #[get("/static/{path:.*}")]
 pub async fn asset(path: web::Path<String>) -> HttpResponse {
     serve(&path)
+}
+
+/// The page a browser reads at an address bor has no page for: 404, but a page.
+pub fn missing_page() -> HttpResponse {
+    let mut response = serve_page("not-found.html");
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
 }
 
 /// The pages' policy: the one their `<meta>` tag states, and what only a header can

@@ -329,3 +329,30 @@ for (const look of [
     );
   });
 }
+
+for (const look of [
+  { name: "desktop-light", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
+  { name: "phone-dark", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
+]) {
+  test(`${look.name}: a mistyped address shows a page, while the API keeps its JSON`, async (t) => {
+    const { name, ...contextOptions } = look;
+    const context = await suite.browser.newContext(contextOptions);
+    t.after(() => context.close());
+    const page = await context.newPage();
+    const problems = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    const response = await page.goto(new URL("/conversatoins", suite.bor.url).toString());
+    assert.equal(response.status(), 404);
+    assert.match(response.headers()["content-type"], /^text\/html/);
+    await page.getByRole("heading", { level: 1, name: "There is no page at this address" }).waitFor();
+    assert.equal(await page.getByRole("link", { name: "Back to the chat" }).getAttribute("href"), "/");
+    await screenshot(page, `15-no-such-page-${name}`);
+
+    const api = await page.evaluate(async () => {
+      const reply = await fetch("/api/conversatoins", { headers: { Accept: "text/html" } });
+      return { status: reply.status, body: await reply.json() };
+    });
+    assert.deepEqual(api, { status: 404, body: { error: { code: "not_found", message: "no such route" } } });
+    assert.deepEqual(problems, []);
+  });
+}
