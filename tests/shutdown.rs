@@ -392,8 +392,8 @@ async fn a_stderr_that_went_away_does_not_stop_the_stop_sequence() {
 
 #[actix_web::test]
 async fn a_crash_right_after_turns_at_full_speed_loses_at_most_the_rows_waiting() {
-    const MARK: usize = 200;
-    const SLOTS: usize = 32;
+    const MARK: usize = 100;
+    const SLOTS: usize = 16;
     let db = TestDatabase::migrated().await;
     let mock = MockLlm::start().expect("the mock starts");
     let mut server = Server::start(
@@ -407,7 +407,7 @@ async fn a_crash_right_after_turns_at_full_speed_loses_at_most_the_rows_waiting(
     let address = server.address.clone();
     let chat = || client().post(format!("{address}/api/chat"));
     let until = Instant::now() + Duration::from_secs(4);
-    let burst = turns_at_full_speed(chat, "Anyone home?", 16, until).await;
+    let burst = turns_at_full_speed(chat, "Anyone home?", SLOTS, until).await;
     server.child.kill().expect("bor is killed");
     server.child.wait().expect("bor is gone");
 

@@ -73,6 +73,10 @@ async function openAdmin(t, { borUrl = suite.bor.url, contextOptions = {}, prepa
 /** Enters `token` with the keyboard (the field has focus when the page opens). */
 async function enterToken(page, token) {
   const field = page.getByLabel("Admin token");
+  // The page focuses it once it knows who is asking (a request of its own at start).
+  await page
+    .waitForFunction(() => document.activeElement?.id === "token", null, { timeout: 5000 })
+    .catch(() => {});
   assert.ok(await field.evaluate((input) => input === document.activeElement), "the token field has focus");
   await page.keyboard.type(token);
   await page.keyboard.press("Enter");
