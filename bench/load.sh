@@ -262,23 +262,32 @@ drained() {
 }
 
 kept_run() {
-    local name=$1 rows_before started
+    local name=$1 rows_before started refused_before
     shift
     drained
+    refused_before=$(curl -sf "http://$BOR_ADDR/metrics" | grep '^bor_turns_refused_total' | tr '\n' ';')
     rows_before=$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')
     loadgen "$name-load" "$@"
     started=$(date +%s.%N)
     drained
     python3 - "$OUT/$name-load.json" "$OUT/$name.json" "$rows_before" "$started" "$(date +%s.%N)" \
         "$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')" \
-        "$(log_stats)" "$(curl -sf "http://$BOR_ADDR/metrics" | grep '^bor_turns_refused_total' | tr '\n' ';')" <<'PY'
+        "$(log_stats)" "$(curl -sf "http://$BOR_ADDR/metrics" | grep '^bor_turns_refused_total' | tr '\n' ';')" \
+        "$refused_before" <<'PY'
 import json, sys
 load = json.load(open(sys.argv[1]))
 before, started, drained, rows_after = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
-refused = {}
-for line in filter(None, sys.argv[8].split(";")):
-    series, value = line.rsplit(" ", 1)
-    refused[series.split('reason="')[1].split('"')[0]] = int(float(value))
+
+def counts(text):
+    """The refusal counters by reason, from the metrics' lines joined by `;`."""
+    found = {}
+    for line in filter(None, text.split(";")):
+        series, value = line.rsplit(" ", 1)
+        found[series.split('reason="')[1].split('"')[0]] = int(float(value))
+    return found
+
+earlier = counts(sys.argv[9])
+refused = {reason: count - earlier.get(reason, 0) for reason, count in counts(sys.argv[8]).items()}
 load["kept"] = {
     "rows": rows_after - before,
     "drain_s": drained - started,

@@ -27,7 +27,7 @@ def render(out):
         f"Release build on {machine.get('nproc', '?')} cores ({machine.get('cpu', '?')}), "
         f"commit {machine.get('commit', '?')}{' (dirty)' if machine.get('dirty') else ''}, "
         f"{machine.get('date', '?')}, load average {' '.join(machine.get('load_before', []))} before and "
-        f"{' '.join(machine.get('load_after', []))} after (other work shared the two cores). "
+        f"{' '.join(machine.get('load_after', []))} after (the run's own load: bor, PostgreSQL, the mock LLM and the load generator share them). "
         "100 clients ask at full speed through `POST /api/chat` (`BOR_AUTH=off`) in front of "
         "the mock LLM, which answers at once; PostgreSQL on the same machine. A turn is "
         "*answered* when its client read `done`; it is *kept* when its `query_log` row is "
