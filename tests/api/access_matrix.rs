@@ -586,3 +586,205 @@ async fn adding_and_deleting_needs_write_and_an_unreadable_collection_is_absent(
     .await;
     assert_eq!(admin_route.status, 403);
 }
+
+/// Another person's keys (`/api/admin/users/{id}/keys`), for every kind of caller: only
+/// an admin (session, key or the service token) lists and revokes them; everyone else is
+/// refused as about a person or a key that does not exist.
+#[actix_web::test]
+async fn only_admins_list_and_revoke_anothers_keys_and_refusals_do_not_tell_who_exists() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    let ann = app.add_user("ann", Role::Member).await;
+    app.add_user("bob", Role::Member).await;
+    app.add_user("admin", Role::Admin).await;
+    let (ann_cookie, bob_cookie, admin_cookie) = (
+        app.sign_in("ann").await,
+        app.sign_in("bob").await,
+        app.sign_in("admin").await,
+    );
+    let (bob_key_id, bob_key) = app.make_key(&bob_cookie, "bob's").await;
+    let (_, admin_key) = app.make_key(&admin_cookie, "admin's").await;
+    let absent_user = "00000000-0000-0000-0000-00000000abcd";
+    let absent_key = "00000000-0000-0000-0000-00000000dcba";
+
+    let refused = [
+        ("nobody", Credential::Nobody),
+        ("ann's session", Credential::Cookie(ann_cookie.clone())),
+        ("bob's session", Credential::Cookie(bob_cookie)),
+        ("bob's key", Credential::Bearer(bob_key.clone())),
+    ];
+    for (name, who) in &refused {
+        let (ann_key_id, _) = app.make_key(&ann_cookie, "ann's").await;
+        let listed = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/admin/users/{ann}/keys"),
+            None,
+        )
+        .await;
+        let listed_absent = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/admin/users/{absent_user}/keys"),
+            None,
+        )
+        .await;
+        assert!(
+            [401, 403].contains(&listed.status),
+            "{name}: {}",
+            listed.text()
+        );
+        assert_eq!(
+            as_if(&listed, &ann, absent_user),
+            plain(&listed_absent),
+            "{name}"
+        );
+        let revoke = |user: &str, key: &str| format!("/api/admin/users/{user}/keys/{key}");
+        let revoked = call(&app, who, Method::DELETE, &revoke(&ann, &ann_key_id), None).await;
+        let revoked_absent = call(
+            &app,
+            who,
+            Method::DELETE,
+            &revoke(absent_user, absent_key),
+            None,
+        )
+        .await;
+        assert!(
+            [401, 403].contains(&revoked.status),
+            "{name}: {}",
+            revoked.text()
+        );
+        let as_if_absent = revoked
+            .text()
+            .replace(&ann, absent_user)
+            .replace(&ann_key_id, absent_key);
+        assert_eq!(
+            (revoked.status, as_if_absent),
+            plain(&revoked_absent),
+            "{name}"
+        );
+        let still = call(
+            &app,
+            &Credential::Cookie(ann_cookie.clone()),
+            Method::GET,
+            "/api/keys",
+            None,
+        )
+        .await;
+        assert!(
+            still.text().contains(&ann_key_id),
+            "{name}: ann's key is kept"
+        );
+    }
+
+    // An admin's session sent from another site may read (a GET changes nothing) but
+    // not revoke.
+    let (ann_key_id, _) = app.make_key(&ann_cookie, "ann's").await;
+    let cross_site = Credential::CookieFrom(admin_cookie.clone(), "http://evil.example".to_owned());
+    let revoked = call(
+        &app,
+        &cross_site,
+        Method::DELETE,
+        &format!("/api/admin/users/{ann}/keys/{ann_key_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(revoked.status, 403, "{}", revoked.text());
+    assert_eq!(revoked.json()["error"]["code"], "forbidden_origin");
+    let still = call(
+        &app,
+        &Credential::Cookie(ann_cookie.clone()),
+        Method::GET,
+        "/api/keys",
+        None,
+    )
+    .await;
+    assert!(still.text().contains(&ann_key_id), "ann's key is kept");
+
+    let admins = [
+        ("an admin's session", Credential::Cookie(admin_cookie)),
+        ("an admin's key", Credential::Bearer(admin_key)),
+        (
+            "the service token",
+            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+        ),
+    ];
+    for (name, who) in &admins {
+        let (ann_key_id, _) = app.make_key(&ann_cookie, "ann's").await;
+        let listed = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/admin/users/{ann}/keys"),
+            None,
+        )
+        .await;
+        assert_eq!(listed.status, 200, "{name}: {}", listed.text());
+        assert!(listed.text().contains(&ann_key_id), "{name}");
+        assert!(
+            !listed.text().contains(&bob_key_id),
+            "{name}: ann's keys only"
+        );
+        let absent = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/admin/users/{absent_user}/keys"),
+            None,
+        )
+        .await;
+        assert_eq!(absent.status, 404, "{name}");
+        // Bob's key named under ann is no key of hers: the answer about an absent key.
+        let crossed = call(
+            &app,
+            who,
+            Method::DELETE,
+            &format!("/api/admin/users/{ann}/keys/{bob_key_id}"),
+            None,
+        )
+        .await;
+        let missing = call(
+            &app,
+            who,
+            Method::DELETE,
+            &format!("/api/admin/users/{ann}/keys/{absent_key}"),
+            None,
+        )
+        .await;
+        assert_eq!(missing.status, 404, "{name}");
+        assert_eq!(
+            as_if(&crossed, &bob_key_id, absent_key),
+            plain(&missing),
+            "{name}"
+        );
+        let revoked = call(
+            &app,
+            who,
+            Method::DELETE,
+            &format!("/api/admin/users/{ann}/keys/{ann_key_id}"),
+            None,
+        )
+        .await;
+        assert_eq!(revoked.status, 204, "{name}: {}", revoked.text());
+        let still = call(
+            &app,
+            &Credential::Cookie(ann_cookie.clone()),
+            Method::GET,
+            "/api/keys",
+            None,
+        )
+        .await;
+        assert!(!still.text().contains(&ann_key_id), "{name}: revoked");
+    }
+    let bobs = call(
+        &app,
+        &Credential::Bearer(bob_key),
+        Method::GET,
+        "/api/keys",
+        None,
+    )
+    .await;
+    assert_eq!(bobs.status, 200, "bob's key was never revoked");
+}
