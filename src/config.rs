@@ -179,6 +179,12 @@ variables! {
     ocr_max_pages: usize = 200, integer(1..=10_000) => usize = copied;
     /// Resolution PDF pages are rendered at for OCR.
     ocr_dpi: u32 = 300, integer(72..=600) => u32 = copied;
+    /// Seconds an ended turn's frames can be replayed to a client that comes back
+    /// (docs/LIMITS.md, "Settings checked before their feature").
+    turn_replay_seconds: u32 = 600, integer(0..=86_400) => u32 = copied;
+    /// Days the audit trail is kept (docs/LIMITS.md, "Settings checked before their
+    /// feature").
+    audit_days: u32 = 365, integer(1..=3_650) => u32 = copied;
     /// Documents get a short summary from the chat model, in the background.
     summaries: bool = false, boolean => bool = copied;
     agent_enabled: bool = true, boolean => bool = copied;

@@ -105,6 +105,8 @@ fn integers_accept_their_bounds_and_reject_beyond() {
         ("BOR_MAX_MESSAGE_CHARS", 1, 1_000_000),
         ("BOR_MAX_CONCURRENT_TURNS", 1, 100_000),
         ("BOR_LOG_QUEUE_ROWS", 100, 1_000_000),
+        ("BOR_TURN_REPLAY_SECONDS", 0, 86_400),
+        ("BOR_AUDIT_DAYS", 1, 3_650),
     ];
     for &(name, low, high) in cases {
         accepted(name, &low.to_string());
