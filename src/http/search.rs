@@ -189,14 +189,14 @@ pub async fn search(
     let scope = caller.readable.scope(body.collections.as_deref())?;
 
     let llm = LlmClient::new(state.llm.clone());
-    let query = SearchQuery {
-        text: query,
+    let searched = SearchQuery {
+        text: query.clone(),
         keep: top_k,
         scope,
     };
     let outcome = state
         .library
-        .measured_search(&llm, state.turn.rerank, query.clone())
+        .measured_search(&llm, state.turn.rerank, searched)
         .await
         .map_err(|error| match error {
             SearchError::Embedding(error) => ApiError::embedding(error),
@@ -223,7 +223,6 @@ pub async fn search(
             (HashMap::new(), Some(failure.to_string()))
         }
     };
-    let query = query.text;
 
     let (vector, full_text, fused) = (
         places(&rankings.by_cosine),
