@@ -308,7 +308,7 @@ pub async fn query_log_rows(pool: &DbPool) -> Vec<QueryLogEntry> {
     let mut conn = pool.get().await.expect("a connection");
     query_log::table
         .select(QueryLogEntry::as_select())
-        .order(query_log::id)
+        .order((query_log::created_at, query_log::id))
         .load(&mut conn)
         .await
         .expect("query_log is readable")
