@@ -63,8 +63,17 @@ enum Command {
     /// nDCG@10, Recall@10, Recall@5 and MRR@10 are printed for full text alone, vectors
     /// alone and fused, with the ranking and embedding latencies at p50 and p99.
     Eval {
-        /// The collection's folder.
-        dir: std::path::PathBuf,
+        /// The collection's folder (not with --feedback).
+        #[arg(required_unless_present = "feedback", conflicts_with = "feedback")]
+        dir: Option<std::path::PathBuf>,
+        /// Measure on this instance's own evaluation set instead: the rated turns an
+        /// admin named the passages for (each run kept, the runs before it shown).
+        #[arg(long, conflicts_with_all = ["qrels", "collection"])]
+        feedback: bool,
+        /// With --feedback: write the evaluation set in the BEIR layout to this folder
+        /// instead of running it.
+        #[arg(long, value_name = "DIR", requires = "feedback")]
+        export: Option<std::path::PathBuf>,
         /// The judgements to use instead of qrels/test.tsv or qrels/train.tsv.
         #[arg(long, value_name = "FILE")]
         qrels: Option<std::path::PathBuf>,
@@ -122,10 +131,17 @@ pub async fn run(cli: Cli) -> ExitCode {
         } => crate::watch::run(&config, &folders, collection.as_deref()).await,
         Command::Eval {
             dir,
+            feedback,
+            export,
             qrels,
             collection,
             json,
-        } => crate::eval::run(&config, &dir, qrels.as_deref(), collection.as_deref(), json).await,
+        } => match dir {
+            Some(dir) if !feedback => {
+                crate::eval::run(&config, &dir, qrels.as_deref(), collection.as_deref(), json).await
+            }
+            _ => crate::eval::run_feedback(&config, export.as_deref(), json).await,
+        },
         Command::Reembed => crate::reembed::run(&config).await,
         Command::User { command } => crate::user_command::run(&config, command).await,
     }

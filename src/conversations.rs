@@ -4,6 +4,8 @@
 //! how its list is paged, and its export. The queries are in `db::conversations`; the
 //! routes in `http::conversations` and `http::chat`.
 
+use std::collections::HashMap;
+
 use actix::Addr;
 use bor_actors::llm::ChatMessage;
 use bor_actors::log::{LogActor, QueuedTurns};
@@ -14,6 +16,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::db::conversations::{self as stored, ConversationTurn, NewConversation, PageStart};
+use crate::db::feedback::StoredFeedback;
 use crate::db::query_log::NewQueryLogEntry;
 use crate::db::{DbError, DbPool};
 
@@ -207,7 +210,24 @@ pub struct Conversation {
     pub title: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    pub turns: Vec<ConversationTurn>,
+    pub turns: Vec<LoadedTurn>,
+}
+
+/// A turn of a loaded conversation, with the owner's rating of it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoadedTurn {
+    #[serde(flatten)]
+    pub turn: ConversationTurn,
+    /// The owner's rating (docs/PROTOCOL.md, "Feedback"); `null`: none.
+    pub feedback: Option<StoredFeedback>,
+}
+
+impl std::ops::Deref for LoadedTurn {
+    type Target = ConversationTurn;
+
+    fn deref(&self) -> &ConversationTurn {
+        &self.turn
+    }
 }
 
 /// The owner's conversation with its turns; `None` when they have none of that id.
@@ -217,6 +237,19 @@ pub async fn load(pool: &DbPool, owner: Uuid, id: Uuid) -> Result<Option<Convers
         return Ok(None);
     };
     let turns = stored::turns(&mut conn, id).await?;
+    let turn_ids: Vec<Uuid> = turns.iter().map(|turn| turn.turn_id).collect();
+    let mut ratings: HashMap<Uuid, StoredFeedback> =
+        crate::db::feedback::of_turns(&mut conn, &turn_ids)
+            .await?
+            .into_iter()
+            .collect();
+    let turns = turns
+        .into_iter()
+        .map(|turn| LoadedTurn {
+            feedback: ratings.remove(&turn.turn_id),
+            turn,
+        })
+        .collect();
     Ok(Some(Conversation {
         id: summary.id,
         title: summary.title,

@@ -10,6 +10,7 @@ pub mod collections;
 pub mod conversations;
 pub mod documents;
 mod error;
+pub mod feedback;
 pub mod grants;
 pub mod groups;
 pub mod identities;

@@ -9,6 +9,7 @@
 //! Rankings are of chunks; a document counts at the rank of its best chunk.
 
 mod beir;
+pub mod feedback;
 pub mod metrics;
 
 use std::collections::{HashMap, HashSet};
@@ -20,6 +21,7 @@ use std::time::Instant;
 use bor_actors::llm::LlmClient;
 use futures_util::StreamExt;
 
+use crate::auth::AccessMap;
 use crate::config::Config;
 use crate::db::{self, DbPool};
 use crate::import::DocumentSink;
@@ -137,6 +139,137 @@ pub async fn run(
             ExitCode::FAILURE
         }
     }
+}
+
+/// `bor eval --feedback`: runs the instance's evaluation set (or, with `export`, writes
+/// it in the BEIR layout); exit 1 when the database or a query's search fails.
+pub async fn run_feedback(config: &Config, export: Option<&Path>, json: bool) -> ExitCode {
+    match evaluate_feedback_set(config, export, json).await {
+        Ok(report) => {
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(problem) => {
+            eprintln!("bor eval: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn evaluate_feedback_set(
+    config: &Config,
+    export: Option<&Path>,
+    json: bool,
+) -> Result<String, String> {
+    let described = |error: &dyn std::error::Error| bor_actors::error_chain(error);
+    db::run_migrations(&config.database_url)
+        .await
+        .map_err(|error| format!("the database is not usable: {}", described(&error)))?;
+    let pool = DbPool::new(&config.database_url, 2).map_err(|error| error.to_string())?;
+    let access = AccessMap::load(pool.clone())
+        .await
+        .map_err(|error| format!("reading the collections' grants: {}", described(&error)))?;
+    if let Some(dir) = export {
+        let (queries, documents) = feedback::export(&pool, &access, dir).await?;
+        return Ok(format!(
+            "wrote {queries} queries and {documents} documents to {} (bor eval {} measures them)\n",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    let llm = Arc::new(llm_settings(config));
+    let knowledge = KnowledgeService::load(
+        pool.clone(),
+        LlmClient::new(llm.clone()),
+        chunking_settings(config),
+    )
+    .await
+    .map_err(|error| format!("loading the knowledge base: {}", described(&error)))?;
+    let evaluation = feedback::evaluate_feedback(
+        &pool,
+        &knowledge,
+        &access,
+        &llm,
+        rerank_settings(config),
+        config,
+    )
+    .await
+    .map_err(|error| described(&error))?;
+    if json {
+        return Ok(format!("{}\n", serde_json::json!(evaluation)));
+    }
+    let mut conn = pool.get().await.map_err(|error| described(&error))?;
+    let runs = db::feedback::runs(&mut conn, RUNS_SHOWN)
+        .await
+        .map_err(|error| described(&error))?;
+    Ok(feedback_table(&evaluation, &runs))
+}
+
+/// Runs shown by `bor eval --feedback`, the newest last.
+const RUNS_SHOWN: i64 = 5;
+
+/// The runs as a before/after table (oldest first, the one just made last), then the
+/// queries whose passages were not in the top 10.
+fn feedback_table(
+    evaluation: &feedback::FeedbackEvaluation,
+    runs: &[db::feedback::EvalRun],
+) -> String {
+    let mut out = format!(
+        "evaluation set  {} queries (rated turns given the passages that should have been found)\n\n\
+         {:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10} {:>10} {:>10} {:>10}\n",
+        evaluation.run.queries,
+        "run",
+        "when (UTC)",
+        "embedding model",
+        "chunk",
+        "re-rank",
+        "doc nDCG",
+        "doc R@10",
+        "pass. R@10",
+        "pass. MRR",
+    );
+    for run in runs.iter().rev() {
+        let setting = |name: &str| match &run.settings[name] {
+            serde_json::Value::String(text) => text.clone(),
+            serde_json::Value::Null => "-".to_owned(),
+            other => other.to_string(),
+        };
+        let ranking = if run.measures["reranked"].is_object() {
+            "reranked"
+        } else {
+            "fused"
+        };
+        let measure =
+            |level: &str, name: &str| run.measures[ranking][level][name].as_f64().unwrap_or(0.0);
+        out.push_str(&format!(
+            "{:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10.4} {:>10.4} {:>10.4} {:>10.4}\n",
+            run.id,
+            run.created_at.format("%Y-%m-%d %H:%M"),
+            setting("embedding_model"),
+            setting("chunk_chars"),
+            match (&run.settings["rerank"], setting("rerank_model")) {
+                (serde_json::Value::Bool(true), model) if model == "-" => "on".to_owned(),
+                (serde_json::Value::Bool(true), model) => model,
+                _ => "-".to_owned(),
+            },
+            measure("documents", "ndcg_at_10"),
+            measure("documents", "recall_at_10"),
+            measure("passages", "recall_at_10"),
+            measure("passages", "mrr_at_10"),
+        ));
+    }
+    let missed: Vec<&feedback::QueryOutcome> = evaluation
+        .queries
+        .iter()
+        .filter(|query| query.passage_rank.is_none())
+        .collect();
+    if !missed.is_empty() {
+        out.push_str(&format!("\nnot in the top 10 ({}):\n", missed.len()));
+        for query in missed {
+            out.push_str(&format!("  {}  {}\n", query.turn_id, query.query));
+        }
+    }
+    out
 }
 
 /// Imports the corpus (into the collection `into`, else `default`) and ranks every query

@@ -7,6 +7,7 @@ pub mod config;
 pub mod conversations;
 pub mod db;
 pub mod eval;
+pub mod feedback;
 pub mod health;
 pub mod http;
 pub mod import;

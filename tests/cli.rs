@@ -525,3 +525,116 @@ async fn eval_measures_each_ranking_on_a_beir_folder_and_imports_once() {
     assert!(text(&without).contains("--qrels"), "{}", text(&without));
     std::fs::remove_dir_all(&dir).expect("cleaned up");
 }
+
+/// `bor eval --feedback`: the rated turns an admin named passages for, run as a query
+/// set, each run kept and shown beside the ones before; `--export` writes the set in
+/// the BEIR layout, which `bor eval DIR` measures on another database.
+#[tokio::test]
+async fn eval_feedback_runs_the_instances_own_set_and_exports_it() {
+    use bor::db::schema::{chunks, documents};
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().expect("the mock LLM");
+    let dir = beir_folder("feedback");
+    let vars = [
+        ("BOR_DATABASE_URL", db.url()),
+        ("BOR_LLM_BASE_URL", &mock.base_url()),
+    ];
+    let folder = dir.to_str().expect("a UTF-8 path");
+    // The corpus, imported through the import path as any document is.
+    let imported = bor(&["eval", folder], &vars);
+    assert_eq!(imported.status.code(), Some(0), "{}", text(&imported));
+
+    let empty = bor(&["eval", "--feedback"], &vars);
+    assert_eq!(empty.status.code(), Some(0), "{}", text(&empty));
+    assert!(text(&empty).contains("0 queries"), "{}", text(&empty));
+
+    let pool = db.pool();
+    let mut conn = pool.get().await.expect("a connection");
+    let (ann, _) = bor::http::users::create_user(
+        &mut conn,
+        "ann",
+        None,
+        bor::db::users::Role::Member,
+        Some("a long enough password".to_owned()),
+    )
+    .await
+    .expect("ann is made");
+    let granite: i64 = chunks::table
+        .inner_join(documents::table)
+        .filter(documents::title.eq("Granite"))
+        .select(chunks::id)
+        .first(&mut conn)
+        .await
+        .expect("the granite passage");
+    let turn = bor::db::query_log::NewQueryLogEntry {
+        user_id: Some(ann.id),
+        question: "and which rock holds quartz?".to_owned(),
+        searched_query: Some("quartz granite rock".to_owned()),
+        ..bor::testing::query_log_entry()
+    };
+    bor::db::query_log::insert(&mut conn, std::slice::from_ref(&turn))
+        .await
+        .expect("the turn's row");
+    let rating = bor::feedback::Feedback {
+        rating: bor::feedback::Rating::Down,
+        reason: Some(bor::feedback::Reason::MissingSource),
+        comment: String::new(),
+    };
+    bor::db::feedback::upsert(&mut conn, turn.turn_id, ann.id, &rating)
+        .await
+        .expect("rated");
+    let places = bor::db::feedback::chunk_places(&mut conn, &[granite])
+        .await
+        .expect("the passage's place");
+    bor::db::feedback::set_expected(&mut conn, turn.turn_id, &places, None)
+        .await
+        .expect("named");
+
+    let first = bor(&["eval", "--feedback", "--json"], &vars);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let first: serde_json::Value = serde_json::from_slice(&first.stdout).expect("JSON");
+    assert_eq!(first["run"]["queries"], 1, "{first}");
+    assert_eq!(first["queries"][0]["query"], "quartz granite rock");
+    assert_eq!(first["queries"][0]["passage_rank"], 1, "{first}");
+    assert_eq!(
+        first["run"]["measures"]["fused"]["documents"]["recall_at_10"],
+        1.0
+    );
+    let table = text(&bor(&["eval", "--feedback"], &vars));
+    assert!(table.contains("1 queries"), "{table}");
+    let run_line = format!("{:>4}  ", first["run"]["id"]);
+    assert!(
+        table.contains(&run_line),
+        "the earlier run is shown: {table}"
+    );
+    assert!(!table.contains("not in the top 10"), "{table}");
+
+    let exported_dir = std::env::temp_dir().join(format!("bor-eval-export-{}", std::process::id()));
+    let exported_to = exported_dir.to_str().expect("a UTF-8 path");
+    let exported = bor(&["eval", "--feedback", "--export", exported_to], &vars);
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported));
+    assert!(
+        text(&exported).contains("1 queries and 3 documents"),
+        "{}",
+        text(&exported)
+    );
+    let elsewhere = TestDatabase::migrated().await;
+    let there = [
+        ("BOR_DATABASE_URL", elsewhere.url()),
+        ("BOR_LLM_BASE_URL", &mock.base_url()),
+    ];
+    let measured = bor(&["eval", exported_to, "--json"], &there);
+    assert_eq!(measured.status.code(), Some(0), "{}", text(&measured));
+    let measured: serde_json::Value = serde_json::from_slice(&measured.stdout).expect("JSON");
+    assert_eq!(measured["queries"], 1, "{measured}");
+    assert_eq!(measured["corpus"]["imported"], 3, "{measured}");
+    assert_eq!(measured["fused"]["recall_at_10"], 1.0, "{measured}");
+
+    let both = bor(&["eval", folder, "--feedback"], &vars);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both));
+    std::fs::remove_dir_all(&dir).expect("cleaned up");
+    std::fs::remove_dir_all(&exported_dir).expect("cleaned up");
+}

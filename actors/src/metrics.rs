@@ -76,6 +76,7 @@ pub struct Metrics {
     log_written: IntCounter,
     turns_refused: IntCounterVec,
     db_pool: IntGaugeVec,
+    feedback: IntCounterVec,
 }
 
 /// The process's metrics.
@@ -185,6 +186,13 @@ impl Metrics {
             ),
             &["state"],
         )?;
+        let feedback = IntCounterVec::new(
+            Opts::new(
+                "bor_feedback_total",
+                "Ratings given to turns (each one given or changed), by rating and reason (`none` without one).",
+            ),
+            &["rating", "reason"],
+        )?;
         registry.register(Box::new(turns.clone()))?;
         registry.register(Box::new(turn_errors.clone()))?;
         registry.register(Box::new(turn_retries.clone()))?;
@@ -202,6 +210,7 @@ impl Metrics {
         registry.register(Box::new(log_written.clone()))?;
         registry.register(Box::new(turns_refused.clone()))?;
         registry.register(Box::new(db_pool.clone()))?;
+        registry.register(Box::new(feedback.clone()))?;
         Ok(Metrics {
             registry,
             turns,
@@ -221,6 +230,7 @@ impl Metrics {
             log_written,
             turns_refused,
             db_pool,
+            feedback,
         })
     }
 
@@ -295,6 +305,11 @@ impl Metrics {
     /// Counts a turn refused before it started (`slots` or `log_backlog`).
     pub fn count_refused_turn(&self, reason: &'static str) {
         self.turns_refused.with_label_values(&[reason]).inc();
+    }
+
+    /// Counts a rating given or changed (`reason` is `none` without one).
+    pub fn count_feedback(&self, rating: &str, reason: &str) {
+        self.feedback.with_label_values(&[rating, reason]).inc();
     }
 
     pub fn set_log_queue_depth(&self, rows: usize) {

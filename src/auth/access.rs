@@ -132,6 +132,8 @@ pub enum Refusal {
     NoCollection(String),
     /// No such conversation, or another person's.
     NoConversation(String),
+    /// No such turn, or another person's.
+    NoTurn(String),
     /// A collection the caller can read but not write.
     ReadOnly(String),
 }

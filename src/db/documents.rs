@@ -230,6 +230,21 @@ pub async fn collection_names(
     Ok(found.into_iter().collect())
 }
 
+/// Every document's id, title and text, by id; only those of `collections` when given.
+pub async fn export_texts(
+    conn: &mut AsyncPgConnection,
+    collections: Option<&[i64]>,
+) -> Result<Vec<(i64, String, String)>, DbError> {
+    let mut query = documents::table
+        .select((documents::id, documents::title, documents::content))
+        .order(documents::id)
+        .into_boxed();
+    if let Some(collections) = collections {
+        query = query.filter(documents::collection_id.eq_any(collections));
+    }
+    Ok(query.load(conn).await?)
+}
+
 /// The document `id`, when it is stored.
 pub async fn find_document(
     conn: &mut AsyncPgConnection,

@@ -98,6 +98,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    eval_runs (id) {
+        id -> Int8,
+        created_at -> Timestamptz,
+        settings -> Jsonb,
+        queries -> Int4,
+        measures -> Jsonb,
+    }
+}
+
+diesel::table! {
+    feedback_expected (turn_id) {
+        turn_id -> Uuid,
+        chunk_ids -> Array<Int8>,
+        document_ids -> Array<Int8>,
+        marked_by -> Nullable<Uuid>,
+        marked_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     group_members (group_id, user_id) {
         group_id -> Uuid,
         user_id -> Uuid,
@@ -166,6 +186,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    turn_feedback (turn_id) {
+        turn_id -> Uuid,
+        user_id -> Uuid,
+        rating -> Text,
+        reason -> Nullable<Text>,
+        comment -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     user_identities (issuer, subject) {
         issuer -> Text,
         subject -> Text,
@@ -210,6 +242,7 @@ diesel::joinable!(page_validators -> documents (document_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
 diesel::joinable!(sessions -> users (user_id));
+diesel::joinable!(turn_feedback -> users (user_id));
 diesel::joinable!(user_identities -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -220,12 +253,15 @@ diesel::allow_tables_to_appear_in_same_query!(
     conversation_search,
     conversations,
     documents,
+    eval_runs,
+    feedback_expected,
     group_members,
     groups,
     oidc_logins,
     page_validators,
     query_log,
     sessions,
+    turn_feedback,
     user_identities,
     users,
     watched_files,

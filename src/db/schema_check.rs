@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 16] = [
+pub(super) const TABLES: [&str; 19] = [
     "api_keys",
     "chunks",
     "collection_grants",
@@ -17,12 +17,15 @@ pub(super) const TABLES: [&str; 16] = [
     "conversation_search",
     "conversations",
     "documents",
+    "eval_runs",
+    "feedback_expected",
     "group_members",
     "groups",
     "oidc_logins",
     "page_validators",
     "query_log",
     "sessions",
+    "turn_feedback",
     "user_identities",
     "users",
     "watched_files",
@@ -96,6 +99,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "float8" => "Float8".to_owned(),
         "_float4" => "Array<Float4>".to_owned(),
         "_int4" => "Array<Int4>".to_owned(),
+        "_int8" => "Array<Int8>".to_owned(),
         "bool" => "Bool".to_owned(),
         "text" => "Text".to_owned(),
         "varchar" => "Varchar".to_owned(),

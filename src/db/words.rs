@@ -1,4 +1,4 @@
-//! The turn's vocabulary (`actors::record`) stored as its words in `text` columns: the
+//! The turn's vocabulary (`actors::record`) and feedback's (`crate::feedback`) stored as its words in `text` columns: the
 //! words are the ones the frames and the log line use, defined once beside the enums.
 
 use std::io::Write;
@@ -9,6 +9,8 @@ use diesel::expression::AsExpression;
 use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::Text;
+
+use crate::feedback::{Rating, Reason};
 
 /// An enum of a fixed set of words.
 pub trait Vocabulary: Copy + std::fmt::Debug + 'static {
@@ -28,6 +30,24 @@ impl Vocabulary for TurnPath {
 }
 
 impl Vocabulary for TurnStatus {
+    fn all() -> &'static [Self] {
+        &Self::ALL
+    }
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Vocabulary for Rating {
+    fn all() -> &'static [Self] {
+        &Self::ALL
+    }
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Vocabulary for Reason {
     fn all() -> &'static [Self] {
         &Self::ALL
     }

@@ -26,6 +26,10 @@ pub enum ApiError {
     InvalidTitle(String),
     #[error("{0}")]
     InvalidFormat(String),
+    /// A rating, or passages named for a rated turn, that do not fit (docs/PROTOCOL.md,
+    /// "Feedback").
+    #[error("{0}")]
+    InvalidFeedback(String),
     /// U+0000 in a body's text, the path or the query: PostgreSQL stores no such
     /// character, and no name or text of bor's holds one.
     #[error("U+0000 (NUL) is not accepted in {0}")]
@@ -145,6 +149,7 @@ impl From<Refusal> for ApiError {
         match refusal {
             Refusal::NoCollection(name) => ApiError::NotFound(format!("no collection {name}")),
             Refusal::NoConversation(id) => ApiError::NotFound(format!("no conversation {id}")),
+            Refusal::NoTurn(id) => ApiError::NotFound(format!("no turn {id}")),
             Refusal::ReadOnly(name) => ApiError::NotWritable(format!(
                 "the collection {name} can be read, not written, by you"
             )),
@@ -173,6 +178,7 @@ impl ApiError {
             Self::InvalidHistory(_) => ("invalid_history", StatusCode::BAD_REQUEST),
             Self::InvalidConversation(_) => ("invalid_conversation", StatusCode::BAD_REQUEST),
             Self::InvalidTitle(_) => ("invalid_title", StatusCode::BAD_REQUEST),
+            Self::InvalidFeedback(_) => ("invalid_feedback", StatusCode::BAD_REQUEST),
             Self::InvalidFormat(_) => ("invalid_format", StatusCode::BAD_REQUEST),
             Self::NulCharacter(_) => ("invalid_text", StatusCode::BAD_REQUEST),
             Self::EmptyMessage => ("empty_message", StatusCode::BAD_REQUEST),
@@ -324,6 +330,11 @@ pub(crate) mod tests {
             ),
             (ApiError::InvalidTitle("x".into()), 400, "invalid_title"),
             (
+                ApiError::InvalidFeedback("x".into()),
+                400,
+                "invalid_feedback",
+            ),
+            (
                 ApiError::InvalidCollection("x".into()),
                 400,
                 "invalid_collection",
@@ -422,9 +433,10 @@ pub(crate) mod tests {
                 ApiError::UnknownName(_) => 31,
                 ApiError::NotWritable(_) => 32,
                 ApiError::NulCharacter(_) => 33,
+                ApiError::InvalidFeedback(_) => 34,
             })
             .collect();
-        assert_eq!(listed, (0..=33).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=34).collect(), "every variant is listed once");
         cases
     }
 

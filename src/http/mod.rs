@@ -10,6 +10,7 @@ mod collections;
 mod conversations;
 pub mod documents;
 pub mod error;
+mod feedback;
 mod from_url;
 pub(crate) mod groups;
 mod health;
@@ -73,6 +74,13 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(users::remove)
         .service(chat::chat)
         .service(search::search)
+        .service(feedback::rate)
+        .service(feedback::unrate)
+        .service(feedback::review)
+        .service(feedback::search_as_asker)
+        .service(feedback::set_expected)
+        .service(feedback::eval_runs)
+        .service(feedback::run_eval)
         .service(conversations::list)
         .service(conversations::export)
         .service(conversations::one)

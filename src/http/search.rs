@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::question::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
-use crate::auth::Caller;
+use crate::auth::{Caller, Readable};
 use crate::knowledge::search::{RerankOutcome, SearchError, SearchOutcome, SearchQuery};
 use crate::knowledge::{RANKED_PER_SIGNAL, RankedChunk};
 use crate::state::AppState;
@@ -177,6 +177,27 @@ pub async fn search(
         state.config.request_body_timeout,
     )
     .await?;
+    Ok(HttpResponse::Ok().json(search_as(&state, &caller.readable, body).await?))
+}
+
+/// A search that could not be done, as the API answers it.
+pub(super) fn search_failure(error: SearchError) -> ApiError {
+    match error {
+        SearchError::Embedding(error) => ApiError::embedding(error),
+        SearchError::NoVector => {
+            ApiError::unavailable("embedding the query", "the response held no vector")
+        }
+        SearchError::Database(error) => error.into(),
+    }
+}
+
+/// The search of `body` among the collections `readable` lets it read: `/api/search`'s
+/// for its caller, and the review queue's for a rated turn's asker.
+pub(super) async fn search_as(
+    state: &AppState,
+    readable: &Readable,
+    body: SearchBody,
+) -> Result<SearchResponse, ApiError> {
     let question = checked_question(&body.query, state.config.max_message_chars)?;
     let history = history_messages(body.history.unwrap_or_default())?;
     let query = searched_query(question, &history);
@@ -186,7 +207,7 @@ pub async fn search(
             "`top_k` must be from 1 to {RANKED_PER_SIGNAL}"
         )));
     }
-    let scope = caller.readable.scope(body.collections.as_deref())?;
+    let scope = readable.scope(body.collections.as_deref())?;
 
     let llm = LlmClient::new(state.llm.clone());
     let searched = SearchQuery {
@@ -198,13 +219,7 @@ pub async fn search(
         .library
         .measured_search(&llm, state.turn.rerank, searched)
         .await
-        .map_err(|error| match error {
-            SearchError::Embedding(error) => ApiError::embedding(error),
-            SearchError::NoVector => {
-                ApiError::unavailable("embedding the query", "the response held no vector")
-            }
-            SearchError::Database(error) => error.into(),
-        })?;
+        .map_err(search_failure)?;
     let rerank_ms = outcome.rerank.ms();
     let SearchOutcome {
         rankings,
@@ -256,7 +271,7 @@ pub async fn search(
             })
         })
         .collect();
-    Ok(HttpResponse::Ok().json(SearchResponse {
+    Ok(SearchResponse {
         query,
         grounded: retrieval.is_grounded(state.turn.deflect_threshold),
         results,
@@ -266,5 +281,5 @@ pub async fn search(
             retrieval: retrieval_ms,
             rerank: rerank_ms,
         },
-    }))
+    })
 }

@@ -14,6 +14,7 @@ mod chat_turns;
 mod collections;
 mod conversations;
 mod documents;
+mod feedback;
 mod fixtures;
 mod hosts;
 mod import;

@@ -130,6 +130,29 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
         "/api/admin/users/{id}/keys/{key_id}",
         "/api/admin/users/00000000-0000-0000-0000-000000000000/keys/00000000-0000-0000-0000-000000000000",
     ),
+    (
+        "put",
+        "/api/turns/{turn_id}/feedback",
+        "/api/turns/00000000-0000-0000-0000-000000000000/feedback",
+    ),
+    (
+        "delete",
+        "/api/turns/{turn_id}/feedback",
+        "/api/turns/00000000-0000-0000-0000-000000000000/feedback",
+    ),
+    ("get", "/api/admin/feedback", "/api/admin/feedback"),
+    (
+        "post",
+        "/api/admin/feedback/{turn_id}/search",
+        "/api/admin/feedback/00000000-0000-0000-0000-000000000000/search",
+    ),
+    (
+        "put",
+        "/api/admin/feedback/{turn_id}/expected",
+        "/api/admin/feedback/00000000-0000-0000-0000-000000000000/expected",
+    ),
+    ("get", "/api/admin/eval/feedback", "/api/admin/eval/feedback"),
+    ("post", "/api/admin/eval/feedback", "/api/admin/eval/feedback"),
 ];
 
 async fn description(app: &TestApp) -> Value {

@@ -131,11 +131,12 @@ mod tests {
         use crate::http::error::tests::{documented_codes, one_of_each, turn_error_codes};
         use std::collections::BTreeSet;
 
-        // Refusals of bor's own routes only: conversations, exports, sign-in, keys,
+        // Refusals of bor's own routes only: conversations, exports, feedback, sign-in, keys,
         // collections and the admin API.
         let not_on_v1 = [
             "invalid_conversation",
             "invalid_title",
+            "invalid_feedback",
             "invalid_format",
             "admin_disabled",
             "invalid_credentials",
