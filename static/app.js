@@ -335,6 +335,7 @@ async function sourcesOfStopped(id) {
   if (state.conversationId !== id || state.exchanges.at(-1) !== exchange) return;
   if (stored?.status !== "stopped" || !Array.isArray(stored.sources)) return;
   exchange.sources = stored.sources;
+  exchange.turnId = typeof stored.turn_id === "string" ? stored.turn_id : null;
   state.views.at(-1)?.update(exchange);
 }
 
@@ -398,8 +399,9 @@ async function ask(question) {
         setStatus(STATUS.writing);
         redraw();
       },
-      done: ({ sources, path, truncated, conversation_id }) => {
+      done: ({ sources, path, truncated, conversation_id, turn_id }) => {
         adoptConversation(turn, conversation_id);
+        exchange.turnId = typeof turn_id === "string" ? turn_id : null;
         exchange.sources = Array.isArray(sources) ? sources : [];
         exchange.deflected = path === "deflected";
         exchange.truncated = truncated === true;

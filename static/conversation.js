@@ -17,7 +17,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * One question and its answer. `status` is `streaming`, `done`, `stopped` or `error`;
  * `sources` are `{n, document_id, title, chunk_id, score, heading, snippet, page}` from
  * the `done` frame (docs/PROTOCOL.md, "Sources and citations"), which also sets
- * `deflected` and `truncated`.
+ * `deflected`, `truncated` and `turnId`; `feedback` is the asker's rating of that turn.
  */
 export function newExchange(question) {
   return { question, answer: "", thinking: "", sources: [], status: "streaming", error: "" };
@@ -31,6 +31,8 @@ export function exchangeOfTurn(turn) {
     sources: Array.isArray(turn?.sources) ? turn.sources : [],
     status: turn?.status === "stopped" ? "stopped" : "done",
     deflected: turn?.path === "deflected",
+    turnId: typeof turn?.turn_id === "string" ? turn.turn_id : null,
+    feedback: turn?.feedback ?? null,
   };
 }
 

@@ -1,9 +1,10 @@
 // The DOM of the conversation: one block per exchange, the question as plain text and
 // the answer as an `article` (thinking, a notice on a deflected answer, rendered answer
-// with its citations linked, a note, sources).
+// with its citations linked, a note, its rating, sources).
 
 import { linkCitations, passageHref, placeLabel } from "./citations.js";
 import { element } from "./dom.js";
+import { FeedbackControls } from "./feedback.js";
 import { renderInto } from "./render.js";
 
 let nextId = 0;
@@ -61,7 +62,17 @@ export class ExchangeView {
       this.uncited,
     );
 
-    this.article.append(heading, this.thinking, this.deflected, this.body, this.note, this.sources);
+    this.feedback = new FeedbackControls();
+
+    this.article.append(
+      heading,
+      this.thinking,
+      this.deflected,
+      this.body,
+      this.note,
+      this.feedback.root,
+      this.sources,
+    );
     this.root.append(question, this.article);
     this.renderedAnswer = null;
     this.renderedThinking = null;
@@ -99,6 +110,7 @@ export class ExchangeView {
     const note = noteFor(exchange);
     this.note.hidden = note === "";
     this.note.textContent = note;
+    this.feedback.show(exchange);
   }
 
   /** The sources numbered in `cited` listed, the others folded below them; all of them

@@ -1,0 +1,115 @@
+// Rating an answer on the chat page (docs/PROTOCOL.md, "Feedback"): with the mouse and
+// with the keyboard, at desktop and phone width; the rating survives a reload, a
+// thumbs-down asks why, and pressing the pressed button takes the rating back.
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { ask, recordProblems, screenshot, waitForIdle, waitForStatus } from "./chat-page.mjs";
+import { runBor, startSuite, waitUntil } from "./harness.mjs";
+
+const PASSWORD = "correct horse battery staple";
+
+let suite;
+
+before(async () => {
+  suite = await startSuite({ borEnv: { BOR_AUTH: "accounts" } });
+  runBor(suite.database, ["user", "add", "ann", "--password-stdin"], `${PASSWORD}\n`);
+});
+
+after(async () => {
+  await suite?.stop();
+});
+
+async function signedIn(t, viewport) {
+  const context = await suite.browser.newContext({ viewport });
+  context.setDefaultTimeout(15_000);
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const problems = [];
+  recordProblems(page, problems);
+  await page.goto(suite.bor.url);
+  await page.waitForURL((url) => url.pathname === "/login");
+  await page.getByRole("textbox", { name: "Username" }).fill("ann");
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === "/");
+  await page.getByRole("textbox", { name: "Message" }).waitFor();
+  return { page, problems };
+}
+
+/** The stored rating of the conversation's first turn, as the API gives it. */
+async function storedRating(page, conversation) {
+  return page.evaluate(async (id) => {
+    const loaded = await (await fetch(`/api/conversations/${id}`)).json();
+    return loaded.turns[0].feedback;
+  }, conversation);
+}
+
+for (const [name, viewport] of [
+  ["desktop", { width: 1280, height: 800 }],
+  ["phone", { width: 390, height: 844 }],
+]) {
+  test(`an answer is rated, changed and taken back (${name})`, async (t) => {
+    const { page, problems } = await signedIn(t, viewport);
+    const response = page.waitForResponse((r) => r.url().endsWith("/api/chat"));
+    await ask(page, `Where is the kettle descaler (${name})?`);
+    const conversation = (await response).headers()["x-conversation-id"];
+    await waitForStatus(page, "Answer ready.");
+    await waitForIdle(page);
+
+    const rating = page.getByRole("group", { name: "Rate this answer" });
+    const helpful = rating.getByRole("button", { name: "Helpful", exact: true });
+    const notHelpful = rating.getByRole("button", { name: "Not helpful" });
+    // Said before anything is sent: the rating's description names the sharing.
+    const described = await rating.evaluate((group) =>
+      document.getElementById(group.getAttribute("aria-describedby"))?.textContent,
+    );
+    assert.match(described ?? "", /shares this question, its answer and its sources with your admins/);
+    assert.equal(await helpful.getAttribute("aria-pressed"), "false");
+
+    await helpful.click();
+    await page.getByRole("status").filter({ hasText: "Thanks — your rating was sent." }).waitFor();
+    assert.equal(await helpful.getAttribute("aria-pressed"), "true");
+    assert.equal((await storedRating(page, conversation))?.rating, "up");
+
+    // With the keyboard: the thumbs-down opens the reason, focused.
+    await notHelpful.focus();
+    await page.keyboard.press("Enter");
+    const reason = page.getByLabel("What went wrong?");
+    await waitUntil(async () => reason.evaluate((select) => select === document.activeElement), {
+      what: "the reason focused",
+    });
+    await reason.selectOption("missing_source");
+    await page.getByLabel("Comment (optional)").fill("It is under the sink.");
+    await screenshot(page, `feedback-form-${name}`);
+    await page.getByRole("button", { name: "Send rating" }).click();
+    await waitUntil(async () => (await notHelpful.getAttribute("aria-pressed")) === "true", {
+      what: "thumbs-down pressed",
+    });
+    const stored = await storedRating(page, conversation);
+    assert.deepEqual([stored?.rating, stored?.reason, stored?.comment], [
+      "down",
+      "missing_source",
+      "It is under the sink.",
+    ]);
+    assert.equal(await helpful.getAttribute("aria-pressed"), "false");
+
+    // A reload shows the rating as it is kept.
+    await page.reload();
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    const reloaded = page.getByRole("group", { name: "Rate this answer" });
+    await waitUntil(
+      async () =>
+        (await reloaded.getByRole("button", { name: "Not helpful" }).getAttribute("aria-pressed")) === "true",
+      { what: "the kept rating shown after a reload" },
+    );
+    await screenshot(page, `feedback-rated-${name}`);
+
+    // Pressing the pressed button takes the rating back.
+    await reloaded.getByRole("button", { name: "Not helpful" }).click();
+    await page.getByRole("status").filter({ hasText: "Rating removed." }).waitFor();
+    assert.equal(await storedRating(page, conversation), null);
+    assert.deepEqual(problems, []);
+  });
+}
