@@ -317,3 +317,56 @@ function asSentence(text) {
   const capitalised = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capitalised) ? capitalised : `${capitalised}.`;
 }
+
+/**
+ * `GET /api/admin/feedback` with `filters` (`rating`, `reason`, `collection`, `since`,
+ * `limit`; empty ones left out): `{feedback: [...], by_collection: [...]}`.
+ */
+export async function fetchFeedback(token, filters = {}) {
+  const query = new URLSearchParams(Object.entries(filters).filter(([, value]) => value));
+  const { status, body } = await request(`/api/admin/feedback?${query}`, { token });
+  if (status === 200 && Array.isArray(body?.feedback)) return body;
+  throw failure(status, body);
+}
+
+/** `POST /api/admin/feedback/{turn_id}/search`: `POST /api/search`'s answer, as the asker. */
+export async function searchAsAsker(token, turnId, query, topK) {
+  const { status, body } = await request(`${feedbackPath(turnId)}/search`, {
+    token,
+    method: "POST",
+    json: { query, top_k: topK },
+  });
+  if (status === 200 && Array.isArray(body?.results)) return body;
+  throw failure(status, body);
+}
+
+/** `PUT /api/admin/feedback/{turn_id}/expected`. */
+export async function putExpected(token, turnId, chunkIds) {
+  const { status, body } = await request(`${feedbackPath(turnId)}/expected`, {
+    token,
+    method: "PUT",
+    json: { chunk_ids: chunkIds },
+  });
+  if (status === 200) return body;
+  throw failure(status, body);
+}
+
+/** `POST /api/admin/eval/feedback`: `{run, queries, previous}`. */
+export async function runFeedbackEval(token) {
+  const { status, body } = await request("/api/admin/eval/feedback", {
+    token,
+    method: "POST",
+    timeoutMs: 120_000,
+  });
+  if (status === 200 && body?.run) return body;
+  throw failure(status, body);
+}
+
+/** `GET /api/admin/eval/feedback`: `{runs}`, newest first. */
+export async function fetchEvalRuns(token) {
+  const { status, body } = await request("/api/admin/eval/feedback", { token });
+  if (status === 200 && Array.isArray(body?.runs)) return body.runs;
+  throw failure(status, body);
+}
+
+const feedbackPath = (turnId) => `/api/admin/feedback/${encodeURIComponent(turnId)}`;

@@ -16,6 +16,7 @@ import {
 } from "./admin-api.js";
 import { Collections, Groups } from "./admin-collections.js";
 import { DocumentList } from "./admin-documents.js";
+import { FeedbackReview } from "./admin-feedback.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
 import { RetrievalTrial } from "./admin-search.js";
@@ -86,6 +87,7 @@ const collections = new Collections({
   onDeleted: () => loadDocuments(),
 });
 const groups = new Groups({ token: () => state.token, onChanged: () => collections.load() });
+const feedback = new FeedbackReview({ token: () => state.token });
 
 async function start() {
   ui.urlForm.addEventListener("submit", (event) => {
@@ -196,6 +198,7 @@ function enter(token) {
   ui.tokenKept.hidden = false;
   ui.adminArea.hidden = false;
   groups.load();
+  feedback.load();
 }
 
 /** Back to the token form, the token forgotten; `message` says why, if anything went wrong. */

@@ -15,13 +15,14 @@ let suite;
 before(async () => {
   suite = await startSuite({ borEnv: { BOR_AUTH: "accounts" } });
   runBor(suite.database, ["user", "add", "ann", "--password-stdin"], `${PASSWORD}\n`);
+  runBor(suite.database, ["user", "add", "boss", "--admin", "--password-stdin"], `${PASSWORD}\n`);
 });
 
 after(async () => {
   await suite?.stop();
 });
 
-async function signedIn(t, viewport) {
+async function signedIn(t, viewport, username = "ann") {
   const context = await suite.browser.newContext({ viewport });
   context.setDefaultTimeout(15_000);
   t.after(() => context.close());
@@ -30,7 +31,7 @@ async function signedIn(t, viewport) {
   recordProblems(page, problems);
   await page.goto(suite.bor.url);
   await page.waitForURL((url) => url.pathname === "/login");
-  await page.getByRole("textbox", { name: "Username" }).fill("ann");
+  await page.getByRole("textbox", { name: "Username" }).fill(username);
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((url) => url.pathname === "/");
@@ -113,3 +114,49 @@ for (const [name, viewport] of [
     assert.deepEqual(problems, []);
   });
 }
+
+test("an admin names the passage a thumbs-down missed and runs the evaluation set", async (t) => {
+  const boss = await signedIn(t, { width: 1280, height: 900 }, "boss");
+  const added = await boss.page.evaluate(async () => {
+    const response = await fetch("/api/admin/documents", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        title: "Office kitchen",
+        content: "The descaler bottle for the office kettle is in the cupboard under the sink.",
+      }),
+    });
+    return response.status;
+  });
+  assert.equal(added, 201);
+
+  const ann = await signedIn(t, { width: 1280, height: 800 });
+  await ask(ann.page, "Where do we keep the limescale remover?");
+  await waitForStatus(ann.page, "Answer ready.");
+  await waitForIdle(ann.page);
+  await ann.page.getByRole("button", { name: "Not helpful" }).click();
+  await ann.page.getByLabel("What went wrong?").selectOption("missing_source");
+  await ann.page.getByRole("button", { name: "Send rating" }).click();
+  await ann.page.getByRole("status").filter({ hasText: "Thanks — your rating was sent." }).waitFor();
+
+  const { page, problems } = boss;
+  await page.goto(new URL("/admin", suite.bor.url).toString());
+  const rated = page.getByRole("list", { name: "Rated answers" }).getByRole("listitem").first();
+  await rated.getByText("Where do we keep the limescale remover?").first().waitFor();
+  await rated.getByText("Not helpful — The right passage was not found").waitFor();
+  await rated.getByRole("button", { name: "Name the right passages" }).click();
+  const search = rated.getByRole("searchbox", { name: "Search as the asker" });
+  await search.fill("descaler bottle cupboard");
+  await search.press("Enter");
+  const passage = rated.getByRole("checkbox", { name: /Office kitchen/ });
+  await passage.check();
+  await rated.getByRole("button", { name: "Save passages" }).click();
+  await rated.getByText("1 passage named: in the evaluation set.").waitFor();
+
+  await page.getByRole("button", { name: "Run the evaluation set" }).click();
+  await page.getByText(/^Run \d+: 1 queries/).waitFor();
+  const runs = page.getByRole("table", { name: "Evaluation set" });
+  await waitUntil(async () => (await runs.getByRole("row").count()) === 2, { what: "one run listed" });
+  await screenshot(page, "feedback-admin-review");
+  assert.deepEqual(problems, []);
+});
