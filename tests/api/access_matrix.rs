@@ -788,3 +788,151 @@ async fn only_admins_list_and_revoke_anothers_keys_and_refusals_do_not_tell_who_
     .await;
     assert_eq!(bobs.status, 200, "bob's key was never revoked");
 }
+
+/// Feedback's routes for every kind of caller: a turn's rating by its asker only (by
+/// session or key; anyone else is told of a turn that does not exist), the review
+/// queue and the evaluation set by admins only (session, key, service token), a
+/// cross-site admin cookie reading but changing nothing.
+#[actix_web::test]
+async fn a_rating_is_the_askers_and_the_review_is_the_admins() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-feedback-matrix-42";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    app.add_user("ann", Role::Member).await;
+    app.add_user("bob", Role::Member).await;
+    app.add_user("admin", Role::Admin).await;
+    let (ann_cookie, bob_cookie, admin_cookie) = (
+        app.sign_in("ann").await,
+        app.sign_in("bob").await,
+        app.sign_in("admin").await,
+    );
+    let (_, ann_key) = app.make_key(&ann_cookie, "ann's").await;
+    let (_, bob_key) = app.make_key(&bob_cookie, "bob's").await;
+    let (_, admin_key) = app.make_key(&admin_cookie, "admin's").await;
+    let ann = Credential::Cookie(ann_cookie.clone());
+    let (done, _) = ask(&app, &ann, json!({"message": "Where is the descaler?"})).await;
+    let turn = done["turn_id"].as_str().expect("a turn id").to_owned();
+    let absent = "00000000-0000-0000-0000-00000000beef";
+    let rating = || Some(json!({"rating": "down", "reason": "missing_source"}));
+    let rate_path = |id: &str| format!("/api/turns/{id}/feedback");
+
+    // The asker, by session and by key.
+    for who in [ann.clone(), Credential::Bearer(ann_key)] {
+        let rated = call(&app, &who, Method::PUT, &rate_path(&turn), rating()).await;
+        assert_eq!(rated.status, 200, "{}", rated.text());
+    }
+    // Everyone else: as about a turn that does not exist (or not signed in at all).
+    let others = [
+        ("nobody", Credential::Nobody),
+        ("bob's session", Credential::Cookie(bob_cookie)),
+        ("bob's key", Credential::Bearer(bob_key)),
+        (
+            "an admin's session",
+            Credential::Cookie(admin_cookie.clone()),
+        ),
+        ("an admin's key", Credential::Bearer(admin_key.clone())),
+        (
+            "the service token",
+            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+        ),
+    ];
+    for (name, who) in &others {
+        for method in [Method::PUT, Method::DELETE] {
+            let body = (method == Method::PUT).then(rating).flatten();
+            let theirs = call(&app, who, method.clone(), &rate_path(&turn), body.clone()).await;
+            let missing = call(&app, who, method.clone(), &rate_path(absent), body).await;
+            assert!(
+                [401, 404].contains(&theirs.status),
+                "{name} {method}: {}",
+                theirs.text()
+            );
+            assert_eq!(
+                as_if(&theirs, &turn, absent),
+                plain(&missing),
+                "{name} {method}"
+            );
+        }
+    }
+    let kept = call(&app, &ann, Method::GET, "/api/conversations", None).await;
+    assert_eq!(kept.status, 200);
+
+    // The admin routes: admins by every way in; members, nobody and a cross-site cookie
+    // refused before anything is read or changed.
+    let admin_routes = |id: &str| {
+        [
+            (Method::GET, "/api/admin/feedback".to_owned(), None),
+            (
+                Method::POST,
+                format!("/api/admin/feedback/{id}/search"),
+                Some(json!({"query": "descaler"})),
+            ),
+            (
+                Method::PUT,
+                format!("/api/admin/feedback/{id}/expected"),
+                Some(json!({"chunk_ids": []})),
+            ),
+            (Method::GET, "/api/admin/eval/feedback".to_owned(), None),
+            (Method::POST, "/api/admin/eval/feedback".to_owned(), None),
+        ]
+    };
+    let refused = [
+        ("nobody", Credential::Nobody, 401),
+        ("ann's session", ann.clone(), 403),
+        (
+            "a cross-site admin cookie",
+            Credential::CookieFrom(admin_cookie.clone(), "http://evil.example".to_owned()),
+            403,
+        ),
+    ];
+    for (name, who, status) in &refused {
+        for (method, path, body) in admin_routes(&turn) {
+            if name.starts_with("a cross-site") && method == Method::GET {
+                continue;
+            }
+            let reply = call(&app, who, method.clone(), &path, body).await;
+            assert_eq!(
+                reply.status,
+                *status,
+                "{name} {method} {path}: {}",
+                reply.text()
+            );
+        }
+    }
+    let cross_site = Credential::CookieFrom(admin_cookie.clone(), "http://evil.example".to_owned());
+    let read = call(&app, &cross_site, Method::GET, "/api/admin/feedback", None).await;
+    assert_eq!(read.status, 200, "a GET changes nothing: {}", read.text());
+    let admins = [
+        ("an admin's session", Credential::Cookie(admin_cookie)),
+        ("an admin's key", Credential::Bearer(admin_key)),
+        (
+            "the service token",
+            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+        ),
+    ];
+    for (name, who) in &admins {
+        for (method, path, body) in admin_routes(&turn) {
+            let reply = call(&app, who, method.clone(), &path, body).await;
+            assert_eq!(
+                reply.status,
+                200,
+                "{name} {method} {path}: {}",
+                reply.text()
+            );
+        }
+        // A turn nobody rated is absent to the review, as one that does not exist.
+        let (unrated, _) = ask(&app, &ann, json!({"message": "And the kettle?"})).await;
+        let unrated = unrated["turn_id"].as_str().expect("a turn id").to_owned();
+        for (method, path, body) in admin_routes(&unrated)
+            .into_iter()
+            .filter(|(_, path, _)| path.contains(&unrated))
+        {
+            let reply = call(&app, who, method.clone(), &path, body.clone()).await;
+            let missing = call(&app, who, method, &path.replace(&unrated, absent), body).await;
+            assert_eq!(reply.status, 404, "{name} {path}");
+            assert_eq!(
+                as_if(&reply, &unrated, absent),
+                plain(&missing),
+                "{name} {path}"
+            );
+        }
+    }
+}

@@ -396,3 +396,35 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         .json();
     assert_eq!(empty["run"]["queries"], 0);
 }
+
+/// A `/v1` turn is rated by its `bor.turn_id`, with the key that asked it.
+#[actix_web::test]
+async fn a_v1_turn_is_rated_by_its_bor_turn_id() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("ann", Role::Member).await;
+    let cookie = app.sign_in("ann").await;
+    let (_, key) = app.make_key(&cookie, "editor").await;
+    let key = Credential::Bearer(key);
+    let completion = app
+        .call(
+            Method::POST,
+            "/v1/chat/completions",
+            &key,
+            Some(json!({"model": "bor", "messages": [{"role": "user", "content": "Where is the descaler?"}]})),
+        )
+        .await;
+    assert_eq!(completion.status, 200, "{}", completion.text());
+    let turn = completion.json()["bor"]["turn_id"]
+        .as_str()
+        .expect("bor.turn_id")
+        .to_owned();
+    let rated = rate(
+        &app,
+        &key,
+        &turn,
+        json!({"rating": "down", "reason": "wrong_answer"}),
+    )
+    .await;
+    assert_eq!(rated.status, 200, "{}", rated.text());
+    assert_eq!(rated.json()["reason"], "wrong_answer");
+}

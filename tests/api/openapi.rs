@@ -151,8 +151,16 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
         "/api/admin/feedback/{turn_id}/expected",
         "/api/admin/feedback/00000000-0000-0000-0000-000000000000/expected",
     ),
-    ("get", "/api/admin/eval/feedback", "/api/admin/eval/feedback"),
-    ("post", "/api/admin/eval/feedback", "/api/admin/eval/feedback"),
+    (
+        "get",
+        "/api/admin/eval/feedback",
+        "/api/admin/eval/feedback",
+    ),
+    (
+        "post",
+        "/api/admin/eval/feedback",
+        "/api/admin/eval/feedback",
+    ),
 ];
 
 async fn description(app: &TestApp) -> Value {
