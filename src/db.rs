@@ -5,6 +5,7 @@
 //! the HTTP layer when to answer 503 `unavailable`.
 
 pub mod api_keys;
+pub mod audit;
 pub mod chunks;
 pub mod collections;
 pub mod conversations;

@@ -1,5 +1,6 @@
 //! bor: chat with your own knowledge base through any OpenAI-compatible LLM server.
 
+pub mod audit;
 pub mod auth;
 pub mod check;
 pub mod cli;

@@ -270,6 +270,7 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
             crate::watch::keep_in_step(&library, watch, &say).await;
         });
     }
+    actix_web::rt::spawn(crate::audit::prune_forever(pool.clone(), config.audit_days));
     let config = Arc::new(config);
     let state = web::Data::new(AppState::new(
         Arc::clone(&config),

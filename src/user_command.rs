@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use diesel_async::AsyncConnection;
 
+use crate::audit::{self, Action, Event};
 use crate::auth::password::{check_new_password, generate_password, hash_password};
 use crate::auth::revoke_credentials;
 use crate::config::Config;
@@ -70,7 +71,8 @@ pub async fn run(config: &Config, command: UserCommand) -> ExitCode {
 
 async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
     db::run_migrations(&config.database_url).await?;
-    let pool = DbPool::new(&config.database_url, 1)?;
+    // Two: the command's own connection and the audit trail's.
+    let pool = DbPool::new(&config.database_url, 2)?;
     let mut conn = pool.get().await?;
     match command {
         UserCommand::Add {
@@ -81,6 +83,9 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
             let role = if admin { Role::Admin } else { Role::Member };
             let given = password_stdin.then(read_password).transpose()?;
             let (row, generated) = create_user(&mut conn, &name, None, role, given).await?;
+            let made = Event::of_command_line(Action::UserCreated, &row.username)
+                .with(serde_json::json!({"user_id": row.id, "role": row.role}));
+            audit::record(&pool, made).await;
             println!("made {} {} ({})", row.role().as_str(), row.username, row.id);
             if let Some(password) = generated {
                 println!("password: {password}");
@@ -119,6 +124,9 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
                 ..UserChanges::default()
             };
             update_and_revoke(&mut conn, user.id, &changes).await?;
+            let changed = Event::of_command_line(Action::UserChanged, &user.username)
+                .with(serde_json::json!({"password": true}));
+            audit::record(&pool, changed).await;
             println!("new password for {}", user.username);
             if generated {
                 println!("password: {password}");
@@ -131,6 +139,9 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
                 ..UserChanges::default()
             };
             update_and_revoke(&mut conn, user.id, &changes).await?;
+            let changed = Event::of_command_line(Action::UserChanged, &user.username)
+                .with(serde_json::json!({"disabled": true}));
+            audit::record(&pool, changed).await;
             println!("disabled {}", user.username);
         }
     }

@@ -22,6 +22,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    audit_log (id) {
+        id -> Int8,
+        at -> Timestamptz,
+        action -> Text,
+        actor_id -> Nullable<Uuid>,
+        actor -> Text,
+        address -> Nullable<Text>,
+        target -> Text,
+        details -> Jsonb,
+    }
+}
+
+diesel::table! {
     use diesel::sql_types::*;
     use super::sql_types::Tsvector;
 
@@ -247,6 +260,7 @@ diesel::joinable!(user_identities -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
+    audit_log,
     chunks,
     collection_grants,
     collections,

@@ -9,8 +9,9 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 19] = [
+pub(super) const TABLES: [&str; 20] = [
     "api_keys",
+    "audit_log",
     "chunks",
     "collection_grants",
     "collections",

@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::audit::{self, Action, Actor, Event};
 use crate::auth::password::{check_new_password, hash_password};
 use crate::auth::{Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via, secret};
 use crate::db::sessions::{self, SessionRow};
@@ -88,15 +89,26 @@ pub async fn login(
     })
     .await
     .map_err(|error| ApiError::internal("checking a password", error.to_string()))?;
+    // The name tried, only when such a user exists: a password typed into the username
+    // box stays out of the trail.
+    let tried = user
+        .as_ref()
+        .map_or_else(|| "(no such user)".to_owned(), |user| user.username.clone());
     let Some(user) = user.filter(|_| matches) else {
         accounts
             .limiter
             .record_failure(&body.username, address, Instant::now());
+        let failed = Event::of(&request, Action::SignInFailed, tried).by(Actor::named("anonymous"));
+        audit::record(&state.pool, failed).await;
         return Err(ApiError::InvalidCredentials);
     };
     let (caller, cookie) = start_session(&state, &user)
         .await?
         .ok_or(ApiError::InvalidCredentials)?;
+    let signed_in = Event::of(&request, Action::SignedIn, &user.username)
+        .by(Actor::user(user.id, &user.username))
+        .with(serde_json::json!({"with": "password"}));
+    audit::record(&state.pool, signed_in).await;
     Ok(HttpResponse::Ok().cookie(cookie).json(UserBody {
         user: caller.user(),
     }))
@@ -281,5 +293,7 @@ pub async fn change_password(
         .accounts
         .cache
         .forget_sessions_of(caller.user_id, keep);
+    let changed = Event::of(&request, Action::PasswordChanged, &caller.username);
+    audit::record(&state.pool, changed).await;
     Ok(HttpResponse::NoContent().finish())
 }

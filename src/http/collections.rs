@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::admin::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::auth::access::Refusal;
 use crate::db::collections::{self, CollectionSummary, NAME_RULE};
@@ -228,6 +229,8 @@ pub async fn create(
         )));
     }
     state.accounts.access.refresh().await?;
+    let made = Event::of(&request, Action::CollectionCreated, &body.name);
+    audit::record(&state.pool, made).await;
     Ok(HttpResponse::Created().json(OneCollection {
         collection: admin_view_of(&state, &body.name).await?,
     }))
@@ -272,6 +275,9 @@ pub async fn update(
     collections::set_description(&mut *state.pool.get().await?, &name, &description)
         .await?
         .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
+    let changed = Event::of(&request, Action::CollectionChanged, name.as_str())
+        .with(serde_json::json!({ "description": description }));
+    audit::record(&state.pool, changed).await;
     Ok(HttpResponse::Ok().json(OneCollection {
         collection: admin_view_of(&state, &name).await?,
     }))
@@ -291,6 +297,7 @@ pub async fn update(
 #[delete("/api/admin/collections/{name}")]
 pub async fn remove(
     _: Admin,
+    request: HttpRequest,
     name: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -299,6 +306,9 @@ pub async fn remove(
         .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
     state.library.index().refresh_documents(&deleted).await?;
     state.accounts.access.refresh().await?;
+    let removed = Event::of(&request, Action::CollectionDeleted, name.as_str())
+        .with(serde_json::json!({ "documents": deleted.len() }));
+    audit::record(&state.pool, removed).await;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -378,6 +388,9 @@ pub async fn set_grants(
     grants::replace(&mut conn, collection.id, &resolved).await?;
     drop(conn);
     state.accounts.access.refresh().await?;
+    let set = Event::of(&request, Action::GrantsSet, name.as_str())
+        .with(serde_json::json!({ "grants": wanted }));
+    audit::record(&state.pool, set).await;
     Ok(HttpResponse::Ok().json(OneCollection {
         collection: admin_view_of(&state, &name).await?,
     }))

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 use super::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::db::documents::{self, DocumentSummary};
 use crate::db::grants::Access;
@@ -242,6 +243,7 @@ async fn add_documents(
     .await?;
     let collection_id = caller.readable.writable(body.collection.as_deref())?;
     let document = parse_document(body)?.in_collection(Some(collection_id));
+    let title = document.title.clone();
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.
     let library = state.library.clone();
@@ -255,6 +257,9 @@ async fn add_documents(
     };
     Ok(match outcome {
         IngestOutcome::Created { .. } | IngestOutcome::Replaced { .. } => {
+            let added = Event::of(request, Action::DocumentAdded, title)
+                .with(serde_json::json!({"document_id": body.id, "collection_id": collection_id}));
+            audit::record(&state.pool, added).await;
             HttpResponse::Created().json(body)
         }
         IngestOutcome::Unchanged { .. } | IngestOutcome::Refreshed { .. } => {
@@ -279,10 +284,11 @@ async fn add_documents(
 #[delete("/api/documents/{id}")]
 pub async fn delete(
     caller: Caller,
+    request: HttpRequest,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    delete_document(&caller, &id, &state).await
+    delete_document(&caller, &request, &id, &state).await
 }
 
 /// `DELETE /api/admin/documents/{id}`: as `DELETE /api/documents/{id}`, for admins and
@@ -300,14 +306,16 @@ pub async fn delete(
 pub async fn admin_delete(
     _: Admin,
     caller: Caller,
+    request: HttpRequest,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    delete_document(&caller, &id, &state).await
+    delete_document(&caller, &request, &id, &state).await
 }
 
 async fn delete_document(
     caller: &Caller,
+    request: &HttpRequest,
     id: &str,
     state: &AppState,
 ) -> Result<HttpResponse, ApiError> {
@@ -333,6 +341,9 @@ async fn delete_document(
         .await
         .map_err(ApiError::from)?
     {
+        let deleted = Event::of(request, Action::DocumentDeleted, id)
+            .with(serde_json::json!({"document_id": document_id, "collection_id": collection_id}));
+        audit::record(&state.pool, deleted).await;
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(not_found())

@@ -11,6 +11,7 @@ use super::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::upload::status_of;
+use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::import::InCollection;
 use crate::import::pages::{PageListener, PageReport, import_address};
@@ -159,7 +160,19 @@ pub async fn add_from_url(
     .await
     .map_err(|error| ApiError::internal("running the import task", error.to_string()))?;
     match imported {
-        Ok(report) => Ok(HttpResponse::Ok().json(report)),
+        Ok(report) => {
+            for page in report
+                .documents
+                .iter()
+                .filter(|page| page.status != "unchanged")
+            {
+                let added = Event::of(&request, Action::DocumentAdded, &page.url).with(
+                    serde_json::json!({"document_id": page.id, "collection_id": collection_id}),
+                );
+                audit::record(&state.pool, added).await;
+            }
+            Ok(HttpResponse::Ok().json(report))
+        }
         Err(IngestError::Database(error)) => Err(error.into()),
         Err(error) => Err(ApiError::unavailable("importing a page", error.to_string())),
     }

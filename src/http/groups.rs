@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 use super::admin::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::audit::{self, Action, Event};
 use crate::db::groups::{self, EVERYONE};
 use crate::db::users;
 use crate::state::AppState;
@@ -149,6 +150,11 @@ pub async fn create(
         return Err(ApiError::NameTaken(format!("a group {} exists", body.name)));
     }
     state.accounts.access.refresh().await?;
+    audit::record(
+        &state.pool,
+        Event::of(&request, Action::GroupCreated, &body.name),
+    )
+    .await;
     Ok(HttpResponse::Created().json(OneGroup {
         group: view_of(&state, &body.name).await?,
     }))
@@ -168,6 +174,7 @@ pub async fn create(
 #[delete("/api/admin/groups/{name}")]
 pub async fn remove(
     _: Admin,
+    request: HttpRequest,
     name: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -176,6 +183,11 @@ pub async fn remove(
         return Err(no_group(&name));
     }
     state.accounts.access.refresh().await?;
+    audit::record(
+        &state.pool,
+        Event::of(&request, Action::GroupDeleted, name.as_str()),
+    )
+    .await;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -237,6 +249,9 @@ pub async fn set_members(
     groups::set_members(&mut conn, group.id, &ids).await?;
     drop(conn);
     state.accounts.access.refresh().await?;
+    let set = Event::of(&request, Action::GroupMembersSet, name.as_str())
+        .with(serde_json::json!({ "members": usernames }));
+    audit::record(&state.pool, set).await;
     Ok(HttpResponse::Ok().json(OneGroup {
         group: view_of(&state, &name).await?,
     }))

@@ -12,6 +12,7 @@ use super::admin::Admin;
 use super::auth::MAX_AUTH_BODY_BYTES;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::audit::{self, Action, Event};
 use crate::auth::{Caller, Via, secret};
 use crate::db::api_keys::{self, ApiKeySummary, NewApiKey};
 use crate::db::users;
@@ -127,6 +128,9 @@ pub async fn create(
     if let Some(row) = api_keys::find(&mut conn, new.id).await? {
         state.accounts.cache.remember_key(&row);
     }
+    let made = Event::of(&request, Action::KeyCreated, name)
+        .with(serde_json::json!({"key_id": new.id, "expires_at": body.expires_at}));
+    audit::record(&state.pool, made).await;
     Ok(HttpResponse::Created().json(NewKey {
         id: new.id,
         name: name.to_owned(),
@@ -150,26 +154,36 @@ pub async fn create(
 #[delete("/api/keys/{id}")]
 pub async fn revoke(
     caller: Caller,
+    request: HttpRequest,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let owner = key_owner(&caller)?;
-    revoke_key_of(&state, owner, &id).await
+    revoke_key_of(&state, &request, owner, &id).await
 }
 
 /// Revokes key `key_id` (as the path gives it) of `owner`: 204, else 404.
 async fn revoke_key_of(
     state: &AppState,
+    request: &HttpRequest,
     owner: Uuid,
     key_id: &str,
 ) -> Result<HttpResponse, ApiError> {
     let not_found = || ApiError::NotFound("no such key".to_owned());
     let id = Uuid::parse_str(key_id).map_err(|_| not_found())?;
     let mut conn = state.pool.get().await?;
+    let name = api_keys::find(&mut conn, id)
+        .await?
+        .filter(|key| key.user_id == owner)
+        .map(|key| key.name)
+        .ok_or_else(not_found)?;
     if !api_keys::delete_of_user(&mut conn, id, owner).await? {
         return Err(not_found());
     }
     state.accounts.cache.forget_key(id);
+    let revoked = Event::of(request, Action::KeyRevoked, name)
+        .with(serde_json::json!({"key_id": id, "owner_id": owner}));
+    audit::record(&state.pool, revoked).await;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -222,10 +236,11 @@ pub async fn list_of_user(
 #[delete("/api/admin/users/{id}/keys/{key_id}")]
 pub async fn revoke_of_user(
     _: Admin,
+    request: HttpRequest,
     path: web::Path<(String, String)>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let (id, key_id) = path.into_inner();
     let owner = existing_user(&state, &id).await?;
-    revoke_key_of(&state, owner, &key_id).await
+    revoke_key_of(&state, &request, owner, &key_id).await
 }

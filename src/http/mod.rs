@@ -3,6 +3,7 @@
 
 mod admin;
 mod admin_health;
+mod audit;
 mod auth;
 mod body;
 pub mod chat;
@@ -56,6 +57,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(static_files::asset)
         .service(health::health)
         .service(admin_health::admin_health)
+        .service(audit::audit_trail)
         .service(auth::login)
         .service(auth::logout)
         .service(auth::me)

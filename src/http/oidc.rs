@@ -14,6 +14,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{secure_cookies, start_session};
 use super::error::ApiError;
+use crate::audit::{self, Action, Actor, Event};
 use crate::auth::external::{self, ExternalError, Identity};
 use crate::auth::oidc::OidcError;
 use crate::auth::secret;
@@ -240,6 +241,10 @@ pub async fn callback(
         return Ok(disabled());
     };
     tracing::info!(username = %user.username, "signed in with the identity provider");
+    let signed_in = Event::of(&request, Action::SignedIn, &user.username)
+        .by(Actor::user(user.id, &user.username))
+        .with(serde_json::json!({"with": "openid_connect"}));
+    audit::record(&state.pool, signed_in).await;
     Ok(HttpResponse::Found()
         .insert_header((header::LOCATION, login.next_path))
         .insert_header((header::CACHE_CONTROL, "no-store"))

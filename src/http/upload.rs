@@ -13,6 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
+use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::import::document_from_bytes;
 use crate::knowledge::formats::Limits;
@@ -133,6 +134,12 @@ pub async fn upload(
         return Err(ApiError::InvalidJson(
             "the upload has no `file` part".to_owned(),
         ));
+    }
+    for document in report.documents.iter().filter(|d| d.status != "unchanged") {
+        let added = Event::of(request, Action::DocumentAdded, &document.title).with(
+            serde_json::json!({"document_id": document.id, "file": document.file, "status": document.status}),
+        );
+        audit::record(&state.pool, added).await;
     }
     Ok(HttpResponse::Ok().json(report))
 }

@@ -12,6 +12,7 @@ use super::admin::Admin;
 use super::auth::MAX_AUTH_BODY_BYTES;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use crate::audit::{self, Action, Event};
 use crate::auth::password::{check_new_password, generate_password, hash_password};
 use crate::auth::{AdminUserView, revoke_credentials, username};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
@@ -167,6 +168,9 @@ pub async fn create(
     )
     .await?;
     state.accounts.cache.remember_user(&row);
+    let made = Event::of(&request, Action::UserCreated, &row.username)
+        .with(serde_json::json!({"user_id": row.id, "role": row.role}));
+    audit::record(&state.pool, made).await;
     Ok(HttpResponse::Created().json(CreatedUser {
         user: AdminUserView::from(&row),
         password,
@@ -289,6 +293,13 @@ pub async fn update(
         }
         None => None,
     };
+    // What changed, by name only: a new password is said, never shown.
+    let changed_fields = serde_json::json!({
+        "role": body.role,
+        "disabled": body.disabled,
+        "display_name": body.display_name.is_some(),
+        "password": password_hash.is_some(),
+    });
     let changes = UserChanges {
         display_name: body.display_name.map(|name| name.trim().to_owned()),
         password_hash,
@@ -306,6 +317,8 @@ pub async fn update(
     if revoke {
         state.accounts.cache.forget_credentials_of(id);
     }
+    let changed = Event::of(&request, Action::UserChanged, &row.username).with(changed_fields);
+    audit::record(&state.pool, changed).await;
     Ok(HttpResponse::Ok().json(AdminUserView::from(&row)))
 }
 
@@ -323,12 +336,17 @@ pub async fn update(
 #[delete("/api/admin/users/{id}")]
 pub async fn remove(
     _: Admin,
+    request: HttpRequest,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = user_id(&id)?;
     let mut conn = state.pool.get().await?;
+    let username = users::find(&mut conn, id).await?.map(|user| user.username);
     guarded(&mut conn, id, false, Change::Delete).await?;
     state.accounts.cache.forget_user(id);
+    let deleted = Event::of(&request, Action::UserDeleted, username.unwrap_or_default())
+        .with(serde_json::json!({"user_id": id}));
+    audit::record(&state.pool, deleted).await;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -10,6 +10,7 @@
 mod access_matrix;
 mod accounts;
 mod admin_health;
+mod audit;
 mod chat_turns;
 mod collections;
 mod conversations;

@@ -141,6 +141,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
         "/api/turns/00000000-0000-0000-0000-000000000000/feedback",
     ),
     ("get", "/api/admin/feedback", "/api/admin/feedback"),
+    ("get", "/api/admin/audit", "/api/admin/audit"),
     (
         "post",
         "/api/admin/feedback/{turn_id}/search",
