@@ -370,3 +370,12 @@ export async function fetchEvalRuns(token) {
 }
 
 const feedbackPath = (turnId) => `/api/admin/feedback/${encodeURIComponent(turnId)}`;
+
+/** `GET /api/admin/audit` with `filters` (`action`, `actor`, `before`; empty ones left
+ *  out): `{entries, next_before}`. */
+export async function fetchAudit(token, filters = {}) {
+  const query = new URLSearchParams(Object.entries(filters).filter(([, value]) => value));
+  const { status, body } = await request(`/api/admin/audit?${query}`, { token });
+  if (status === 200 && Array.isArray(body?.entries)) return body;
+  throw failure(status, body);
+}

@@ -16,6 +16,7 @@ import {
 } from "./admin-api.js";
 import { Collections, Groups } from "./admin-collections.js";
 import { DocumentList } from "./admin-documents.js";
+import { AuditTrail } from "./admin-audit.js";
 import { FeedbackReview } from "./admin-feedback.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
@@ -88,6 +89,7 @@ const collections = new Collections({
 });
 const groups = new Groups({ token: () => state.token, onChanged: () => collections.load() });
 const feedback = new FeedbackReview({ token: () => state.token });
+const audit = new AuditTrail({ token: () => state.token });
 
 async function start() {
   ui.urlForm.addEventListener("submit", (event) => {
@@ -199,6 +201,7 @@ function enter(token) {
   ui.adminArea.hidden = false;
   groups.load();
   feedback.load();
+  audit.load();
 }
 
 /** Back to the token form, the token forgotten; `message` says why, if anything went wrong. */
