@@ -150,6 +150,36 @@ fn rerank_places(hits: &[ChunkHit], scores: &[f32]) -> HashMap<i64, Signal> {
         .collect()
 }
 
+/// Runs `query` as `POST /api/search` and the MCP `search` tool do, and gives the name
+/// of each hit's collection (by document id) with its outcome.
+pub(super) async fn search_with_collections(
+    state: &AppState,
+    query: SearchQuery,
+) -> Result<(SearchOutcome, HashMap<i64, String>), ApiError> {
+    let llm = LlmClient::new(state.llm.clone());
+    let outcome = state
+        .library
+        .measured_search(&llm, state.turn.rerank, query)
+        .await
+        .map_err(|error| match error {
+            SearchError::Embedding(error) => ApiError::embedding(error),
+            SearchError::NoVector => {
+                ApiError::unavailable("embedding the query", "the response held no vector")
+            }
+            SearchError::Database(error) => error.into(),
+        })?;
+    let document_ids: Vec<i64> = outcome
+        .retrieval
+        .hits
+        .iter()
+        .map(|hit| hit.document_id)
+        .collect();
+    let collections =
+        crate::db::documents::collection_names(&mut *state.pool.get().await?, &document_ids)
+            .await?;
+    Ok((outcome, collections))
+}
+
 /// Searches the knowledge base as a turn would.
 #[utoipa::path(
     tag = "documents",
@@ -188,23 +218,12 @@ pub async fn search(
     }
     let scope = caller.readable.scope(body.collections.as_deref())?;
 
-    let llm = LlmClient::new(state.llm.clone());
     let searched = SearchQuery {
         text: query.clone(),
         keep: top_k,
         scope,
     };
-    let outcome = state
-        .library
-        .measured_search(&llm, state.turn.rerank, searched)
-        .await
-        .map_err(|error| match error {
-            SearchError::Embedding(error) => ApiError::embedding(error),
-            SearchError::NoVector => {
-                ApiError::unavailable("embedding the query", "the response held no vector")
-            }
-            SearchError::Database(error) => error.into(),
-        })?;
+    let (outcome, collections) = search_with_collections(&state, searched).await?;
     let rerank_ms = outcome.rerank.ms();
     let SearchOutcome {
         rankings,
@@ -229,10 +248,6 @@ pub async fn search(
         places(&rankings.by_text),
         places(&rankings.fused),
     );
-    let document_ids: Vec<i64> = retrieval.hits.iter().map(|hit| hit.document_id).collect();
-    let collections =
-        crate::db::documents::collection_names(&mut *state.pool.get().await?, &document_ids)
-            .await?;
     let results = retrieval
         .hits
         .iter()

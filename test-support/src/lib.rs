@@ -12,6 +12,7 @@ mod accounts;
 mod admin;
 pub mod load;
 mod logs;
+mod mcp;
 pub mod oidc;
 mod openai;
 mod proxy;
