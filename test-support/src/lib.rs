@@ -16,6 +16,7 @@ mod mcp;
 pub mod oidc;
 mod openai;
 mod proxy;
+mod python;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub use admin::JsonResponse;
 pub use logs::{all_logs, log_lines_containing, single_turn_log_line, turn_log_lines};
 pub use openai::StreamEvent;
 pub use proxy::TcpProxy;
+pub use python::python_scenario;
 
 /// The longest a test waits for a turn's stream to end.
 pub const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
