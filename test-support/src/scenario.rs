@@ -1,4 +1,4 @@
-//! An official Python SDK as the client of a [`TestApp`](super::TestApp): a script of
+//! An official SDK as the client of a [`TestApp`](super::TestApp): a script of
 //! scenarios under `tests/` runs one scenario and prints one JSON object, what the SDK
 //! made of bor's answers (`make test-openai-sdk`, `make test-mcp-sdk`).
 
@@ -10,14 +10,25 @@ use serde_json::Value;
 /// The longest one SDK scenario may take.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs `script` with `args` under the interpreter the environment variable
-/// `interpreter` names (a virtual environment with the SDK), and returns what it
-/// printed; the test fails when it fails.
+/// Runs the Python `script` with `args` under the interpreter the environment variable
+/// `interpreter` names (a virtual environment with the SDK); what it printed.
 pub async fn python_scenario(interpreter: &str, script: &Path, args: &[&str]) -> Value {
     let python = std::env::var(interpreter).unwrap_or_else(|_| {
         panic!("{interpreter} names a Python with the SDK; its make target sets it")
     });
-    let run = tokio::process::Command::new(python)
+    scenario(&python, script, args).await
+}
+
+/// Runs the JavaScript module `script` with `args` under Node.js (its packages from
+/// the repository's `node_modules`, which `scripts/ensure-node.sh` installs); what it
+/// printed.
+pub async fn node_scenario(script: &Path, args: &[&str]) -> Value {
+    scenario("node", script, args).await
+}
+
+/// Runs `program script args…`; the test fails when it fails or prints no JSON.
+async fn scenario(program: &str, script: &Path, args: &[&str]) -> Value {
+    let run = tokio::process::Command::new(program)
         .arg(script)
         .args(args)
         .kill_on_drop(true)
