@@ -313,7 +313,11 @@ async fn arguments_that_do_not_fit_and_unknown_collections_are_tool_errors() {
 
     let refusals = [
         (json!({}), "the arguments do not fit: missing field `query`"),
-        (json!({"query": "  "}), "the message is empty"),
+        (json!({"query": "  "}), "`query` is empty"),
+        (
+            json!({"query": "x".repeat(8001)}),
+            "`query` is longer than 8000 characters",
+        ),
         (
             json!({"query": "x", "top_k": 0}),
             "`top_k` must be from 1 to 50",

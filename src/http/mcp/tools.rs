@@ -276,7 +276,16 @@ fn no_collection(context: &Context<'_>, name: &str) -> Outcome {
 
 async fn search(context: &Context<'_>, arguments: SearchArguments) -> Result<Outcome, ApiError> {
     let state = context.state;
-    let query = checked_question(&arguments.query, state.config.max_message_chars)?;
+    let query = match checked_question(&arguments.query, state.config.max_message_chars) {
+        Ok(query) => query,
+        Err(ApiError::EmptyMessage) => return Ok(Outcome::Refused("`query` is empty".into())),
+        Err(ApiError::MessageTooLong { max }) => {
+            return Ok(Outcome::Refused(format!(
+                "`query` is longer than {max} characters"
+            )));
+        }
+        Err(other) => return Err(other),
+    };
     let keep = arguments.top_k.unwrap_or(DEFAULT_TOP_K);
     if !(1..=RANKED_PER_SIGNAL).contains(&keep) {
         return Ok(Outcome::Refused(format!(
