@@ -506,3 +506,20 @@ async fn two_instances_answer_one_clients_requests_in_turn() {
         assert_eq!(structured(&passage)["metadata"]["document_id"], document_id);
     }
 }
+
+#[actix_web::test]
+async fn a_dependency_that_is_down_is_a_tool_error_not_a_server_error() {
+    // Nothing listens on the discard port: embedding the query fails at once.
+    let app = TestApp::spawn_with(&[("BOR_LLM_BASE_URL", "http://127.0.0.1:9/v1")]).await;
+    let result = app
+        .mcp_tool(&Credential::Nobody, "search", json!({"query": "tides"}))
+        .await;
+    assert_eq!(
+        tool_error(&result),
+        "A service bor depends on is unavailable — please try again in a moment."
+    );
+    let listed = app
+        .mcp_tool(&Credential::Nobody, "list_collections", json!({}))
+        .await;
+    assert_eq!(structured(&listed)["collections"][0]["name"], "default");
+}
