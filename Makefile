@@ -4,16 +4,18 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk test-mcp-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
 	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
-	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-real-model, test-browser)"
+	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-mcp-sdk,"
+	@echo "                      test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
 	@echo "                      (installs Node.js and the npm packages first when missing: the OpenID Connect tests run a real provider;"
 	@echo "                      and Tesseract and Poppler: the OCR tests read real scans)"
 	@echo "make test-openai-sdk  the /v1 API driven by the official openai Python SDK"
+	@echo "make test-mcp-sdk     /mcp driven by the official MCP Python and TypeScript SDKs"
 	@echo "make test-real-model  the real-model suite and the embedder proof against the local models"
 	@echo "make test-browser     the chat and admin pages' tests in headless Chromium"
 	@echo "make explore          the property tests with a new random seed and more cases (SEED=, CASES=)"
@@ -26,6 +28,7 @@ help:
 	@echo "make bench-ocr        OCR's character error rate and pages/s on scans of known text, and the PDF renderers"
 	@echo "make bench-conversations  listing and searching 10,000 conversations of 50 turns"
 	@echo "make bench-turn-rows  writing turns' rows: bor's statement against COPY, whole batches"
+	@echo "make bench-mcp        a search over /mcp against the same search over POST /api/search"
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
@@ -36,7 +39,8 @@ run:
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick
-	@scripts/test-openai-sdk.sh
+	@scripts/test-sdk.sh openai
+	@scripts/test-sdk.sh mcp
 	@scripts/test-real-model.sh
 	@$(MAKE) --no-print-directory test-browser
 
@@ -55,7 +59,12 @@ test-quick:
 
 # Installs the openai SDK from PyPI into target/openai-sdk-venv the first time.
 test-openai-sdk: postgres
-	@scripts/test-openai-sdk.sh
+	@scripts/test-sdk.sh openai
+
+# Installs the mcp SDK from PyPI into target/mcp-sdk-venv the first time, and Node.js
+# with the npm packages (@modelcontextprotocol/sdk) when missing.
+test-mcp-sdk: postgres
+	@scripts/test-sdk.sh mcp
 
 # Installs (the first time: compiles llama.cpp, 5 to 25 minutes), starts and stops the
 # local model servers around tests/real_model and the embedder proof.
@@ -89,6 +98,11 @@ bench-conversations: postgres
 bench-turn-rows: postgres
 	cargo bench --bench turn_rows
 
+# The same search over /mcp and POST /api/search, alternately (a minute or two once
+# built); the figures replace the MCP section of bench/RESULTS.md.
+bench-mcp: postgres
+	cargo bench --bench mcp
+
 bench-formats:
 	cargo bench -p bor-formats --bench formats
 
@@ -110,7 +124,7 @@ drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
 
 # Each benchmark writes its own section of bench/RESULTS.md.
-bench: bench-knowledge bench-conversations bench-turn-rows bench-formats bench-load bench-local-models
+bench: bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-load bench-local-models
 
 bench-load:
 	@bench/load.sh
@@ -133,7 +147,7 @@ explore:
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --features bor/real-model,bor/openai-sdk -- -D warnings
+	cargo clippy --workspace --all-targets --features bor/real-model,bor/openai-sdk,bor/mcp-sdk -- -D warnings
 
 fmt:
 	cargo fmt --all

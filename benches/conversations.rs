@@ -42,7 +42,7 @@ fn main() {
     println!("{section}");
     if write {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/RESULTS.md");
-        match write_section(&path, &section) {
+        match bor_test_support::write_results_section(&path, START, END, &section) {
             Ok(()) => eprintln!("written to {}", path.display()),
             Err(error) => eprintln!("cannot write {}: {error}", path.display()),
         }
@@ -227,18 +227,4 @@ fn section(conversations: i32, turns: i32, rows: &[Row]) -> String {
     text.push_str(END);
     text.push('\n');
     text
-}
-
-fn write_section(path: &Path, section: &str) -> std::io::Result<()> {
-    let existing = std::fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".to_owned());
-    let updated = match (existing.find(START), existing.find(END)) {
-        (Some(start), Some(end)) if start < end => format!(
-            "{}{}{}",
-            &existing[..start],
-            section.trim_end(),
-            &existing[end + END.len()..]
-        ),
-        _ => format!("{}\n\n{section}", existing.trim_end()),
-    };
-    std::fs::write(path, updated)
 }

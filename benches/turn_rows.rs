@@ -46,7 +46,7 @@ fn main() {
     println!("{section}");
     if write {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/RESULTS.md");
-        match write_section(&path, &section) {
+        match bor_test_support::write_results_section(&path, START, END, &section) {
             Ok(()) => eprintln!("written to {}", path.display()),
             Err(error) => eprintln!("cannot write {}: {error}", path.display()),
         }
@@ -228,16 +228,4 @@ async fn time_whole(turns: usize, batch: usize, conversations: Option<usize>) ->
         write_turns(&mut conn, chunk).await.expect("turns written");
     }
     started.elapsed()
-}
-
-/// Replaces the section between the markers, or appends it.
-fn write_section(path: &Path, section: &str) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(path)?;
-    let updated = match (text.find(START), text.find(END)) {
-        (Some(start), Some(end)) if start < end => {
-            format!("{}{section}{}", &text[..start], &text[end + END.len()..])
-        }
-        _ => format!("{}\n{section}\n", text.trim_end()),
-    };
-    std::fs::write(path, updated)
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Node.js and the npm packages of package-lock.json, installed when missing: the
-# browser tests (playwright-core) and the OpenID Connect tests (oidc-provider, run by
-# tests/api/oidc.rs) need them. Cheap when nothing changed: the lock file's hash is
+# browser tests (playwright-core), the OpenID Connect tests (oidc-provider, run by
+# tests/api/oidc.rs) and the MCP TypeScript SDK's tests (tests/mcp_sdk) need them. Cheap when nothing changed: the lock file's hash is
 # kept next to the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -77,6 +77,8 @@ pub struct Metrics {
     turns_refused: IntCounterVec,
     db_pool: IntGaugeVec,
     feedback: IntCounterVec,
+    mcp_calls: IntCounterVec,
+    mcp_call_duration: HistogramVec,
 }
 
 /// The process's metrics.
@@ -193,6 +195,21 @@ impl Metrics {
             ),
             &["rating", "reason"],
         )?;
+        let mcp_calls = IntCounterVec::new(
+            Opts::new(
+                "bor_mcp_calls_total",
+                "MCP tool calls on /mcp, by tool (unknown for names bor does not offer) and outcome (ok, tool_error: the tool refused the arguments or found nothing, unavailable: a dependency failed).",
+            ),
+            &["tool", "outcome"],
+        )?;
+        let mcp_call_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "bor_mcp_call_duration_seconds",
+                "Time an MCP tool call on /mcp took, from its parsed request to its result, by tool.",
+            )
+            .buckets(PHASE_BUCKETS.to_vec()),
+            &["tool"],
+        )?;
         registry.register(Box::new(turns.clone()))?;
         registry.register(Box::new(turn_errors.clone()))?;
         registry.register(Box::new(turn_retries.clone()))?;
@@ -211,6 +228,8 @@ impl Metrics {
         registry.register(Box::new(turns_refused.clone()))?;
         registry.register(Box::new(db_pool.clone()))?;
         registry.register(Box::new(feedback.clone()))?;
+        registry.register(Box::new(mcp_calls.clone()))?;
+        registry.register(Box::new(mcp_call_duration.clone()))?;
         Ok(Metrics {
             registry,
             turns,
@@ -231,6 +250,8 @@ impl Metrics {
             turns_refused,
             db_pool,
             feedback,
+            mcp_calls,
+            mcp_call_duration,
         })
     }
 
@@ -274,6 +295,15 @@ impl Metrics {
     /// of bor's tools, else `unknown`, so that invented names add no series).
     pub fn observe_tool_call(&self, tool: &'static str) {
         self.tool_calls.with_label_values(&[tool]).inc();
+    }
+
+    /// Counts an MCP tool call and records how long it took: `tool` is the tool's name
+    /// when bor offers it, else `unknown`.
+    pub fn observe_mcp_call(&self, tool: &'static str, outcome: &'static str, elapsed: Duration) {
+        self.mcp_calls.with_label_values(&[tool, outcome]).inc();
+        self.mcp_call_duration
+            .with_label_values(&[tool])
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Records one attempt of an LLM request.

@@ -189,6 +189,26 @@ impl Readable {
         listed
     }
 
+    /// Up to `most` readable collections whose names look like `asked` (one holds the
+    /// other, or a few letters differ), closest first: what a refusal of `asked` may
+    /// suggest. Only readable names, so the answer tells nothing of what exists beyond.
+    pub fn names_like(&self, asked: &str, most: usize) -> Vec<&str> {
+        let asked = asked.to_lowercase();
+        let allowed_edits = (asked.chars().count() / 3).max(2);
+        let mut near: Vec<(usize, &str)> = self
+            .collections
+            .values()
+            .filter_map(|(name, _)| {
+                let lower = name.to_lowercase();
+                let edits = strsim::levenshtein(&asked, &lower);
+                let holds = !asked.is_empty() && (lower.contains(&asked) || asked.contains(&lower));
+                (edits <= allowed_edits || holds).then_some((edits, name.as_str()))
+            })
+            .collect();
+        near.sort_unstable();
+        near.into_iter().take(most).map(|(_, name)| name).collect()
+    }
+
     /// What a search of this caller may see: the collections `named` (each must be
     /// readable), else every readable one. `None` is every collection (an admin who
     /// names none).
@@ -335,6 +355,20 @@ mod tests {
             carol.scope(Some(&["absent".to_owned()])),
             Err(Refusal::NoCollection("absent".to_owned()))
         );
+    }
+
+    #[test]
+    fn names_like_a_wrong_one_are_readable_and_close() {
+        let snapshot = snapshot();
+        let ann = snapshot.readable(Some(Uuid::from_u128(1)), Role::Member);
+        assert_eq!(ann.names_like("defualt", 5), ["default"]);
+        assert_eq!(ann.names_like("HR", 5), ["hr"]);
+        assert_eq!(ann.names_like("hr-team", 5), ["hr"], "one holds the other");
+        assert!(ann.names_like("legal", 5).is_empty(), "not readable");
+        assert!(ann.names_like("nosuch", 5).is_empty());
+        let admin = snapshot.readable(None, Role::Admin);
+        assert_eq!(admin.names_like("legl", 5), ["legal"]);
+        assert_eq!(admin.names_like("h", 1), ["hr"]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use subtle::ConstantTimeEq;
 use super::{Caller, origin, secret};
 use crate::config::AuthMode;
 use crate::http::protocol::bearer_token;
-use crate::http::{ApiError, openai::OpenAiError};
+use crate::http::{ApiError, mcp, openai::OpenAiError};
 use crate::state::AppState;
 
 /// The session cookie's name.
@@ -38,6 +38,8 @@ enum Area {
     Api,
     /// `/v1/*`, refused in the OpenAI error shape.
     OpenAi,
+    /// `/mcp`: refused without a caller with the challenge that starts OAuth.
+    Mcp,
     /// A page: a browser that is not signed in goes to the login page.
     Page,
 }
@@ -52,6 +54,8 @@ fn area(path: &str) -> Area {
         LOGIN_PAGE,
         "/metrics",
         "/favicon.ico",
+        mcp::METADATA_PATH,
+        "/.well-known/oauth-protected-resource/mcp",
     ];
     if OPEN.contains(&path) || path.starts_with("/static/") {
         Area::Open
@@ -61,6 +65,8 @@ fn area(path: &str) -> Area {
         Area::Api
     } else if path.starts_with("/v1/") || path == "/v1" {
         Area::OpenAi
+    } else if path == mcp::MCP_PATH {
+        Area::Mcp
     } else {
         Area::Page
     }
@@ -101,7 +107,7 @@ pub async fn enforce(
             .await
             .map(ServiceResponse::map_into_left_body),
         Err(refusal) => {
-            let response = refusal_response(request.request(), area, refusal);
+            let response = refusal_response(&state, request.request(), area, refusal);
             Ok(request.into_response(response).map_into_right_body())
         }
     }
@@ -188,9 +194,22 @@ async fn identify(state: &AppState, request: &HttpRequest) -> Result<Option<Call
 }
 
 /// A refusal in the shape of its area: a redirect to the login page for a page that
-/// needs a caller, the OpenAI error under `/v1`, the API error elsewhere.
-fn refusal_response(request: &HttpRequest, area: Area, refusal: ApiError) -> HttpResponse {
+/// needs a caller, the OpenAI error under `/v1`, on `/mcp` a 401 whose challenge names
+/// the protected-resource metadata, the API error elsewhere.
+fn refusal_response(
+    state: &AppState,
+    request: &HttpRequest,
+    area: Area,
+    refusal: ApiError,
+) -> HttpResponse {
     match (area, &refusal) {
+        (Area::Mcp, ApiError::NotSignedIn) => {
+            let mut response = refusal.error_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, mcp::challenge(state, request));
+            response
+        }
         (Area::Page, ApiError::NotSignedIn) => HttpResponse::Found()
             .insert_header((header::LOCATION, login_location(request)))
             .finish(),
@@ -226,6 +245,12 @@ mod tests {
         assert_eq!(area("/api/admin/users"), Area::Admin);
         assert_eq!(area("/api/adminx"), Area::Api);
         assert_eq!(area("/v1/models"), Area::OpenAi);
+        assert_eq!(area("/mcp"), Area::Mcp);
+        assert_eq!(area("/mcpx"), Area::Page);
+        assert_eq!(
+            area("/.well-known/oauth-protected-resource/mcp"),
+            Area::Open
+        );
         assert_eq!(area("/"), Area::Page);
         assert_eq!(area("/admin"), Area::Page);
         assert_eq!(area("/documents/3"), Area::Page);

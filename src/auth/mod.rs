@@ -45,6 +45,7 @@ pub use cache::{CHANNEL, CredentialCache};
 pub use enforce::{SESSION_COOKIE, enforce};
 pub use limiter::FailureLimiter;
 pub use oidc::OidcProvider;
+pub use origin::public_base;
 pub use password::Verifier;
 pub use proxy::TrustedProxy;
 

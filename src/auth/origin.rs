@@ -30,13 +30,17 @@ pub fn from_own_origin(request: &HttpRequest, public_url: Option<&Url>) -> bool 
 }
 
 fn own_origin(request: &HttpRequest, public_url: Option<&Url>) -> Option<url::Origin> {
+    public_base(request, public_url).map(|url| url.origin())
+}
+
+/// Where bor is reached: `BOR_PUBLIC_URL`, else `http://` and the request's `Host`
+/// (which the host check has let in). The base of every address bor hands out.
+pub fn public_base(request: &HttpRequest, public_url: Option<&Url>) -> Option<Url> {
     match public_url {
-        Some(url) => Some(url.origin()),
+        Some(url) => Some(url.clone()),
         None => {
             let host = request.headers().get(header::HOST)?.to_str().ok()?;
-            Url::parse(&format!("http://{host}"))
-                .ok()
-                .map(|url| url.origin())
+            Url::parse(&format!("http://{host}")).ok()
         }
     }
 }

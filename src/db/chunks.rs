@@ -192,6 +192,31 @@ pub async fn chunks_of(
         .await?)
 }
 
+/// The chunk `chunk_id` and the chunks up to `span` places before and after it in its
+/// document, in order; empty when there is no such chunk.
+pub async fn neighbourhood(
+    conn: &mut AsyncPgConnection,
+    chunk_id: i64,
+    span: i32,
+) -> Result<Vec<Chunk>, DbError> {
+    let Some((document_id, ord)) = chunks::table
+        .find(chunk_id)
+        .select((chunks::document_id, chunks::ord))
+        .first::<(i64, i32)>(conn)
+        .await
+        .optional()?
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(chunks::table
+        .filter(chunks::document_id.eq(document_id))
+        .filter(chunks::ord.between(ord.saturating_sub(span), ord.saturating_add(span)))
+        .select(Chunk::as_select())
+        .order(chunks::ord)
+        .load(conn)
+        .await?)
+}
+
 #[cfg(test)]
 mod tests {
     use diesel::sql_types::{BigInt, Text};

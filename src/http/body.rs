@@ -33,10 +33,22 @@ pub trait RequestBody: DeserializeOwned {
 /// no longer (docs/LIMITS.md).
 pub async fn read_json_body<T: RequestBody>(
     request: &HttpRequest,
-    mut payload: web::Payload,
+    payload: web::Payload,
     max_bytes: usize,
     timeout: Duration,
 ) -> Result<T, ApiError> {
+    let body = read_json_bytes(request, payload, max_bytes, timeout).await?;
+    parse_json_body(&body)
+}
+
+/// The bytes of a body that says it is JSON, at most `max_bytes` of them, whole within
+/// `timeout`; what [`read_json_body`] parses, for an edge that reads them its own way.
+pub async fn read_json_bytes(
+    request: &HttpRequest,
+    mut payload: web::Payload,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<web::BytesMut, ApiError> {
     let is_json = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -69,12 +81,11 @@ pub async fn read_json_body<T: RequestBody>(
         }
         Ok(body)
     };
-    let body = tokio::time::timeout(timeout, read)
+    tokio::time::timeout(timeout, read)
         .await
         .map_err(|_| ApiError::BodyTimeout {
             seconds: timeout.as_secs_f64(),
-        })??;
-    parse_json_body(&body)
+        })?
 }
 
 /// Parses `bytes` into `T`: malformed JSON, or JSON that is not an object (an array

@@ -229,6 +229,18 @@ impl ApiError {
         }
     }
 
+    /// Logs the cause of a 500 or 503 with its chain (nothing for the other errors):
+    /// once, where the error is answered.
+    pub(super) fn log_hidden_cause(&self) {
+        match self {
+            Self::Internal(_) => tracing::error!(cause = self.hidden_cause(), "internal error"),
+            Self::Unavailable(_) => {
+                tracing::warn!(cause = self.hidden_cause(), "dependency unavailable");
+            }
+            _ => {}
+        }
+    }
+
     /// What the client reads: the error itself, except for 500s and 503s whose cause
     /// may name internals.
     pub(super) fn public_message(&self) -> String {
@@ -277,13 +289,7 @@ impl ApiError {
     /// (`Retry-After`, `WWW-Authenticate`); a hidden cause is logged here. Each edge
     /// adds the body in its own error shape.
     pub(super) fn response_head(&self) -> HttpResponseBuilder {
-        match self {
-            Self::Internal(_) => tracing::error!(cause = self.hidden_cause(), "internal error"),
-            Self::Unavailable(_) => {
-                tracing::warn!(cause = self.hidden_cause(), "dependency unavailable");
-            }
-            _ => {}
-        }
+        self.log_hidden_cause();
         let mut response = HttpResponse::build(self.status_code());
         match self {
             Self::Busy => {

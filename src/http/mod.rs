@@ -17,6 +17,7 @@ pub(crate) mod groups;
 mod health;
 mod host;
 mod keys;
+pub(crate) mod mcp;
 mod metrics;
 mod nul;
 mod oidc;
@@ -110,6 +111,10 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(documents::delete)
         .service(documents::admin_delete)
         .service(documents::reindex)
+        .service(mcp::mcp)
+        .route(mcp::MCP_PATH, web::route().to(mcp::not_allowed))
+        .service(mcp::protected_resource)
+        .service(mcp::protected_resource_of_mcp)
         .service(metrics::scrape)
         .service(openapi::describe)
         .default_service(web::to(not_found));

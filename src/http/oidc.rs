@@ -17,6 +17,7 @@ use super::error::ApiError;
 use crate::audit::{self, Action, Actor, Event};
 use crate::auth::external::{self, ExternalError, Identity};
 use crate::auth::oidc::OidcError;
+use crate::auth::public_base;
 use crate::auth::secret;
 use crate::db::identities::{self, OidcLoginRow};
 use crate::state::AppState;
@@ -255,13 +256,9 @@ pub async fn callback(
 
 /// `<BOR_PUBLIC_URL>/api/auth/oidc/callback`, else `http://<Host>/api/auth/oidc/callback`.
 fn callback_url(state: &AppState, request: &HttpRequest) -> Option<Url> {
-    match &state.config.public_url {
-        Some(public) => public.join(CALLBACK_PATH).ok(),
-        None => {
-            let host = request.headers().get(header::HOST)?.to_str().ok()?;
-            Url::parse(&format!("http://{host}{CALLBACK_PATH}")).ok()
-        }
-    }
+    public_base(request, state.config.public_url.as_ref())?
+        .join(CALLBACK_PATH)
+        .ok()
 }
 
 /// `next` when it is a path inside bor (one `/` first, no `\`, no control

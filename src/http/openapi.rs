@@ -26,6 +26,7 @@ use utoipa_actix_web::AppExt;
         (name = "chat", description = "Chat turns streamed as Server-Sent Events"),
         (name = "documents", description = "The knowledge base: list, add and delete documents"),
         (name = "feedback", description = "Ratings of turns, their review by admins and the evaluation set they make"),
+        (name = "mcp", description = "The Model Context Protocol server (stateless Streamable HTTP, JSON-RPC 2.0) and its OAuth metadata"),
         (name = "operations", description = "Liveness, readiness, metrics and this description"),
         (name = "pages", description = "The web pages and their assets"),
     )

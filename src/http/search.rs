@@ -150,6 +150,30 @@ fn rerank_places(hits: &[ChunkHit], scores: &[f32]) -> HashMap<i64, Signal> {
         .collect()
 }
 
+/// Runs `query` as `POST /api/search` and the MCP `search` tool do, and gives the name
+/// of each hit's collection (by document id) with its outcome.
+pub(super) async fn search_with_collections(
+    state: &AppState,
+    query: SearchQuery,
+) -> Result<(SearchOutcome, HashMap<i64, String>), ApiError> {
+    let llm = LlmClient::new(state.llm.clone());
+    let outcome = state
+        .library
+        .measured_search(&llm, state.turn.rerank, query)
+        .await
+        .map_err(search_failure)?;
+    let document_ids: Vec<i64> = outcome
+        .retrieval
+        .hits
+        .iter()
+        .map(|hit| hit.document_id)
+        .collect();
+    let collections =
+        crate::db::documents::collection_names(&mut *state.pool.get().await?, &document_ids)
+            .await?;
+    Ok((outcome, collections))
+}
+
 /// Searches the knowledge base as a turn would.
 #[utoipa::path(
     tag = "documents",
@@ -209,17 +233,12 @@ pub(super) async fn search_as(
     }
     let scope = readable.scope(body.collections.as_deref())?;
 
-    let llm = LlmClient::new(state.llm.clone());
     let searched = SearchQuery {
         text: query.clone(),
         keep: top_k,
         scope,
     };
-    let outcome = state
-        .library
-        .measured_search(&llm, state.turn.rerank, searched)
-        .await
-        .map_err(search_failure)?;
+    let (outcome, collections) = search_with_collections(state, searched).await?;
     let rerank_ms = outcome.rerank.ms();
     let SearchOutcome {
         rankings,
@@ -244,10 +263,6 @@ pub(super) async fn search_as(
         places(&rankings.by_text),
         places(&rankings.fused),
     );
-    let document_ids: Vec<i64> = retrieval.hits.iter().map(|hit| hit.document_id).collect();
-    let collections =
-        crate::db::documents::collection_names(&mut *state.pool.get().await?, &document_ids)
-            .await?;
     let results = retrieval
         .hits
         .iter()

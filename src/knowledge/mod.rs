@@ -166,6 +166,27 @@ impl KnowledgeService {
         Ok(Some((document, chunks)))
     }
 
+    /// The chunk `chunk_id` with up to `span` chunks before and after it, and its
+    /// document; `None` when it is not stored or its document is not in a collection
+    /// that `can_read` says yes to (the same answer: an unreadable passage is absent).
+    pub async fn passage(
+        &self,
+        chunk_id: i64,
+        span: i32,
+        can_read: impl Fn(i64) -> bool,
+    ) -> Result<Option<(documents::Document, Vec<crate::db::chunks::Chunk>)>, DbError> {
+        let mut conn = self.pool.get().await?;
+        let chunks = crate::db::chunks::neighbourhood(&mut conn, chunk_id, span).await?;
+        // `first()` of a slice, not diesel's query method of the same name.
+        let Some(document_id) = chunks.iter().map(|chunk| chunk.document_id).next() else {
+            return Ok(None);
+        };
+        let document = documents::find_document(&mut conn, document_id).await?;
+        Ok(document
+            .filter(|document| can_read(document.collection_id))
+            .map(|document| (document, chunks)))
+    }
+
     /// The collection of the document `id`; `None` when it is not stored.
     pub async fn collection_of(&self, id: i64) -> Result<Option<i64>, DbError> {
         let mut conn = self.pool.get().await?;

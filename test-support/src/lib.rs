@@ -12,9 +12,11 @@ mod accounts;
 mod admin;
 pub mod load;
 mod logs;
+mod mcp;
 pub mod oidc;
 mod openai;
 mod proxy;
+mod scenario;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -36,6 +38,7 @@ pub use admin::JsonResponse;
 pub use logs::{all_logs, log_lines_containing, single_turn_log_line, turn_log_lines};
 pub use openai::StreamEvent;
 pub use proxy::TcpProxy;
+pub use scenario::{node_scenario, python_scenario};
 
 /// The longest a test waits for a turn's stream to end.
 pub const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
@@ -515,4 +518,26 @@ pub fn format_fixture(name: &str) -> Vec<u8> {
         .join("../formats/tests/fixtures")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// Writes `section` (which starts with `start` and ends with `end`) into the file at
+/// `path` (`bench/RESULTS.md`) in place of the text between those markers, or at its
+/// end when they are not there yet: how each benchmark keeps its own section.
+pub fn write_results_section(
+    path: &std::path::Path,
+    start: &str,
+    end: &str,
+    section: &str,
+) -> std::io::Result<()> {
+    let existing = std::fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".to_owned());
+    let updated = match (existing.find(start), existing.find(end)) {
+        (Some(from), Some(to)) if from < to => format!(
+            "{}{}{}",
+            &existing[..from],
+            section.trim_end(),
+            &existing[to + end.len()..]
+        ),
+        _ => format!("{}\n\n{}\n", existing.trim_end(), section.trim_end()),
+    };
+    std::fs::write(path, updated)
 }

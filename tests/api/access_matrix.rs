@@ -86,6 +86,98 @@ fn tool_result(request: &Value) -> String {
         .to_owned()
 }
 
+/// `tools/call` of `tool` as `who`, the whole reply; the request's id holds no digit,
+/// so that a reply can be compared with another after replacing an id in it.
+async fn mcp_call(app: &TestApp, who: &Credential, tool: &str, arguments: Value) -> Reply {
+    let message = json!({"jsonrpc": "2.0", "id": "matrix", "method": "tools/call",
+                         "params": {"name": tool, "arguments": arguments}});
+    let reply = app.mcp(who, message).await;
+    assert_eq!(reply.status, 200, "{tool}: {}", reply.text());
+    reply
+}
+
+/// `/mcp`'s tools as `who` (`name` says who and how they sign in): hr, its passages
+/// and its search results iff `reads`; else every refusal about hr or its passage
+/// `hr_chunk` reads as the one about a collection or passage that does not exist.
+async fn mcp_shows_what_may_be_read(
+    app: &TestApp,
+    who: &Credential,
+    name: &str,
+    reads: bool,
+    hr_chunk: &str,
+) {
+    let listed = app.mcp_tool(who, "list_collections", json!({})).await;
+    let names: Vec<&str> = listed["structuredContent"]["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(
+        names.contains(&"hr"),
+        reads,
+        "{name}: list_collections {names:?}"
+    );
+    assert!(names.contains(&"default"), "{name}");
+
+    let collections_found = |result: &Value| -> Vec<String> {
+        result["structuredContent"]["results"]
+            .as_array()
+            .map(|results| {
+                results
+                    .iter()
+                    .filter_map(|r| r["collection"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let searched = app.mcp_tool(who, "search", json!({"query": HR_TEXT})).await;
+    assert_eq!(
+        collections_found(&searched).contains(&"hr".to_owned()),
+        reads,
+        "{name}: search {searched}"
+    );
+    let named = mcp_call(
+        app,
+        who,
+        "search",
+        json!({"query": HR_TEXT, "collections": ["hr"]}),
+    )
+    .await;
+    let named_absent = mcp_call(
+        app,
+        who,
+        "search",
+        json!({"query": HR_TEXT, "collections": ["nosuch"]}),
+    )
+    .await;
+    assert_eq!(named_absent.json()["result"]["isError"], true, "{name}");
+    if reads {
+        assert_eq!(collections_found(&named.json()["result"]), ["hr"], "{name}");
+    } else {
+        assert_eq!(
+            as_if(&named, "hr", "nosuch"),
+            plain(&named_absent),
+            "{name}: search in hr"
+        );
+    }
+
+    let absent_chunk = (hr_chunk.parse::<i64>().unwrap() + 1000).to_string();
+    let fetched = mcp_call(app, who, "fetch", json!({"id": hr_chunk})).await;
+    let fetched_absent = mcp_call(app, who, "fetch", json!({"id": absent_chunk})).await;
+    assert_eq!(fetched_absent.json()["result"]["isError"], true, "{name}");
+    if reads {
+        let text = fetched.json()["result"]["structuredContent"]["text"].clone();
+        assert_eq!(text, HR_TEXT, "{name}: fetch");
+    } else {
+        assert_eq!(
+            as_if(&fetched, hr_chunk, &absent_chunk),
+            plain(&fetched_absent),
+            "{name}: fetch"
+        );
+    }
+}
+
 #[actix_web::test]
 async fn every_read_path_shows_each_role_what_it_may_read_and_nothing_else() {
     let app = TestApp::spawn_with_accounts(&[]).await;
@@ -182,6 +274,17 @@ async fn every_read_path_shows_each_role_what_it_may_read_and_nothing_else() {
         },
     ];
     let (hr_id, absent_id) = (hr_doc.to_string(), absent_doc.to_string());
+    let in_hr = app
+        .mcp_tool(
+            &admin,
+            "search",
+            json!({"query": HR_TEXT, "collections": ["hr"]}),
+        )
+        .await;
+    let hr_chunk = in_hr["structuredContent"]["results"][0]["id"]
+        .as_str()
+        .expect("the admin finds hr's passage")
+        .to_owned();
 
     for person in &people {
         let (who, name, reads) = (&person.who, person.name, person.reads_hr);
@@ -448,7 +551,61 @@ async fn every_read_path_shows_each_role_what_it_may_read_and_nothing_else() {
         .await;
         let cited = document_ids(&completed.json()["bor"]["sources"], "document_id");
         assert_eq!(cited.contains(&hr_doc), reads, "{name}: /v1 bor {cited:?}");
+
+        // /mcp, by the session cookie and by an API key of the person's.
+        let Credential::Cookie(cookie) = who else {
+            panic!("{name} signs in with a cookie");
+        };
+        let (_, key) = app.make_key(cookie, "agent").await;
+        for (kind, credential) in [("cookie", who.clone()), ("key", Credential::Bearer(key))] {
+            let name = format!("{name} by {kind}");
+            mcp_shows_what_may_be_read(&app, &credential, &name, reads, &hr_chunk).await;
+        }
     }
+}
+
+#[actix_web::test]
+async fn mcp_needs_a_key_or_a_session_from_bors_own_pages() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    app.add_user("ann", Role::Member).await;
+    let cookie = app.sign_in("ann").await;
+    let (key_id, key) = app.make_key(&cookie, "agent").await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let revoked = app.revoke_key(&cookie, &key_id).await;
+    assert_eq!(revoked.status, 204, "{}", revoked.text());
+
+    let challenge = format!(
+        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
+        app.address
+    );
+    for (name, who) in [
+        ("nobody", Credential::Nobody),
+        (
+            "the service token",
+            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+        ),
+        ("a revoked key", Credential::Bearer(key)),
+        (
+            "a made-up key",
+            Credential::Bearer("bor_0123456789".to_owned()),
+        ),
+    ] {
+        let reply = app.mcp(&who, ping.clone()).await;
+        assert_eq!(reply.status, 401, "{name}: {}", reply.text());
+        assert_eq!(reply.json()["error"]["code"], "unauthorized", "{name}");
+        assert_eq!(
+            reply.headers.get("www-authenticate").unwrap(),
+            challenge.as_str(),
+            "{name}"
+        );
+    }
+    let cross_site = Credential::CookieFrom(cookie.clone(), "http://evil.example".to_owned());
+    let reply = app.mcp(&cross_site, ping.clone()).await;
+    assert_eq!(reply.status, 403, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["code"], "forbidden_origin");
+    let reply = app.mcp(&Credential::Cookie(cookie), ping).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
 }
 
 #[actix_web::test]

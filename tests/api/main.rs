@@ -21,6 +21,7 @@ mod hosts;
 mod import;
 mod instances;
 mod log_actor;
+mod mcp;
 mod metrics;
 mod nul_input;
 mod oidc;

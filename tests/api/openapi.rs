@@ -91,6 +91,17 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
         "/api/admin/documents/1",
     ),
     ("post", "/api/admin/reindex", "/api/admin/reindex"),
+    ("post", "/mcp", "/mcp"),
+    (
+        "get",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource",
+    ),
+    (
+        "get",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource/mcp",
+    ),
     ("get", "/metrics", "/metrics"),
     ("get", "/api/openapi.json", "/api/openapi.json"),
     ("get", "/login", "/login"),

@@ -5,10 +5,11 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-const TOKEN: &str = "t";
+pub(crate) const TOKEN: &str = "t";
 const GUIDE: &str = "# Guide\n\nAn introduction to the guide.\n\n## Install\n\nRun the installer and restart the shell.\n\n## Use\n\nType bor to start.";
 
-async fn app_with_guide() -> (TestApp, i64) {
+/// An app with a guide of three chunks, one per heading, in `default`; its id.
+pub(crate) async fn app_with_guide() -> (TestApp, i64) {
     let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
     let created = app
         .post_document(Some(TOKEN), &json!({"title": "Guide", "content": GUIDE}))
