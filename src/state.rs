@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use actix::Addr;
+use std::time::Duration;
+
+use actix::{Actor, Addr};
+use bor_actors::frame_hub::{DEFAULT_MAX_KEPT_BYTES, FrameHub};
 use bor_actors::llm::{LlmSettings, RerankServer};
 use bor_actors::log::{Backlog, LogActor};
 use bor_actors::rerank::RerankSettings;
@@ -35,6 +38,9 @@ pub struct AppState {
     pub lifecycle: Lifecycle,
     /// The host names requests may name (`BOR_PUBLIC_URL`, `BOR_ALLOWED_HOSTS`).
     pub allowed_hosts: AllowedHosts,
+    /// The frames of `/api/chat` turns, for their readers (docs/PROTOCOL.md,
+    /// "Following a turn").
+    pub frame_hub: Addr<FrameHub>,
 }
 
 impl AppState {
@@ -52,6 +58,11 @@ impl AppState {
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
             lifecycle: Lifecycle::new(),
             allowed_hosts: AllowedHosts::from_config(&config),
+            frame_hub: FrameHub::new(
+                Duration::from_secs(config.turn_replay_seconds.into()),
+                DEFAULT_MAX_KEPT_BYTES,
+            )
+            .start(),
             config,
             pool,
             log,

@@ -26,6 +26,7 @@ mod request_id;
 mod search;
 mod static_files;
 mod turn;
+mod turns;
 mod upload;
 pub mod users;
 mod watched;
@@ -72,6 +73,8 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(users::update)
         .service(users::remove)
         .service(chat::chat)
+        .service(turns::events)
+        .service(turns::stop)
         .service(search::search)
         .service(conversations::list)
         .service(conversations::export)

@@ -35,6 +35,7 @@ mod search;
 mod service;
 mod shutdown;
 mod trusted_proxy;
+mod turn_events;
 mod uploads;
 mod watch;
 mod web_pages;
