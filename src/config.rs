@@ -180,7 +180,7 @@ variables! {
     /// Resolution PDF pages are rendered at for OCR.
     ocr_dpi: u32 = 300, integer(72..=600) => u32 = copied;
     /// Seconds an ended turn's frames can be replayed to a client that comes back
-    /// (docs/LIMITS.md, "Settings checked before their feature").
+    /// (docs/LIMITS.md, "Turns kept for their readers").
     turn_replay_seconds: u32 = 600, integer(0..=86_400) => u32 = copied;
     /// Days the audit trail is kept (docs/LIMITS.md, "Settings checked before their
     /// feature").
