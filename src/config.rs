@@ -108,6 +108,11 @@ variables! {
     /// makes the session cookie `Secure`; unset: `http://` and the request's `Host`.
     public_url: Option<url::Url> = None, |raw| public_url(raw).map(Some)
         => Option<String> = |url: &Option<url::Url>| url.as_ref().map(url::Url::to_string);
+    /// Where the other instances on the same database reach this one, to read its
+    /// turns' frames for their readers (docs/ARCHITECTURE.md, "Readers on another
+    /// instance"); unset: the bound address (an unspecified one as loopback).
+    instance_url: Option<String> = None, |raw| http_url(raw).map(Some)
+        => Option<String> = |url: &Option<String>| url.as_deref().map(redact_url_credentials);
     /// More host names requests may name, lower case: `name`, `*.name` (every name
     /// under it) or `*` (any host).
     allowed_hosts: Vec<String> = Vec::new(), host_names

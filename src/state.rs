@@ -19,6 +19,7 @@ use crate::http::AllowedHosts;
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;
+use crate::turn_owners::TurnOwners;
 
 pub struct AppState {
     pub config: Arc<Config>,
@@ -41,6 +42,8 @@ pub struct AppState {
     /// The frames of `/api/chat` turns, for their readers (docs/PROTOCOL.md,
     /// "Following a turn").
     pub frame_hub: Addr<FrameHub>,
+    /// Which instance runs each turn, for readers that reach another one.
+    pub turn_owners: TurnOwners,
 }
 
 impl AppState {
@@ -51,6 +54,7 @@ impl AppState {
         (log, log_backlog): (Addr<LogActor>, Backlog),
         accounts: Arc<Accounts>,
     ) -> Self {
+        let replay_for = Duration::from_secs(config.turn_replay_seconds.into());
         Self {
             library,
             llm: Arc::new(llm_settings(&config)),
@@ -58,11 +62,8 @@ impl AppState {
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
             lifecycle: Lifecycle::new(),
             allowed_hosts: AllowedHosts::from_config(&config),
-            frame_hub: FrameHub::new(
-                Duration::from_secs(config.turn_replay_seconds.into()),
-                DEFAULT_MAX_KEPT_BYTES,
-            )
-            .start(),
+            frame_hub: FrameHub::new(replay_for, DEFAULT_MAX_KEPT_BYTES).start(),
+            turn_owners: TurnOwners::start(pool.clone(), replay_for),
             config,
             pool,
             log,

@@ -166,6 +166,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    turn_owners (turn_id) {
+        turn_id -> Uuid,
+        owner -> Uuid,
+        instance_url -> Text,
+        started_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     user_identities (issuer, subject) {
         issuer -> Text,
         subject -> Text,
@@ -226,6 +235,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     page_validators,
     query_log,
     sessions,
+    turn_owners,
     user_identities,
     users,
     watched_files,

@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 16] = [
+pub(super) const TABLES: [&str; 17] = [
     "api_keys",
     "chunks",
     "collection_grants",
@@ -23,6 +23,7 @@ pub(super) const TABLES: [&str; 16] = [
     "page_validators",
     "query_log",
     "sessions",
+    "turn_owners",
     "user_identities",
     "users",
     "watched_files",

@@ -1,12 +1,15 @@
 //! A `/api/chat` turn outlives its response (docs/PROTOCOL.md, "Following a turn"):
 //! its frames go to the process's FrameHub, every response is a reader of them from a
 //! frame number on, and its owner may stop it. `GET /api/turns/{turn_id}/events` reads
-//! a turn again, from the hub while it keeps the turn's frames, then from the turn's
-//! stored row; `POST /api/turns/{turn_id}/stop` stops it.
+//! a turn again, from the hub while it keeps the turn's frames, from the instance that
+//! runs it when that is another (the request forwarded, its answer relayed), then from
+//! the turn's stored row; `POST /api/turns/{turn_id}/stop` stops it, here or there.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use actix::Addr;
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, Responder, get, post, web};
 use actix_web_lab::sse;
 use bor_actors::frame_hub::{
@@ -25,6 +28,7 @@ use super::error::{ApiError, ErrorBody};
 use super::turn::{StartedTurn, StoppableTurn, event_stream};
 use crate::auth::Caller;
 use crate::db::query_log::{self, QueryLogEntry};
+use crate::db::turn_owners;
 use crate::state::AppState;
 
 /// The response header that names the turn.
@@ -33,6 +37,26 @@ pub const TURN_ID_HEADER: &str = "X-Turn-Id";
 /// The request header an `EventSource` sends when it reconnects: the `id:` of the last
 /// frame it read.
 const LAST_EVENT_ID_HEADER: &str = "Last-Event-ID";
+
+/// Marks a request one instance forwarded to another: it is answered there alone, never
+/// forwarded again.
+const FORWARDED_HEADER: &str = "X-Bor-Forwarded";
+
+/// What a forwarded request carries on: who asks, from where, and the reader's place.
+const FORWARDED_REQUEST_HEADERS: [&str; 5] =
+    ["authorization", "cookie", "origin", "host", "last-event-id"];
+
+/// What a forwarded answer carries back besides its status and body.
+const FORWARDED_RESPONSE_HEADERS: [&str; 4] = [
+    "content-type",
+    "cache-control",
+    "x-accel-buffering",
+    "x-turn-id",
+];
+
+/// How long the instance running a turn may take to answer a forwarded request's
+/// headers (its body then streams for as long as the turn runs).
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Hands a started turn's frames to the hub, for `owner` to read and stop, and returns
 /// a reader of them from the first. The turn no longer depends on any reader: one that
@@ -51,14 +75,14 @@ pub async fn keep_turn(
         owner,
         stop: turn_actor,
     });
-    actix_web::rt::spawn(forward(hub.clone(), turn_id, frames));
+    actix_web::rt::spawn(publish_frames(hub.clone(), turn_id, frames));
     let reader = follow(hub, turn_id, owner, 0).await?;
     reader.ok_or_else(|| ApiError::internal("following a new turn", "the hub lost the turn"))
 }
 
 /// Moves the turn's frames to the hub as the turn sends them; reading at once, so the
 /// turn is never held back by a reader.
-async fn forward(hub: Addr<FrameHub>, turn_id: Uuid, mut frames: mpsc::Receiver<Frame>) {
+async fn publish_frames(hub: Addr<FrameHub>, turn_id: Uuid, mut frames: mpsc::Receiver<Frame>) {
     while let Some(frame) = frames.recv().await {
         hub.do_send(Publish { turn_id, frame });
     }
@@ -186,7 +210,7 @@ pub async fn events(
     query: web::Query<EventsQuery>,
     caller: Caller,
     state: web::Data<AppState>,
-) -> Result<impl Responder, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let turn_id = parse_turn_id(&turn_id)?;
     let after = match request.headers().get(LAST_EVENT_ID_HEADER) {
         Some(value) => value
@@ -201,6 +225,11 @@ pub async fn events(
     let frames = match follow(&state.frame_hub, turn_id, caller.user_id, after).await? {
         Some(reader) => reader,
         None => {
+            if let Some(instance) = owning_instance(&state, &request, turn_id).await?
+                && let Some(relayed) = forward_to(&request, &instance).await
+            {
+                return Ok(relayed);
+            }
             let mut conn = state.pool.get().await?;
             let row = query_log::find(&mut conn, turn_id)
                 .await?
@@ -211,7 +240,9 @@ pub async fn events(
     };
     let events = frames.map(|frame| numbered_event(&frame));
     Ok(event_stream(events, state.config.sse_keepalive)
-        .insert_header((TURN_ID_HEADER, turn_id.to_string())))
+        .insert_header((TURN_ID_HEADER, turn_id.to_string()))
+        .respond_to(&request)
+        .map_into_boxed_body())
 }
 
 /// The owner stops a turn: it ends `stopped`, its readers get a `done` frame with
@@ -227,6 +258,7 @@ pub async fn events(
 )]
 #[post("/api/turns/{turn_id}/stop")]
 pub async fn stop(
+    request: HttpRequest,
     turn_id: web::Path<String>,
     caller: Caller,
     state: web::Data<AppState>,
@@ -241,10 +273,65 @@ pub async fn stop(
         .await
         .map_err(|e| ApiError::internal("stopping a turn", e))?;
     if found {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(no_such_turn())
+        return Ok(HttpResponse::NoContent().finish());
     }
+    if let Some(instance) = owning_instance(&state, &request, turn_id).await?
+        && let Some(relayed) = forward_to(&request, &instance).await
+    {
+        return Ok(relayed);
+    }
+    Err(no_such_turn())
+}
+
+/// The instance recorded as running the turn, when it is another one and the request
+/// was not forwarded already.
+async fn owning_instance(
+    state: &AppState,
+    request: &HttpRequest,
+    turn_id: Uuid,
+) -> Result<Option<String>, ApiError> {
+    if request.headers().contains_key(FORWARDED_HEADER) {
+        return Ok(None);
+    }
+    let mut conn = state.pool.get().await?;
+    let instance = turn_owners::instance_of(&mut conn, turn_id).await?;
+    Ok(instance.filter(|url| Some(url.as_str()) != state.turn_owners.instance_url()))
+}
+
+/// `request` sent on to the instance at `instance_url` with the caller's credentials,
+/// and its answer relayed as it comes (that instance's own checks decide it); `None`
+/// when the instance cannot be reached or does not know the turn.
+async fn forward_to(request: &HttpRequest, instance_url: &str) -> Option<HttpResponse> {
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or(request.path(), |path| path.as_str());
+    let client = awc::Client::builder().timeout(FORWARD_TIMEOUT).finish();
+    let mut forwarded = client
+        .request(request.method().clone(), format!("{instance_url}{path}"))
+        .insert_header((FORWARDED_HEADER, "1"));
+    for name in FORWARDED_REQUEST_HEADERS {
+        if let Some(value) = request.headers().get(name) {
+            forwarded = forwarded.insert_header((name, value.clone()));
+        }
+    }
+    let answer = match forwarded.send().await {
+        Ok(answer) => answer,
+        Err(error) => {
+            tracing::warn!(instance = instance_url, error = %error, "the instance running the turn did not answer");
+            return None;
+        }
+    };
+    if answer.status() == StatusCode::NOT_FOUND {
+        return None;
+    }
+    let mut relayed = HttpResponse::build(answer.status());
+    for name in FORWARDED_RESPONSE_HEADERS {
+        if let Some(value) = answer.headers().get(name) {
+            relayed.insert_header((name, value.clone()));
+        }
+    }
+    Some(relayed.streaming(answer))
 }
 
 /// The one answer for a turn that is absent, not the caller's, or not a UUID.

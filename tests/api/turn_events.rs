@@ -260,3 +260,59 @@ async fn an_absent_turn_and_a_bad_frame_number_are_refused() {
     let bad_query = app.send("get", &format!("{path}?after=-1"), &[]).await;
     assert_eq!(bad_query.status, 400);
 }
+
+/// Waits until the instance running `turn_id` is recorded (in the background, after the
+/// turn's response started).
+async fn wait_until_its_instance_is_recorded(app: &TestApp, turn_id: &str) {
+    let turn_id: uuid::Uuid = turn_id.parse().unwrap_or_else(|e| panic!("{e}"));
+    let recorded = eventually(async || {
+        let mut conn = app.pool.get().await.unwrap_or_else(|e| panic!("{e}"));
+        bor::db::turn_owners::instance_of(&mut conn, turn_id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_some()
+    })
+    .await;
+    assert!(recorded, "the turn's instance is recorded");
+}
+
+#[actix_web::test]
+async fn a_reader_on_another_instance_gets_the_same_frames_and_can_stop_the_turn() {
+    let a = TestApp::spawn().await;
+    let b = a.spawn_sharing(&[]).await;
+
+    // Read on B from where the reader left A, live to the end.
+    let (turn_id, mut events) = ask(&a, &long_story(100)).await;
+    let before = take(&mut events, 2).await;
+    drop(events);
+    wait_until_its_instance_is_recorded(&a, &turn_id).await;
+    let last_read = before[1].id.to_string();
+    let mut on_b = follow(&b, &turn_id, "", &[("Last-Event-ID", &last_read)]).await;
+    let after = rest(&mut on_b).await;
+    assert_ids_increase_from(&after, before[1].id);
+    assert_eq!(after.last().unwrap().event, "done");
+    assert_eq!(format!("{}{}", text(&before), text(&after)), STORY);
+    // Ended, it still replays whole through B.
+    let mut whole = follow(&b, &turn_id, "?after=0", &[]).await;
+    assert_eq!(text(&rest(&mut whole).await), STORY);
+
+    // Stopped through B.
+    let (turn_id, mut events) = ask(&a, &long_story(300)).await;
+    take(&mut events, 1).await;
+    wait_until_its_instance_is_recorded(&a, &turn_id).await;
+    let stopped = b
+        .send("post", &format!("/api/turns/{turn_id}/stop"), &[])
+        .await;
+    assert_eq!(stopped.status, 204);
+    let end = rest(&mut events).await;
+    assert_eq!(end.last().unwrap().data["stopped"], true);
+
+    // A turn no instance knows is absent on both.
+    let absent = uuid::Uuid::new_v4();
+    for app in [&a, &b] {
+        let reply = app
+            .send("get", &format!("/api/turns/{absent}/events"), &[])
+            .await;
+        assert_eq!(reply.status, 404);
+    }
+}
