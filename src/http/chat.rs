@@ -64,9 +64,12 @@ impl RequestBody for ChatRequestBody {
 
 /// One chat turn, answered as a stream of Server-Sent Events.
 ///
-/// Each frame is `event: NAME` and `data: JSON` (the `Frame` schema lists the data of
-/// each event), with comment keep-alives between them. The last frame is `done` or
-/// `error`. Every refusal comes before the stream opens, as a JSON error.
+/// Each frame is `id: N` (its number in the turn), `event: NAME` and `data: JSON` (the
+/// `Frame` schema lists the data of each event), with comment keep-alives between them.
+/// The last frame is `done` or `error`. Every refusal comes before the stream opens, as
+/// a JSON error. The headers `X-Turn-Id` and `X-Conversation-Id` name the turn and its
+/// conversation; the turn goes on if the client leaves, and is read again with
+/// `GET /api/turns/{turn_id}/events`.
 #[utoipa::path(
     tag = "chat",
     request_body(content = ChatRequestBody, content_type = "application/json"),
