@@ -31,6 +31,10 @@ use kept::KeptFrames;
 /// are let go, oldest first.
 pub const DEFAULT_MAX_KEPT_BYTES: usize = 256 * 1024 * 1024;
 
+/// Bytes a kept turn is counted for besides its frames: its entry, its owner, its
+/// watch of the last number.
+const TURN_OVERHEAD: usize = 256;
+
 /// One turn's frames and who may read them.
 struct KeptTurn {
     owner: Uuid,
@@ -91,7 +95,7 @@ impl FrameHub {
 
     fn let_go(&mut self, turn_id: Uuid) {
         if let Some(turn) = self.turns.remove(&turn_id) {
-            self.bytes -= turn.frames.bytes();
+            self.bytes -= TURN_OVERHEAD + turn.frames.bytes();
         }
     }
 
@@ -118,7 +122,8 @@ impl Handler<OpenTurn> for FrameHub {
     type Result = ();
 
     fn handle(&mut self, open: OpenTurn, _: &mut Self::Context) {
-        self.turns.insert(
+        self.bytes += TURN_OVERHEAD;
+        let replaced = self.turns.insert(
             open.turn_id,
             KeptTurn {
                 owner: open.owner,
@@ -128,6 +133,10 @@ impl Handler<OpenTurn> for FrameHub {
                 ended: false,
             },
         );
+        // Turn ids are new UUIDs: one opened twice is counted once.
+        if let Some(replaced) = replaced {
+            self.bytes -= TURN_OVERHEAD + replaced.frames.bytes();
+        }
     }
 }
 

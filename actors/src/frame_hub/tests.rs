@@ -235,7 +235,7 @@ async fn past_the_bound_ended_turns_are_let_go_earliest_first_and_running_ones_k
         turn.publish(terminal(turn.turn_id));
     }
     let stats = running.stats().await;
-    let running_bytes = 1_000 * (6 + 4) + 256;
+    let running_bytes = 1_000 * (6 + 4) + 64 + TURN_OVERHEAD;
     assert!(stats.bytes <= bound + running_bytes, "{stats:?}");
     assert!(stats.turns < 100, "{stats:?}");
     // The earliest ended went first; the running turn is whole.
