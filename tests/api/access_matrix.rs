@@ -804,12 +804,7 @@ async fn start_turn_and_leave(app: &TestApp, key: &str, token_delay_ms: u64) -> 
         .await
         .unwrap_or_else(|e| panic!("chat request: {e}"));
     assert_eq!(response.status(), 200);
-    response
-        .headers()
-        .get("x-turn-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_else(|| panic!("no X-Turn-Id"))
-        .to_owned()
+    turn_id_of(response.headers())
 }
 
 /// Everyone but the turn's owner gets, for its events and its stop, the answer about a

@@ -40,12 +40,7 @@ async fn open_stream(request: awc::ClientRequest, body: Option<Value>) -> (Strin
     };
     let response = sent.unwrap_or_else(|e| panic!("request failed: {e}"));
     assert_eq!(response.status().as_u16(), 200);
-    let turn_id = response
-        .headers()
-        .get("x-turn-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_else(|| panic!("no X-Turn-Id"))
-        .to_owned();
+    let turn_id = turn_id_of(response.headers());
     let events = response.eventsource().map(|event| {
         let event = event.unwrap_or_else(|e| panic!("a well-formed stream: {e}"));
         Numbered {

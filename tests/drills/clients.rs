@@ -31,13 +31,7 @@ async fn every_client_leaves_mid_answer_and_each_turn_ends_done_and_resumes_whol
         async move {
             actix_web::rt::time::sleep(Duration::from_millis(250 * (n / 100) as u64)).await;
             let response = request.send_body(body).await.unwrap();
-            let turn_id = response
-                .headers()
-                .get("x-turn-id")
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_owned();
+            let turn_id = crate::support::turn_id_of(response.headers());
             let mut events = response.eventsource();
             let first = events.next().await.unwrap().unwrap();
             assert_eq!(first.event, "delta", "{}", first.data);

@@ -90,11 +90,7 @@ async fn when_the_instance_serving_the_reader_dies_the_reader_resumes_on_the_oth
                 .send_body(body)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
-            let turn_id = response
-                .headers()
-                .get("x-turn-id")
-                .and_then(|v| v.to_str().ok());
-            let turn_id = turn_id.unwrap_or_else(|| panic!("no X-Turn-Id")).to_owned();
+            let turn_id = crate::support::turn_id_of(response.headers());
             let mut events = response.eventsource();
             let first = events.next().await.unwrap_or_else(|| panic!("no frame"));
             let first = first.unwrap_or_else(|e| panic!("{e}"));
