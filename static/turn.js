@@ -96,6 +96,8 @@ async function streamTurn({ start = null, turnId = null, signal, handlers }) {
       }
       watchdog.activity();
       if (response.status === 404) return { kind: start === null ? "gone" : "cut" };
+      // Ended, with nothing after the last frame read: its terminal frame never came.
+      if (response.status === 204) return { kind: "cut" };
       const refused = await refusalOf(response);
       if (refused !== null) return refused;
       await readFrames(response, reading, handlers, watchdog);

@@ -198,6 +198,7 @@ pub struct EventsQuery {
     ),
     responses(
         (status = 200, description = "the turn's frames after the one named, each with its `id:`", content_type = "text/event-stream", body = Frame),
+        (status = 204, description = "the turn has ended and the reader has every frame of it (an `EventSource` stops reconnecting)"),
         (status = 400, description = "`invalid_json`: `after` or `Last-Event-ID` is not a frame number", body = ErrorBody),
         (status = 404, description = "`not_found`: no such turn of the caller's (another person's turn reads as absent)", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database is down (for a turn no longer kept in memory)", body = ErrorBody),
@@ -223,6 +224,10 @@ pub async fn events(
         None => query.after.unwrap_or(0),
     };
     let frames = match follow(&state.frame_hub, turn_id, caller.user_id, after).await? {
+        // An `EventSource` reconnects whenever a stream ends, unless it is answered 204.
+        Some(_) if read_to_its_end(&state.frame_hub, turn_id, after).await? => {
+            return Ok(HttpResponse::NoContent().finish());
+        }
         Some(reader) => reader,
         None => {
             if let Some(instance) = owning_instance(&state, &request, turn_id).await?
@@ -243,6 +248,19 @@ pub async fn events(
         .insert_header((TURN_ID_HEADER, turn_id.to_string()))
         .respond_to(&request)
         .map_into_boxed_body())
+}
+
+/// Whether the turn has ended and holds no frame after number `after`.
+async fn read_to_its_end(
+    hub: &Addr<FrameHub>,
+    turn_id: Uuid,
+    after: u64,
+) -> Result<bool, ApiError> {
+    let read = hub
+        .send(ReadAfter { turn_id, after })
+        .await
+        .map_err(|e| ApiError::internal("reading a turn", e))?;
+    Ok(read.is_some_and(|read| read.ended && read.frames.is_empty()))
 }
 
 /// The owner stops a turn: it ends `stopped`, its readers get a `done` frame with

@@ -163,6 +163,14 @@ async fn a_reader_that_comes_back_gets_the_frames_after_its_last_once_and_in_ord
     let frames = rest(&mut whole).await;
     assert_eq!(text(&frames), STORY);
     assert_eq!(frames.last().unwrap().data["turn_id"], turn_id.as_str());
+    // After its terminal frame there is nothing more: 204, so an EventSource stops.
+    let terminal = frames.last().unwrap().id.to_string();
+    let path = format!("/api/turns/{turn_id}/events");
+    let read_out = app
+        .send("get", &path, &[("Last-Event-ID", &terminal)])
+        .await;
+    assert_eq!(read_out.status, 204);
+    assert!(read_out.body.is_empty());
 }
 
 #[actix_web::test]
