@@ -68,8 +68,12 @@ impl KeptFrames {
     pub fn push(&mut self, frame: Frame) -> u64 {
         self.last_id += 1;
         let id = self.last_id;
-        if let Some((kind, piece)) = TextKind::of(&frame) {
-            // A text past 4 GiB starts a new run rather than overflow its ends.
+        // A text frame joins a run while the run's text stays under 4 GiB (its ends are
+        // `u32`); past that it starts a new run, and a single piece that large is kept
+        // as a frame of its own.
+        if let Some((kind, piece)) = TextKind::of(&frame)
+            && let Ok(piece_end) = u32::try_from(piece.len())
+        {
             if let Some(Entry::Run {
                 kind: run_kind,
                 text,
@@ -84,15 +88,12 @@ impl KeptFrames {
                 self.bytes += piece.len() + std::mem::size_of::<u32>();
                 return id;
             }
-            let Ok(end) = u32::try_from(piece.len()) else {
-                return id;
-            };
             self.bytes += ENTRY_OVERHEAD + piece.len();
             self.entries.push(Entry::Run {
                 kind,
                 first_id: id,
                 text: piece.to_owned(),
-                ends: vec![end],
+                ends: vec![piece_end],
             });
             return id;
         }
