@@ -108,6 +108,11 @@ variables! {
     /// makes the session cookie `Secure`; unset: `http://` and the request's `Host`.
     public_url: Option<url::Url> = None, |raw| public_url(raw).map(Some)
         => Option<String> = |url: &Option<url::Url>| url.as_ref().map(url::Url::to_string);
+    /// Where the other instances on the same database reach this one, to read its
+    /// turns' frames for their readers (docs/ARCHITECTURE.md, "Readers on another
+    /// instance"); unset: the bound address (an unspecified one as loopback).
+    instance_url: Option<String> = None, |raw| http_url(raw).map(Some)
+        => Option<String> = |url: &Option<String>| url.as_deref().map(redact_url_credentials);
     /// More host names requests may name, lower case: `name`, `*.name` (every name
     /// under it) or `*` (any host).
     allowed_hosts: Vec<String> = Vec::new(), host_names
@@ -180,7 +185,7 @@ variables! {
     /// Resolution PDF pages are rendered at for OCR.
     ocr_dpi: u32 = 300, integer(72..=600) => u32 = copied;
     /// Seconds an ended turn's frames can be replayed to a client that comes back
-    /// (docs/LIMITS.md, "Settings checked before their feature").
+    /// (docs/LIMITS.md, "Turns kept for their readers").
     turn_replay_seconds: u32 = 600, integer(0..=86_400) => u32 = copied;
     /// Days the audit trail is kept (docs/LIMITS.md, "Settings checked before their
     /// feature").

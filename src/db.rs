@@ -22,6 +22,7 @@ pub mod query_log;
 pub mod schema;
 pub mod sessions;
 pub mod stats;
+pub mod turn_owners;
 pub mod users;
 pub mod watched_files;
 pub mod words;

@@ -23,6 +23,7 @@ pub mod state;
 pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod turn_owners;
 pub mod user_command;
 pub mod watch;
 pub mod web;

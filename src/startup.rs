@@ -3,7 +3,7 @@
 //! request under its request-id span), and a graceful stop on SIGTERM/SIGINT: turns
 //! first (see [`crate::lifecycle`]), then the LogActor's queue, then the server.
 
-use std::net::TcpListener;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,6 +104,9 @@ impl Application {
         };
         let listener = TcpListener::bind(config.bind).map_err(bind_error)?;
         let port = listener.local_addr().map_err(bind_error)?.port();
+        state
+            .turn_owners
+            .set_instance_url(instance_url(&config, port));
         let app_state = state.clone();
         let description = web::Data::new(http::ApiDescription::new());
         let workers = std::thread::available_parallelism().map_or(1, usize::from);
@@ -348,6 +351,20 @@ async fn wait_for_stop_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// Where the other instances reach this one: `BOR_INSTANCE_URL`, else the address bound
+/// with its `port` (an unspecified address read as loopback: instances on one machine).
+fn instance_url(config: &Config, port: u16) -> String {
+    if let Some(url) = &config.instance_url {
+        return url.clone();
+    }
+    let ip = match config.bind.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv6() => Ipv6Addr::LOCALHOST.into(),
+        ip if ip.is_unspecified() => Ipv4Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, port))
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use actix::Addr;
+use std::time::Duration;
+
+use actix::{Actor, Addr};
+use bor_actors::frame_hub::{DEFAULT_MAX_KEPT_BYTES, FrameHub};
 use bor_actors::llm::{LlmSettings, RerankServer};
 use bor_actors::log::{Backlog, LogActor};
 use bor_actors::rerank::RerankSettings;
@@ -16,6 +19,7 @@ use crate::http::AllowedHosts;
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;
+use crate::turn_owners::TurnOwners;
 
 pub struct AppState {
     pub config: Arc<Config>,
@@ -35,6 +39,11 @@ pub struct AppState {
     pub lifecycle: Lifecycle,
     /// The host names requests may name (`BOR_PUBLIC_URL`, `BOR_ALLOWED_HOSTS`).
     pub allowed_hosts: AllowedHosts,
+    /// The frames of `/api/chat` turns, for their readers (docs/PROTOCOL.md,
+    /// "Following a turn").
+    pub frame_hub: Addr<FrameHub>,
+    /// Which instance runs each turn, for readers that reach another one.
+    pub turn_owners: TurnOwners,
 }
 
 impl AppState {
@@ -45,6 +54,7 @@ impl AppState {
         (log, log_backlog): (Addr<LogActor>, Backlog),
         accounts: Arc<Accounts>,
     ) -> Self {
+        let replay_for = Duration::from_secs(config.turn_replay_seconds.into());
         Self {
             library,
             llm: Arc::new(llm_settings(&config)),
@@ -52,6 +62,8 @@ impl AppState {
             turn_slots: Arc::new(Semaphore::new(config.max_concurrent_turns)),
             lifecycle: Lifecycle::new(),
             allowed_hosts: AllowedHosts::from_config(&config),
+            frame_hub: FrameHub::new(replay_for, DEFAULT_MAX_KEPT_BYTES).start(),
+            turn_owners: TurnOwners::start(pool.clone(), replay_for),
             config,
             pool,
             log,

@@ -1,5 +1,6 @@
 // The chat page (docs/PROTOCOL.md, "Chat page"): opens the conversation its address
-// names, sends questions, streams answers into the conversation, and keeps the list of
+// names, sends questions, streams answers into the conversation (and follows a turn
+// still running there, asked before a reload or in another tab), and keeps the list of
 // conversations, the controls, the status line and the error banner in step with the
 // turn.
 
@@ -17,7 +18,8 @@ import {
 import { fetchConversation, listConversations } from "./conversations-api.js";
 import { Drawer } from "./drawer.js";
 import { loadOverview } from "./knowledge.js";
-import { runTurn } from "./turn.js";
+import { isAboutRunningTurns, forgetTurn, rememberTurn, runningTurnOf } from "./running-turns.js";
+import { followTurn, runTurn, stopTurnOnServer } from "./turn.js";
 import { mountAccountMenu } from "./account-menu.js";
 import { loginLocation } from "./account.js";
 import { ExchangeView } from "./view.js";
@@ -174,6 +176,10 @@ function start() {
   });
   // Back and Forward move between the conversations opened here.
   window.addEventListener("popstate", () => openConversation(conversationIdOf(location.search)));
+  // A turn asked in another tab of this conversation is followed here too.
+  window.addEventListener("storage", (event) => {
+    if (isAboutRunningTurns(event) && state.turn === null && state.opening === null) followRunningTurn();
+  });
   list.refresh();
   openConversation(conversationIdOf(location.search));
   loadOverview(ui.knowledgeList, ui.knowledgeMore).then(updateControls);
@@ -210,7 +216,21 @@ function retryLastQuestion() {
   ask(last.question);
 }
 
+/** Asks the server to stop the turn in flight (every page following it sees it end);
+ *  before the server has named the turn, as soon as it does. */
 function stopTurn() {
+  const turn = state.turn;
+  if (turn === null) return;
+  turn.stopWanted = true;
+  if (turn.turnId === null) return;
+  stopTurnOnServer(turn.turnId).then((known) => {
+    // A turn the server no longer knows has ended: stop reading it.
+    if (!known && state.turn === turn) turn.controller.abort();
+  });
+}
+
+/** Stops reading the turn in flight; the turn goes on at the server. */
+function leaveTurn() {
   state.turn?.controller.abort();
 }
 
@@ -230,9 +250,10 @@ function openFromList(id) {
 }
 
 /** Empties the screen and shows conversation `id` (null: a new chat) with the turns the
- *  server holds; a turn in flight is stopped (the server keeps what it had). */
+ *  server holds, and its turn still running, if this browser asked one; a turn in
+ *  flight here is left to run. */
 async function openConversation(id) {
-  stopTurn();
+  leaveTurn();
   state.opening?.abort();
   state.turn = null;
   state.exchanges = [];
@@ -269,6 +290,24 @@ async function openConversation(id) {
       updateControls();
     }
   }
+  if (!opening.signal.aborted && state.conversationId === id) followRunningTurn();
+}
+
+/** Follows the open conversation's turn this browser asked (here before a reload, or in
+ *  another tab) while it may be running, unless the conversation shows it already. */
+function followRunningTurn() {
+  if (state.conversationId === null) return;
+  const running = runningTurnOf(state.conversationId);
+  if (running === null) return;
+  if (state.exchanges.some((exchange) => exchange.turnId === running.turnId)) {
+    forgetTurn(running.turnId);
+    return;
+  }
+  const turn = beginExchange(running.question);
+  nameTurn(turn, running.turnId);
+  streamExchange(turn, (handlers) =>
+    followTurn({ turnId: running.turnId, signal: turn.controller.signal, handlers }),
+  );
 }
 
 /** Makes `id` the open conversation, stored as `summary` (null: not, or not yet). */
@@ -318,25 +357,7 @@ async function syncAfterTurn(id) {
     await new Promise((resolve) => setTimeout(resolve, STORED_POLL_MS));
   }
   if (summary !== undefined && state.conversationId === id) showConversation(id, summary);
-  await Promise.all([list.refresh(), sourcesOfStopped(id)]);
-}
-
-/** A stopped turn gets no `done` frame, so its sources come from its stored row: the
- *  conversation's newest turn. */
-async function sourcesOfStopped(id) {
-  const exchange = state.exchanges.at(-1);
-  if (exchange?.status !== "stopped" || exchange.sources.length > 0) return;
-  let stored;
-  try {
-    stored = (await fetchConversation(id)).turns.at(-1);
-  } catch {
-    return; // The answer stays without its sources, as it was.
-  }
-  if (state.conversationId !== id || state.exchanges.at(-1) !== exchange) return;
-  if (stored?.status !== "stopped" || !Array.isArray(stored.sources)) return;
-  exchange.sources = stored.sources;
-  exchange.turnId = typeof stored.turn_id === "string" ? stored.turn_id : null;
-  state.views.at(-1)?.update(exchange);
+  await list.refresh();
 }
 
 function onRenamed(summary) {
@@ -358,66 +379,110 @@ function onDeleted(id) {
 
 /** Runs one turn for `question` in the open conversation (the server holds its
  *  history). */
-async function ask(question) {
+function ask(question) {
   const conversationId = state.conversationId;
+  const turn = beginExchange(question);
+  streamExchange(turn, (handlers) =>
+    runTurn({
+      message: question,
+      conversationId,
+      collections: collectionChoice.chosen(),
+      signal: turn.controller.signal,
+      handlers,
+    }),
+  );
+}
+
+/** Shows a new exchange for `question` and makes its turn the one in flight. */
+function beginExchange(question) {
   const exchange = newExchange(question);
   state.exchanges.push(exchange);
   const view = showExchange(exchange);
-  const controller = new AbortController();
-  const turn = { controller, exchange };
+  const turn = {
+    controller: new AbortController(),
+    exchange,
+    view,
+    conversationId: state.conversationId,
+    turnId: null,
+    stopWanted: false,
+  };
   state.turn = turn;
   hideBanner();
   setStatus(STATUS.waiting);
   updateControls();
   scrollToEnd();
+  return turn;
+}
 
+/** The server named the turn: it is remembered until its end is read, so that a reload
+ *  or another tab can follow it; a Stop pressed before now is sent now. */
+function nameTurn(turn, turnId) {
+  turn.turnId = turnId;
+  turn.exchange.turnId = turnId;
+  if (turn.conversationId !== null) {
+    rememberTurn({ conversationId: turn.conversationId, turnId, question: turn.exchange.question });
+  }
+  if (turn.stopWanted) stopTurnOnServer(turnId);
+}
+
+/** Streams the frames `run(handlers)` reads into the turn's exchange, then records how
+ *  the turn ended. */
+async function streamExchange(turn, run) {
+  const { exchange, view } = turn;
   let statusBeforeSilence = STATUS.waiting;
   let thinkingBreak = false;
   const redraw = throttledRedraw(view, exchange);
-  const outcome = await runTurn({
-    message: question,
-    conversationId,
-    collections: collectionChoice.chosen(),
-    signal: controller.signal,
-    handlers: {
-      conversation: (id) => adoptConversation(turn, id),
-      retry: ({ attempt, max }) => setStatus(STATUS.retrying(attempt, max), "warning"),
-      thinking: ({ text }) => {
-        // Reasoning of a later round starts a paragraph of its own.
-        if (thinkingBreak && exchange.thinking !== "") exchange.thinking += "\n\n";
-        thinkingBreak = false;
-        exchange.thinking += String(text ?? "");
-        setStatus(STATUS.thinking);
-        redraw();
-      },
-      tool: ({ name, phase }) => {
-        thinkingBreak = true;
-        setStatus(phase === "start" ? (TOOL_STATUS[name] ?? STATUS.working) : STATUS.working);
-      },
-      delta: ({ text }) => {
-        exchange.answer += String(text ?? "");
-        setStatus(STATUS.writing);
-        redraw();
-      },
-      done: ({ sources, path, truncated, conversation_id, turn_id }) => {
-        adoptConversation(turn, conversation_id);
-        exchange.turnId = typeof turn_id === "string" ? turn_id : null;
-        exchange.sources = Array.isArray(sources) ? sources : [];
-        exchange.deflected = path === "deflected";
-        exchange.truncated = truncated === true;
-      },
-      error: ({ detail, conversation_id }) => {
-        adoptConversation(turn, conversation_id);
-        exchange.error = String(detail ?? "");
-      },
-      silence: (ms) => {
-        statusBeforeSilence = ui.status.textContent;
-        setStatus(STATUS.silent(ms), "warning");
-      },
-      resumed: () => setStatus(statusBeforeSilence),
+  let outcome = await run({
+    conversation: (id) => {
+      turn.conversationId = id;
+      adoptConversation(turn, id);
     },
+    turn: (id) => nameTurn(turn, id),
+    restart: () => {
+      exchange.answer = "";
+      exchange.thinking = "";
+      redraw();
+    },
+    retry: ({ attempt, max }) => setStatus(STATUS.retrying(attempt, max), "warning"),
+    thinking: ({ text }) => {
+      // Reasoning of a later round starts a paragraph of its own.
+      if (thinkingBreak && exchange.thinking !== "") exchange.thinking += "\n\n";
+      thinkingBreak = false;
+      exchange.thinking += String(text ?? "");
+      setStatus(STATUS.thinking);
+      redraw();
+    },
+    tool: ({ name, phase }) => {
+      thinkingBreak = true;
+      setStatus(phase === "start" ? (TOOL_STATUS[name] ?? STATUS.working) : STATUS.working);
+    },
+    delta: ({ text }) => {
+      exchange.answer += String(text ?? "");
+      setStatus(STATUS.writing);
+      redraw();
+    },
+    done: ({ sources, path, truncated, conversation_id }) => {
+      adoptConversation(turn, conversation_id);
+      exchange.sources = Array.isArray(sources) ? sources : [];
+      exchange.deflected = path === "deflected";
+      exchange.truncated = truncated === true;
+    },
+    error: ({ detail, conversation_id }) => {
+      adoptConversation(turn, conversation_id);
+      exchange.error = String(detail ?? "");
+    },
+    silence: (ms) => {
+      statusBeforeSilence = ui.status.textContent;
+      setStatus(STATUS.silent(ms), "warning");
+    },
+    resumed: () => setStatus(statusBeforeSilence),
   });
 
+  if (["done", "stopped", "error", "gone"].includes(outcome.kind) && turn.turnId !== null) {
+    forgetTurn(turn.turnId);
+  }
+  // Stop pressed for a turn the server no longer knew: the reading was stopped instead.
+  if (outcome.kind === "left" && turn.stopWanted) outcome = { kind: "stopped" };
   if (state.turn === turn) state.turn = null;
   // Another conversation opened meanwhile has already cleared this exchange away.
   const onScreen = state.exchanges.includes(exchange);
@@ -433,7 +498,7 @@ async function ask(question) {
   if (onScreen && isStored(exchange) && state.conversationId !== null) {
     syncAfterTurn(state.conversationId);
   } else if (!onScreen && (outcome.kind === "done" || outcome.kind === "stopped")) {
-    // Stopped by leaving it: the conversation it belongs to has a new turn.
+    // It ended after its conversation was left: that conversation has a new turn.
     list.refresh();
   }
 }
@@ -454,6 +519,14 @@ function finishTurn(turn, outcome) {
       exchange.status = "error";
       setStatus("");
       showBanner(exchange.error);
+      return;
+    case "gone":
+      // The turn followed is no longer known to the server (it failed, or it ended
+      // long ago): nothing of it is shown.
+      state.exchanges.splice(state.exchanges.indexOf(exchange), 1);
+      turn.view.root.remove();
+      state.views.splice(state.views.indexOf(turn.view), 1);
+      setStatus("");
       return;
     case "signedOut":
       // The session ended (expired, signed out elsewhere): sign in, then back here.

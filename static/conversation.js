@@ -14,24 +14,25 @@ export const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * One question and its answer. `status` is `streaming`, `done`, `stopped` or `error`;
+ * One question and its answer. `turnId` names its turn once the server has;
+ * `status` is `streaming`, `done`, `stopped` or `error`;
  * `sources` are `{n, document_id, title, chunk_id, score, heading, snippet, page}` from
  * the `done` frame (docs/PROTOCOL.md, "Sources and citations"), which also sets
- * `deflected`, `truncated` and `turnId`; `feedback` is the asker's rating of that turn.
+ * `deflected` and `truncated`; `feedback` is the asker's rating of that turn.
  */
 export function newExchange(question) {
-  return { question, answer: "", thinking: "", sources: [], status: "streaming", error: "" };
+  return { question, turnId: null, answer: "", thinking: "", sources: [], status: "streaming", error: "" };
 }
 
 /** A stored turn of `GET /api/conversations/{id}` as an exchange on screen. */
 export function exchangeOfTurn(turn) {
   return {
     ...newExchange(String(turn?.question ?? "")),
+    turnId: typeof turn?.turn_id === "string" ? turn.turn_id : null,
     answer: String(turn?.answer ?? ""),
     sources: Array.isArray(turn?.sources) ? turn.sources : [],
     status: turn?.status === "stopped" ? "stopped" : "done",
     deflected: turn?.path === "deflected",
-    turnId: typeof turn?.turn_id === "string" ? turn.turn_id : null,
     feedback: turn?.feedback ?? null,
   };
 }

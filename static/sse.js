@@ -1,6 +1,7 @@
 // Reads a Server-Sent Events body incrementally, following the HTML standard's
 // event-stream rules: lines end in LF, CR or CRLF; `data` lines are joined with LF;
-// lines starting with ":" are comments; a blank line dispatches the event.
+// lines starting with ":" are comments; a blank line dispatches the event, with the
+// last `id` seen (the stream's last event ID).
 // Frames, lines and UTF-8 characters may be split anywhere across network reads.
 
 /** Splits event-stream text, fed piece by piece, into events. */
@@ -10,9 +11,10 @@ export class EventStreamParser {
   #eventName = "";
   #dataLines = [];
   #hasData = false;
+  #lastEventId = "";
 
   /**
-   * Feeds decoded text; calls `onEvent({event, data})` for every complete event and
+   * Feeds decoded text; calls `onEvent({event, data, id})` for every complete event and
    * `onComment(text)` for every comment line (keep-alives).
    */
   push(text, onEvent, onComment = () => {}) {
@@ -45,7 +47,11 @@ export class EventStreamParser {
   #line(line, onEvent, onComment) {
     if (line === "") {
       if (this.#hasData) {
-        onEvent({ event: this.#eventName || "message", data: this.#dataLines.join("\n") });
+        onEvent({
+          event: this.#eventName || "message",
+          data: this.#dataLines.join("\n"),
+          id: this.#lastEventId,
+        });
       }
       this.#eventName = "";
       this.#dataLines = [];
@@ -65,8 +71,10 @@ export class EventStreamParser {
     } else if (field === "data") {
       this.#dataLines.push(value);
       this.#hasData = true;
+    } else if (field === "id" && !value.includes("\0")) {
+      this.#lastEventId = value;
     }
-    // `id`, `retry` and unknown fields mean nothing to a fetch-based reader.
+    // `retry` and unknown fields mean nothing to a fetch-based reader.
   }
 }
 

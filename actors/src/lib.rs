@@ -3,6 +3,7 @@
 //! logic they use.
 
 mod error_chain;
+pub mod frame_hub;
 pub mod knowledge;
 pub mod llm;
 pub mod log;

@@ -79,6 +79,8 @@ pub struct Metrics {
     feedback: IntCounterVec,
     mcp_calls: IntCounterVec,
     mcp_call_duration: HistogramVec,
+    turns_kept: IntGauge,
+    frames_kept_bytes: IntGauge,
 }
 
 /// The process's metrics.
@@ -226,10 +228,20 @@ impl Metrics {
         registry.register(Box::new(log_dropped.clone()))?;
         registry.register(Box::new(log_written.clone()))?;
         registry.register(Box::new(turns_refused.clone()))?;
+        let turns_kept = IntGauge::new(
+            "bor_turns_kept",
+            "Chat turns whose frames the frame hub keeps for their readers, running or within the replay window.",
+        )?;
+        let frames_kept_bytes = IntGauge::new(
+            "bor_turn_frames_kept_bytes",
+            "Roughly the bytes of the frames the frame hub keeps.",
+        )?;
         registry.register(Box::new(db_pool.clone()))?;
         registry.register(Box::new(feedback.clone()))?;
         registry.register(Box::new(mcp_calls.clone()))?;
         registry.register(Box::new(mcp_call_duration.clone()))?;
+        registry.register(Box::new(turns_kept.clone()))?;
+        registry.register(Box::new(frames_kept_bytes.clone()))?;
         Ok(Metrics {
             registry,
             turns,
@@ -252,6 +264,8 @@ impl Metrics {
             feedback,
             mcp_calls,
             mcp_call_duration,
+            turns_kept,
+            frames_kept_bytes,
         })
     }
 
@@ -344,6 +358,12 @@ impl Metrics {
 
     pub fn set_log_queue_depth(&self, rows: usize) {
         self.log_queue.set(gauge_value(rows));
+    }
+
+    /// What the frame hub keeps, at scrape time.
+    pub fn set_frames_kept(&self, turns: usize, bytes: usize) {
+        self.turns_kept.set(gauge_value(turns));
+        self.frames_kept_bytes.set(gauge_value(bytes));
     }
 
     /// The pool's state at scrape time.
@@ -509,8 +529,11 @@ mod tests {
         metrics.set_turns_in_flight(3);
         metrics.set_log_queue_depth(7);
         metrics.set_db_pool(8, 2, 1, 0);
+        metrics.set_frames_kept(2, 4096);
         let text = metrics.encode().unwrap();
         assert_eq!(sample(&text, "bor_turns_in_flight"), 3.0);
+        assert_eq!(sample(&text, "bor_turns_kept"), 2.0);
+        assert_eq!(sample(&text, "bor_turn_frames_kept_bytes"), 4096.0);
         assert_eq!(sample(&text, "bor_log_queue_depth"), 7.0);
         assert_eq!(
             sample(&text, r#"bor_db_pool_connections{state="max"}"#),

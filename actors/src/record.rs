@@ -5,7 +5,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 use pulldown_cmark::{Event, Options, Parser, TagEnd};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -133,7 +133,7 @@ impl fmt::Display for TurnStatus {
 }
 
 /// A chunk given to the model, as listed in `done.sources` and `query_log.sources`.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Source {
     /// The number the model cites it by, `[n]`: 1, 2, … in the order the turn first
     /// gave the chunk to the model (docs/PROTOCOL.md, "Sources and citations").

@@ -76,6 +76,19 @@ pub struct NewQueryLogEntry {
     pub searched_query: Option<String>,
 }
 
+/// The row of a turn, if it has one.
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    turn_id: Uuid,
+) -> Result<Option<QueryLogEntry>, DbError> {
+    Ok(query_log::table
+        .filter(query_log::turn_id.eq(turn_id))
+        .select(QueryLogEntry::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
 /// Writes the rows of several turns in one statement, in their order; rows whose
 /// `turn_id` is already stored are skipped. Returns how many were new. (The
 /// conversations they start or continue are written with them, in one transaction, by

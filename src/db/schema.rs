@@ -211,6 +211,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    turn_owners (turn_id) {
+        turn_id -> Uuid,
+        owner -> Uuid,
+        instance_url -> Text,
+        started_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     user_identities (issuer, subject) {
         issuer -> Text,
         subject -> Text,
@@ -276,6 +285,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     query_log,
     sessions,
     turn_feedback,
+    turn_owners,
     user_identities,
     users,
     watched_files,

@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 20] = [
+pub(super) const TABLES: [&str; 21] = [
     "api_keys",
     "audit_log",
     "chunks",
@@ -27,6 +27,7 @@ pub(super) const TABLES: [&str; 20] = [
     "query_log",
     "sessions",
     "turn_feedback",
+    "turn_owners",
     "user_identities",
     "users",
     "watched_files",

@@ -12,7 +12,8 @@ use utoipa::ToSchema;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::question::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
-use super::turn::{event_stream, frame_event, refuse_when_stopping, start_turn};
+use super::turn::{event_stream, refuse_when_stopping, start_stoppable_turn};
+use super::turns::{TURN_ID_HEADER, keep_turn, numbered_event};
 use crate::auth::Caller;
 use crate::auth::access::Refusal;
 use crate::conversations;
@@ -63,9 +64,12 @@ impl RequestBody for ChatRequestBody {
 
 /// One chat turn, answered as a stream of Server-Sent Events.
 ///
-/// Each frame is `event: NAME` and `data: JSON` (the `Frame` schema lists the data of
-/// each event), with comment keep-alives between them. The last frame is `done` or
-/// `error`. Every refusal comes before the stream opens, as a JSON error.
+/// Each frame is `id: N` (its number in the turn), `event: NAME` and `data: JSON` (the
+/// `Frame` schema lists the data of each event), with comment keep-alives between them.
+/// The last frame is `done` or `error`. Every refusal comes before the stream opens, as
+/// a JSON error. The headers `X-Turn-Id` and `X-Conversation-Id` name the turn and its
+/// conversation; the turn goes on if the client leaves, and is read again with
+/// `GET /api/turns/{turn_id}/events`.
 #[utoipa::path(
     tag = "chat",
     request_body(content = ChatRequestBody, content_type = "application/json"),
@@ -112,10 +116,14 @@ pub async fn chat(
         question,
         history,
     };
-    let turn = start_turn(&state, spec, scope)?;
-    let events = turn.into_frames().map(|frame| frame_event(&frame));
+    let turn = start_stoppable_turn(&state, spec, scope)?;
+    let turn_id = turn.turn.turn_id;
+    let frames = keep_turn(&state.frame_hub, turn, caller.user_id).await?;
+    state.turn_owners.record(turn_id, caller.user_id);
+    let events = frames.map(|frame| numbered_event(&frame));
     Ok(event_stream(events, state.config.sse_keepalive)
-        .insert_header((CONVERSATION_ID_HEADER, conversation_id.to_string())))
+        .insert_header((CONVERSATION_ID_HEADER, conversation_id.to_string()))
+        .insert_header((TURN_ID_HEADER, turn_id.to_string())))
 }
 
 /// The response header that names the turn's conversation.

@@ -29,6 +29,7 @@ mod request_id;
 mod search;
 mod static_files;
 mod turn;
+mod turns;
 mod upload;
 pub mod users;
 mod watched;
@@ -76,6 +77,8 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(users::update)
         .service(users::remove)
         .service(chat::chat)
+        .service(turns::events)
+        .service(turns::stop)
         .service(search::search)
         .service(feedback::rate)
         .service(feedback::unrate)

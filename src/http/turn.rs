@@ -7,13 +7,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::Actor;
+use actix::{Actor, Recipient};
 use actix_web::http::header;
 use actix_web::{CustomizeResponder, Responder};
 use actix_web_lab::sse;
 use bor_actors::llm::LlmActor;
 use bor_actors::metrics::metrics;
-use bor_actors::turn::{Frame, TurnActor, TurnDeps, TurnSpec};
+use bor_actors::turn::{Frame, StopTurn, TurnActor, TurnDeps, TurnSpec};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use uuid::Uuid;
@@ -31,6 +31,13 @@ const FRAME_CHANNEL_CAPACITY: usize = 64;
 pub struct StartedTurn {
     pub turn_id: Uuid,
     pub frames: mpsc::Receiver<Frame>,
+}
+
+/// A running turn that its owner may also stop (`/api/chat`).
+pub struct StoppableTurn {
+    pub turn: StartedTurn,
+    /// The turn's actor, told to stop when its owner asks.
+    pub stop: Recipient<StopTurn>,
 }
 
 impl StartedTurn {
@@ -64,6 +71,15 @@ pub fn start_turn(
     spec: TurnSpec,
     scope: Option<CollectionFilter>,
 ) -> Result<StartedTurn, ApiError> {
+    start_stoppable_turn(state, spec, scope).map(|stoppable| stoppable.turn)
+}
+
+/// [`start_turn`], with the way to stop the turn other than by dropping its frames.
+pub fn start_stoppable_turn(
+    state: &AppState,
+    spec: TurnSpec,
+    scope: Option<CollectionFilter>,
+) -> Result<StoppableTurn, ApiError> {
     refuse_when_stopping(state)?;
     if state.log_backlog.is_full() {
         metrics().count_refused_turn("log_backlog");
@@ -82,7 +98,7 @@ pub fn start_turn(
     let turn_id = Uuid::new_v4();
     let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);
     let llm_settings = Arc::clone(&state.llm);
-    TurnActor::new(
+    let actor = TurnActor::new(
         turn_id,
         spec,
         Arc::clone(&state.turn),
@@ -98,18 +114,13 @@ pub fn start_turn(
         sender,
     )
     .start();
-    Ok(StartedTurn {
-        turn_id,
-        frames: receiver,
+    Ok(StoppableTurn {
+        turn: StartedTurn {
+            turn_id,
+            frames: receiver,
+        },
+        stop: actor.recipient(),
     })
-}
-
-/// A frame as `/api/chat` sends it: `event: NAME` and its JSON on one `data:` line
-/// (docs/PROTOCOL.md, "Event stream").
-pub fn frame_event(frame: &Frame) -> sse::Event {
-    sse::Data::new(frame.data_json())
-        .event(frame.event_name())
-        .into()
 }
 
 /// A `text/event-stream` response of `events`, with comment keep-alives every

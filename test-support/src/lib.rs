@@ -410,6 +410,15 @@ impl TestApp {
     }
 }
 
+/// The turn a `/api/chat` response names (`X-Turn-Id`).
+pub fn turn_id_of(headers: &HeaderMap) -> String {
+    headers
+        .get("x-turn-id")
+        .and_then(|value| value.to_str().ok())
+        .expect("the response names its turn")
+        .to_owned()
+}
+
 /// Reads a chat response within [`STREAM_TIMEOUT`]: the SSE frames of a stream, or
 /// the JSON of a refusal.
 pub async fn read_chat_response<S>(response: awc::ClientResponse<S>) -> ChatResponse

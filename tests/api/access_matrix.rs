@@ -1093,3 +1093,169 @@ async fn a_rating_is_the_askers_and_the_review_is_the_admins() {
         }
     }
 }
+
+/// Starts a turn as the holder of `key` and leaves its response at once (the turn goes
+/// on); its id. `token_delay_ms` paces the answer.
+async fn start_turn_and_leave(app: &TestApp, key: &str, token_delay_ms: u64) -> String {
+    let question = directed(
+        "Tell me a story",
+        json!({"reply": "once upon a time there was a story", "token_delay_ms": token_delay_ms}),
+    );
+    let response = TestApp::client()
+        .post(format!("{}/api/chat", app.address))
+        .bearer_auth(key)
+        .insert_header(("Content-Type", "application/json"))
+        .send_body(json!({ "message": question }).to_string())
+        .await
+        .unwrap_or_else(|e| panic!("chat request: {e}"));
+    assert_eq!(response.status(), 200);
+    turn_id_of(response.headers())
+}
+
+/// Everyone but the turn's owner gets, for its events and its stop, the answer about a
+/// turn that does not exist.
+async fn only_the_owner_sees_the_turn(
+    app: &TestApp,
+    strangers: &[(&str, Credential)],
+    turn_id: &str,
+) {
+    let absent_turn = "00000000-0000-0000-0000-0000000000aa";
+    for (name, who) in strangers {
+        for (method, route) in [(Method::GET, "events"), (Method::POST, "stop")] {
+            let path = |id: &str| format!("/api/turns/{id}/{route}");
+            let theirs = call(app, who, method.clone(), &path(turn_id), None).await;
+            let absent = call(app, who, method.clone(), &path(absent_turn), None).await;
+            assert!(
+                [401, 404].contains(&theirs.status),
+                "{name} {route}: {}",
+                theirs.text()
+            );
+            assert_eq!(
+                as_if(&theirs, turn_id, absent_turn),
+                plain(&absent),
+                "{name} {route}"
+            );
+        }
+    }
+}
+
+#[actix_web::test]
+async fn a_turn_is_followed_and_stopped_by_its_owner_only() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    for (name, role) in [
+        ("ann", Role::Member),
+        ("bob", Role::Member),
+        ("admin", Role::Admin),
+    ] {
+        app.add_user(name, role).await;
+    }
+    let (ann_cookie, bob_cookie, admin_cookie) = (
+        app.sign_in("ann").await,
+        app.sign_in("bob").await,
+        app.sign_in("admin").await,
+    );
+    let (_, ann_key) = app.make_key(&ann_cookie, "ann's").await;
+    let (_, bob_key) = app.make_key(&bob_cookie, "bob's").await;
+    let (_, admin_key) = app.make_key(&admin_cookie, "admin's").await;
+    let strangers = [
+        ("nobody", Credential::Nobody),
+        ("bob's session", Credential::Cookie(bob_cookie)),
+        ("bob's key", Credential::Bearer(bob_key)),
+        ("an admin's session", Credential::Cookie(admin_cookie)),
+        ("an admin's key", Credential::Bearer(admin_key)),
+        (
+            "the service token",
+            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+        ),
+    ];
+
+    let turn_id = start_turn_and_leave(&app, &ann_key, 200).await;
+    only_the_owner_sees_the_turn(&app, &strangers, &turn_id).await;
+    let stop = format!("/api/turns/{turn_id}/stop");
+    let events = format!("/api/turns/{turn_id}/events");
+    // A stop sent with the owner's cookie from another site is refused.
+    let cross_site = Credential::CookieFrom(ann_cookie.clone(), "http://evil.example".to_owned());
+    let refused = call(&app, &cross_site, Method::POST, &stop, None).await;
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], "forbidden_origin");
+
+    let stopped = call(
+        &app,
+        &Credential::Cookie(ann_cookie.clone()),
+        Method::POST,
+        &stop,
+        None,
+    )
+    .await;
+    assert_eq!(stopped.status, 204, "{}", stopped.text());
+    for who in [
+        Credential::Bearer(ann_key.clone()),
+        Credential::Cookie(ann_cookie.clone()),
+        cross_site,
+    ] {
+        let read = call(&app, &who, Method::GET, &events, None).await;
+        assert_eq!(read.status, 200, "{}", read.text());
+        let done = done_frame(&read.text()).unwrap_or_else(|| panic!("{}", read.text()));
+        assert_eq!(done["stopped"], true);
+    }
+    // Ended, it is still nobody else's.
+    only_the_owner_sees_the_turn(&app, &strangers, &turn_id).await;
+}
+
+#[actix_web::test]
+async fn a_stored_turn_is_read_again_by_its_owner_only() {
+    let app = TestApp::spawn_with_accounts(&[("BOR_TURN_REPLAY_SECONDS", "0")]).await;
+    for (name, role) in [
+        ("ann", Role::Member),
+        ("bob", Role::Member),
+        ("admin", Role::Admin),
+    ] {
+        app.add_user(name, role).await;
+    }
+    let ann_cookie = app.sign_in("ann").await;
+    let (_, ann_key) = app.make_key(&ann_cookie, "ann's").await;
+    let strangers = [
+        ("nobody", Credential::Nobody),
+        (
+            "bob's session",
+            Credential::Cookie(app.sign_in("bob").await),
+        ),
+        (
+            "an admin's session",
+            Credential::Cookie(app.sign_in("admin").await),
+        ),
+    ];
+    let turn_id = start_turn_and_leave(&app, &ann_key, 0).await;
+    app.wait_for_rows(1).await;
+    let events = format!("/api/turns/{turn_id}/events");
+    let mut from_the_row = None;
+    // The row is written, and the hub lets the ended turn go at once.
+    assert!(
+        eventually(async || {
+            let read = call(
+                &app,
+                &Credential::Bearer(ann_key.clone()),
+                Method::GET,
+                &events,
+                None,
+            )
+            .await;
+            let text = read.text();
+            let is_row = text.starts_with("id: 1\n") || text.contains("\nid: 1\n");
+            let answered = read.status == 200 && text.matches("event: ").count() == 2;
+            if answered && is_row {
+                from_the_row = Some(text);
+            }
+            from_the_row.is_some()
+        })
+        .await,
+        "the owner reads the stored answer"
+    );
+    let text = from_the_row.unwrap_or_default();
+    assert!(
+        text.contains("once upon a time there was a story"),
+        "{text}"
+    );
+    only_the_owner_sees_the_turn(&app, &strangers, &turn_id).await;
+}

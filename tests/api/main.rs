@@ -38,6 +38,7 @@ mod search;
 mod service;
 mod shutdown;
 mod trusted_proxy;
+mod turn_events;
 mod uploads;
 mod watch;
 mod web_pages;

@@ -170,6 +170,11 @@ async fn turn_metrics_move_as_turns_run() {
         1.0,
     );
     assert_eq!(after.value("bor_log_queue_depth"), 0.0);
+    assert!(
+        after.value("bor_turns_kept") >= 1.0,
+        "the turn's frames are kept for the window"
+    );
+    assert!(after.value("bor_turn_frames_kept_bytes") > 0.0);
     assert_eq!(after.value(r#"bor_db_pool_connections{state="max"}"#), 8.0);
     assert!(after.value(r#"bor_db_pool_connections{state="open"}"#) >= 1.0);
 }

@@ -14,6 +14,16 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
     ("post", "/api/chat", "/api/chat"),
+    (
+        "get",
+        "/api/turns/{turn_id}/events",
+        "/api/turns/00000000-0000-0000-0000-000000000000/events",
+    ),
+    (
+        "post",
+        "/api/turns/{turn_id}/stop",
+        "/api/turns/00000000-0000-0000-0000-000000000000/stop",
+    ),
     ("post", "/api/search", "/api/search"),
     ("get", "/api/conversations", "/api/conversations"),
     (

@@ -91,3 +91,36 @@ async fn turns_still_running_after_the_grace_end_stopped_with_their_partial_answ
     assert!(rows[0].answer.len() < full.len());
     assert_eq!(rows[0].answer, turn.deltas());
 }
+
+#[actix_web::test]
+async fn a_turn_whose_reader_left_is_ended_by_the_stop_and_its_replay_says_so() {
+    let app = TestApp::spawn().await;
+    let question = directed(
+        "Tell me everything",
+        json!({"reply": "one two three four five six seven eight nine ten", "token_delay_ms": 300}),
+    );
+    let response = app
+        .chat_request()
+        .send_body(json!({ "message": question }).to_string())
+        .await
+        .unwrap_or_else(|e| panic!("chat request: {e}"));
+    let turn_id = turn_id_of(response.headers());
+    // The client leaves at once; the turn goes on until the stop ends it.
+    drop(response);
+    stop_once_running(&app, Duration::from_millis(500)).await;
+    assert_eq!(turns_in_flight(&app.state), 0);
+    let rows = app.wait_for_rows(1).await;
+    assert_eq!(rows[0].status, TurnStatus::Stopped);
+
+    let replay = app
+        .send("get", &format!("/api/turns/{turn_id}/events"), &[])
+        .await;
+    assert_eq!(replay.status, 200);
+    let text = replay.text();
+    let last_event = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("event: "))
+        .next_back();
+    assert_eq!(last_event, Some("error"), "{text}");
+    assert!(text.contains(r#""code":"internal""#), "{text}");
+}

@@ -38,11 +38,11 @@ const STREAM =
   'event: done\ndata: {"sources":[]}\n\n';
 
 const EXPECTED = [
-  { event: "retry", data: '{"attempt":1,"max":3}' },
-  { event: "delta", data: '{"text":"Hé"}' },
-  { event: "delta", data: '{"text":"line one\\nline two"}' },
-  { event: "message", data: "first\nsecond" },
-  { event: "done", data: '{"sources":[]}' },
+  { event: "retry", data: '{"attempt":1,"max":3}', id: "" },
+  { event: "delta", data: '{"text":"Hé"}', id: "" },
+  { event: "delta", data: '{"text":"line one\\nline two"}', id: "" },
+  { event: "message", data: "first\nsecond", id: "" },
+  { event: "done", data: '{"sources":[]}', id: "" },
 ];
 
 test("the parser reads LF, CRLF and CR line ends, comments and multi-line data", () => {
@@ -71,8 +71,23 @@ test("a multi-byte character split across reads is decoded whole", async () => {
     },
   });
   await readEventStream(body, { onEvent: (event) => events.push(event), onActivity: () => (reads += 1) });
-  assert.deepEqual(events, [{ event: "delta", data: '{"text":"€ — ✓"}' }]);
+  assert.deepEqual(events, [{ event: "delta", data: '{"text":"€ — ✓"}', id: "" }]);
   assert.equal(reads, bytes.length);
+});
+
+test("each event carries the last id the stream named, which lasts until another", () => {
+  const { events } = parseInPieces([
+    'id: 1\nevent: delta\ndata: {"text":"a"}\n\n' +
+      'event: delta\ndata: {"text":"b"}\nid: 2\n\n' +
+      ": keep-alive\n\n" +
+      'event: delta\ndata: {"text":"c"}\n\n' +
+      'id: 4\0\nevent: done\ndata: {}\n\n',
+  ]);
+  assert.deepEqual(
+    events.map(({ id }) => id),
+    ["1", "2", "2", "2"],
+    "an id holding NUL is ignored",
+  );
 });
 
 test("an event without its closing blank line is not dispatched", () => {
@@ -102,7 +117,7 @@ test("stored turns become exchanges as a finished live turn leaves them", () => 
   const source = { n: 1, document_id: 3, title: "Notes", chunk_id: 9, score: 0.8, heading: "", snippet: "…", page: null };
   assert.deepEqual(
     exchangeOfTurn({ turn_id: "t", question: "Q", answer: "A [1]", status: "done", path: "grounded", sources: [source], created_at: "x" }),
-    { question: "Q", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "", deflected: false },
+    { question: "Q", turnId: "t", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "", deflected: false },
   );
   assert.equal(exchangeOfTurn({ question: "Q", answer: "A", status: "done", path: "deflected", sources: [] }).deflected, true);
   const stopped = exchangeOfTurn({ question: "Q", answer: "half", status: "stopped", sources: null });

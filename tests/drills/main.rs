@@ -11,6 +11,7 @@
 mod clients;
 mod database;
 mod input_sweep;
+mod instances;
 mod llm_garbage;
 mod llm_restart;
 mod long_conversation;

@@ -72,6 +72,10 @@ pub struct DoneFrame {
     /// The answer reached `BOR_MAX_ANSWER_CHARS` and was cut there; sent only then.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Its owner stopped the turn (`POST /api/turns/{turn_id}/stop`): the answer is
+    /// what had come; sent only then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 impl Frame {
@@ -163,6 +167,7 @@ mod tests {
             query: "q".into(),
             sources: vec![],
             truncated: false,
+            stopped: false,
         });
         assert_eq!(
             data(&done),

@@ -10,6 +10,7 @@
 //!                                                        on Failed or RerankTimedOut)
 //! Chatting ──answer bound reached──▶ Ended (done, truncated)
 //! any phase ──Failed──▶ Ended (error)        any phase ──ClientGone──▶ Ended (stopped)
+//!                                             any phase ──StopAsked──▶ Ended (stopped, `done`)
 //!                                             any phase ──ServiceStopping──▶ Ended (stopped,
 //!                                                                 the client gets `error internal`)
 //! ```
@@ -65,6 +66,8 @@ pub(super) enum Input {
     RerankTimedOut(Duration),
     ToolDone(ToolOutcome),
     ClientGone,
+    /// The turn's owner asked to stop it.
+    StopAsked,
     /// The service is shutting down and the turn's grace is over.
     ServiceStopping,
 }
@@ -104,6 +107,7 @@ impl TurnActor {
             }
             (Phase::Ended, _) => Phase::Ended,
             (_, ClientGone) => self.stop_turn(ctx),
+            (_, StopAsked) => self.stop_asked(ctx),
             (_, ServiceStopping) => {
                 tracing::info!("the service is stopping; ending the turn");
                 self.cut_by_shutdown(ctx)

@@ -51,6 +51,12 @@ impl TurnSettings {
 /// starts an `LlmActor`; tests start a scripted fake.
 pub type LlmConnector = Box<dyn FnOnce(Recipient<LlmEvent>) -> Recipient<LlmCommand> + Send>;
 
+/// The turn's owner asks to stop it: it ends `stopped`, with a `done` frame that says
+/// so, and keeps its partial answer.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StopTurn;
+
 /// The client's stream went away (or cannot keep up).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

@@ -22,7 +22,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 use uuid::Uuid;
 
 pub use frames::{DoneFrame, Frame};
-pub use messages::{ClientGone, LlmConnector, TurnSettings, TurnSpec};
+pub use messages::{ClientGone, LlmConnector, StopTurn, TurnSettings, TurnSpec};
 pub use prompts::CORRECTION_INSTRUCTION;
 pub use relay::{CLOSING_TIMEOUT, MAX_BACKLOG_FRAMES, STALLED_CLIENT_TIMEOUT};
 pub use tools::{TOOL_NAMES, definitions as tool_definitions};
@@ -166,6 +166,14 @@ impl Handler<LlmEvent> for TurnActor {
 
     fn handle(&mut self, event: LlmEvent, ctx: &mut Self::Context) {
         self.advance(Input::Llm(event), ctx);
+    }
+}
+
+impl Handler<StopTurn> for TurnActor {
+    type Result = ();
+
+    fn handle(&mut self, _: StopTurn, ctx: &mut Self::Context) {
+        self.advance(Input::StopAsked, ctx);
     }
 }
 

@@ -270,6 +270,17 @@ impl TurnActor {
         Phase::Ended
     }
 
+    /// The owner stopped the turn: its readers get a `done` frame marked `stopped`, and
+    /// the partial answer is kept as a `stopped` row.
+    pub(super) fn stop_asked(&mut self, ctx: &mut Context<Self>) -> Phase {
+        tracing::info!("the turn's owner stopped it");
+        let record = self.record(TurnOutcome::Stopped);
+        self.send_frame(Frame::Done(self.transcript.done_frame(&record)), ctx);
+        self.log.do_send(TurnFinished::new(record));
+        self.finish_stream(ctx);
+        Phase::Ended
+    }
+
     /// The service's grace ran out: the client still gets its one terminal frame
     /// (`error internal`: the answer is cut short by bor itself, not by the model), and
     /// the partial answer is kept as a `stopped` row, like a turn whose client left.

@@ -165,6 +165,7 @@ impl Transcript {
             query: record.query.clone(),
             sources: record.sources.clone(),
             truncated: self.bound.truncated,
+            stopped: record.outcome == TurnOutcome::Stopped,
         }
     }
 

@@ -90,6 +90,7 @@ mod tests {
             query: "q".into(),
             sources: vec![],
             truncated: false,
+            stopped: false,
         })
     }
 

@@ -119,6 +119,7 @@ mod tests {
                 page: None,
             }],
             truncated: false,
+            stopped: false,
         }
     }
 

@@ -108,3 +108,30 @@ async fn a_client_that_keeps_up_gets_acknowledgements_in_batches() {
     );
     drop(turn.frames);
 }
+
+#[actix::test]
+async fn a_turn_its_owner_stops_ends_with_a_done_frame_that_says_so() {
+    let mut turn = start(16, vec![embedded(), endless(&["1 ", "2 "])]);
+    let mut texts = String::new();
+    while texts != "1 2 " {
+        match turn.frames.recv().await {
+            Some(Frame::Delta { text }) => texts.push_str(&text),
+            Some(_) => {}
+            None => panic!("the stream ended before the answer"),
+        }
+    }
+    turn.turn.do_send(crate::turn::StopTurn);
+    let Some(Frame::Done(done)) = turn.frames.recv().await else {
+        panic!("expected the done frame");
+    };
+    assert!(done.stopped);
+    assert!(
+        turn.frames.recv().await.is_none(),
+        "the stream ends after it"
+    );
+    let records = turn.records().await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].outcome, TurnOutcome::Stopped);
+    assert_eq!(records[0].answer, "1 2 ");
+    assert_eq!(turn.asked.lock().unwrap().last(), Some(&Asked::Cancel));
+}
