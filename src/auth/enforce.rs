@@ -122,6 +122,9 @@ fn admit(
     caller: Option<Caller>,
 ) -> Result<Option<Caller>, ApiError> {
     let accounts = state.accounts.mode == AuthMode::Accounts;
+    if area == Area::Mcp && origin::from_other_origin(request, state.config.public_url.as_ref()) {
+        return Err(ApiError::ForbiddenOrigin);
+    }
     match caller {
         Some(caller) => {
             let by_browser = matches!(

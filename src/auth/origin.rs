@@ -29,6 +29,21 @@ pub fn from_own_origin(request: &HttpRequest, public_url: Option<&Url>) -> bool 
     claimed.is_some_and(|url| url.origin() == own)
 }
 
+/// Whether `request` carries an `Origin` that is not bor's own (`null` included): a
+/// page of another site. MCP's transport refuses those, whatever the credential, against
+/// DNS rebinding; programs send no `Origin`.
+pub fn from_other_origin(request: &HttpRequest, public_url: Option<&Url>) -> bool {
+    let Some(origin) = request.headers().get(header::ORIGIN) else {
+        return false;
+    };
+    let claimed = origin
+        .to_str()
+        .ok()
+        .and_then(|text| Url::parse(text).ok())
+        .map(|url| url.origin());
+    claimed.is_none() || claimed != own_origin(request, public_url)
+}
+
 fn own_origin(request: &HttpRequest, public_url: Option<&Url>) -> Option<url::Origin> {
     public_base(request, public_url).map(|url| url.origin())
 }
@@ -78,6 +93,31 @@ mod tests {
         ));
         assert!(!judged(&[], None));
         assert!(!judged(&[("Origin", "null")], None));
+    }
+
+    #[test]
+    fn an_origin_of_another_site_is_told_and_no_origin_is_none() {
+        let request = |origin: Option<&str>| {
+            let request = TestRequest::post().insert_header(("Host", "127.0.0.1:8000"));
+            match origin {
+                Some(origin) => request.insert_header(("Origin", origin)),
+                None => request,
+            }
+            .to_http_request()
+        };
+        assert!(!from_other_origin(&request(None), None));
+        assert!(!from_other_origin(
+            &request(Some("http://127.0.0.1:8000")),
+            None
+        ));
+        for other in [
+            "http://evil.example",
+            "null",
+            "not a url",
+            "https://127.0.0.1:8000",
+        ] {
+            assert!(from_other_origin(&request(Some(other)), None), "{other}");
+        }
     }
 
     #[test]

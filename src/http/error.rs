@@ -65,7 +65,9 @@ pub enum ApiError {
     /// A collection or document the caller may read but not change.
     #[error("{0}")]
     NotWritable(String),
-    #[error("a change signed in by cookie must come from bor's own pages (Origin or Referer)")]
+    #[error(
+        "a change signed in by cookie, and every request to /mcp from a web page, must come from bor's own pages (Origin or Referer)"
+    )]
     ForbiddenOrigin,
     #[error("that username is taken")]
     UsernameTaken,

@@ -565,7 +565,7 @@ async fn every_read_path_shows_each_role_what_it_may_read_and_nothing_else() {
 }
 
 #[actix_web::test]
-async fn mcp_needs_a_key_or_a_session_from_bors_own_pages() {
+async fn mcp_needs_a_key_or_a_session_and_refuses_other_sites_pages() {
     const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
     let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
     app.add_user("ann", Role::Member).await;
@@ -604,8 +604,30 @@ async fn mcp_needs_a_key_or_a_session_from_bors_own_pages() {
     let reply = app.mcp(&cross_site, ping.clone()).await;
     assert_eq!(reply.status, 403, "{}", reply.text());
     assert_eq!(reply.json()["error"]["code"], "forbidden_origin");
-    let reply = app.mcp(&Credential::Cookie(cookie), ping).await;
+    let reply = app
+        .mcp(&Credential::Cookie(cookie.clone()), ping.clone())
+        .await;
     assert_eq!(reply.status, 200, "{}", reply.text());
+
+    // A web page of another site is refused even with a key (DNS rebinding).
+    let (_, key) = app.make_key(&cookie, "page").await;
+    let from_page = TestApp::client()
+        .post(format!("{}/mcp", app.address))
+        .bearer_auth(&key)
+        .insert_header(("Origin", "http://evil.example"))
+        .send_json(&ping)
+        .await
+        .unwrap();
+    let reply = Reply::read(from_page).await;
+    assert_eq!(reply.status, 403, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["code"], "forbidden_origin");
+    let reply = app.mcp(&Credential::Bearer(key), ping).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "a program sends no Origin: {}",
+        reply.text()
+    );
 }
 
 #[actix_web::test]
