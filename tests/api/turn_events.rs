@@ -219,15 +219,20 @@ async fn after_the_replay_window_the_stored_row_answers() {
     let live = rest(&mut events).await;
     app.wait_for_rows(1).await;
 
-    let mut stored = follow(&app, &turn_id, "?after=3", &[]).await;
-    let frames = rest(&mut stored).await;
-    assert_eq!(
+    // The live reader read to the end; a moment later the frames are let go and the
+    // row answers.
+    let mut frames = Vec::new();
+    let from_row = eventually(async || {
+        let mut stored = follow(&app, &turn_id, "?after=3", &[]).await;
+        frames = rest(&mut stored).await;
         frames
             .iter()
-            .map(|f| (f.id, f.event.as_str()))
-            .collect::<Vec<_>>(),
-        vec![(1, "delta"), (2, "done")]
-    );
+            .map(|f| (f.id, f.event.clone()))
+            .collect::<Vec<_>>()
+            == [(1, "delta".to_owned()), (2, "done".to_owned())]
+    })
+    .await;
+    assert!(from_row, "{frames:?}");
     assert_eq!(frames[0].data["text"], text(&live).as_str());
     let mut live_done = live.last().unwrap().data.clone();
     let mut stored_done = frames[1].data.clone();

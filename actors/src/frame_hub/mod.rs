@@ -31,6 +31,14 @@ use kept::KeptFrames;
 /// are let go, oldest first.
 pub const DEFAULT_MAX_KEPT_BYTES: usize = 256 * 1024 * 1024;
 
+/// How often a turn past its replay window is looked at again while a reader is still
+/// attached, and how many times at most (five seconds): a reader reads to the end
+/// even with no window at all, and one that never reads holds the frames no longer.
+const READER_GRACE: Duration = Duration::from_millis(100);
+const READER_GRACE_CHECKS: u32 = 50;
+/// The longest a reader keeps an ended turn past its window.
+pub const MAX_READER_GRACE: Duration = READER_GRACE.saturating_mul(READER_GRACE_CHECKS);
+
 /// Bytes a kept turn is counted for besides its frames: its entry, its owner, its
 /// watch of the last number.
 const TURN_OVERHEAD: usize = 256;
@@ -83,14 +91,34 @@ impl FrameHub {
         // Readers waiting for a frame look again and see the end.
         turn.last_id.send_modify(|_| {});
         self.ended.push_back(turn_id);
-        ctx.run_later(self.replay_for, move |hub, _| {
-            // Every turn waits the same window, so the turn whose window ends is the
-            // earliest ended still listed, unless the bound let it go already.
-            if hub.ended.front() == Some(&turn_id) {
-                hub.ended.pop_front();
-            }
-            hub.let_go(turn_id);
+        ctx.run_later(self.replay_for, move |hub, ctx| {
+            hub.window_passed(turn_id, READER_GRACE_CHECKS, ctx);
         });
+    }
+
+    /// The turn's replay window has passed: its frames are let go, unless a reader is
+    /// still attached (one still reading to the end, however short the window), in
+    /// which case it is looked at again a moment later, `checks_left` more times.
+    fn window_passed(&mut self, turn_id: Uuid, checks_left: u32, ctx: &mut Context<Self>) {
+        let read_on = self
+            .turns
+            .get(&turn_id)
+            .is_some_and(|turn| turn.last_id.receiver_count() > 0);
+        if read_on && checks_left > 0 {
+            ctx.run_later(READER_GRACE, move |hub, ctx| {
+                hub.window_passed(turn_id, checks_left - 1, ctx);
+            });
+            return;
+        }
+        self.let_go(turn_id);
+        // The entries of turns already let go leave the front of the list.
+        while self
+            .ended
+            .front()
+            .is_some_and(|front| !self.turns.contains_key(front))
+        {
+            self.ended.pop_front();
+        }
     }
 
     fn let_go(&mut self, turn_id: Uuid) {

@@ -208,7 +208,10 @@ async fn an_ended_turn_is_let_go_after_the_replay_window() {
     let mut last_id = turn.follow(turn.owner).await.unwrap();
     tokio::time::sleep(WINDOW - Duration::from_secs(1)).await;
     assert_eq!(turn.read_after(0).await.unwrap().frames.len(), 2);
+    // A reader attached keeps it a little past the window, to read to the end.
     tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(turn.read_after(0).await.unwrap().frames.len(), 2);
+    tokio::time::sleep(MAX_READER_GRACE).await;
     assert!(turn.read_after(0).await.is_none());
     assert!(turn.follow(turn.owner).await.is_none());
     // A reader still waiting learns it is over.
