@@ -1,6 +1,6 @@
 // The DOM of the conversation: one block per exchange, the question as plain text and
 // the answer as an `article` (thinking, a notice on a deflected answer, rendered answer
-// with its citations linked, a note, its rating, sources).
+// with its citations linked, a note, sources, its rating).
 
 import { linkCitations, passageHref, placeLabel } from "./citations.js";
 import { element } from "./dom.js";
@@ -70,8 +70,8 @@ export class ExchangeView {
       this.deflected,
       this.body,
       this.note,
-      this.feedback.root,
       this.sources,
+      this.feedback.root,
     );
     this.root.append(question, this.article);
     this.renderedAnswer = null;

@@ -117,8 +117,10 @@ test("stored turns become exchanges as a finished live turn leaves them", () => 
   const source = { n: 1, document_id: 3, title: "Notes", chunk_id: 9, score: 0.8, heading: "", snippet: "…", page: null };
   assert.deepEqual(
     exchangeOfTurn({ turn_id: "t", question: "Q", answer: "A [1]", status: "done", path: "grounded", sources: [source], created_at: "x" }),
-    { question: "Q", turnId: "t", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "", deflected: false },
+    { question: "Q", turnId: "t", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "", deflected: false, feedback: null },
   );
+  const rating = { rating: "down", reason: "missing_source", comment: "", updated_at: "y" };
+  assert.deepEqual(exchangeOfTurn({ turn_id: "t", question: "Q", answer: "A", status: "done", feedback: rating }).feedback, rating);
   assert.equal(exchangeOfTurn({ question: "Q", answer: "A", status: "done", path: "deflected", sources: [] }).deflected, true);
   const stopped = exchangeOfTurn({ question: "Q", answer: "half", status: "stopped", sources: null });
   assert.equal(stopped.status, "stopped");
