@@ -1,7 +1,8 @@
 //! Fault drills: bor in front of an LLM server that dies mid-stream and comes back, or
 //! answers garbage; through a database outage; with a database slower than the turns
-//! or paused; with clients that leave mid-stream or
-//! stop reading; and under a sweep of malformed chat requests. Each drill checks that
+//! or paused; with clients that leave mid-stream and come back, or stop reading; with
+//! the instance serving readers dying under them; and under a sweep of malformed chat
+//! requests. Each drill checks that
 //! every turn ends with the right frame, none hangs, and nothing is left behind (turn
 //! slots, LLM actors, upstream requests).
 //!
