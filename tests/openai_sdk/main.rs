@@ -262,7 +262,18 @@ async fn a_full_service_is_a_503_busy_with_retry_after() {
         (&json!(503), &json!("busy"))
     );
     assert_eq!(error["retry_after"], "1");
+    // Leaving an `/api/chat` stream does not stop its turn: Stop does.
+    let turn_id = holding
+        .headers()
+        .get("x-turn-id")
+        .and_then(|value| value.to_str().ok())
+        .unwrap()
+        .to_owned();
     drop(holding);
+    let stopped = app
+        .send("post", &format!("/api/turns/{turn_id}/stop"), &[])
+        .await;
+    assert_eq!(stopped.status, 204);
     assert!(eventually(async || app.turns_in_flight() == 0).await);
 }
 

@@ -39,17 +39,19 @@ async fn a_server_killed_mid_stream_ends_the_turn_with_llm_interrupted() {
 }
 
 #[actix_web::test]
-async fn a_client_that_leaves_mid_stream_frees_the_model_server() {
+async fn a_turn_stopped_mid_stream_frees_the_model_server() {
     let server = ModelServer::start();
     let app = RealModelApp::spawn(&server.base_url(), &[]).await;
 
-    let mut frames = app.open_chat(LONG_QUESTION).await;
+    let (turn_id, mut frames) = app.open_turn(json!({ "message": LONG_QUESTION })).await;
     let first = next_frame(&mut frames).await.expect("a first frame");
     assert_eq!(first.event, "delta", "{first:?}");
     drop(frames);
+    // Leaving the stream does not stop an `/api/chat` turn; Stop does.
+    assert_eq!(app.stop_turn(&turn_id).await, 204);
 
-    // bor notices at its next write (keep-alive 1 s) and drops the upstream request; the
-    // server notices at its next token and stops generating.
+    // bor drops the upstream request; the server notices at its next token and stops
+    // generating.
     let waited = Instant::now();
     while !server.log().contains("Disconnected from client") {
         assert!(

@@ -145,6 +145,11 @@ impl RealModelApp {
 
     /// Sends a whole chat body (e.g. with `history`) and returns the frames as they come.
     pub async fn open_chat_json(&self, body: Value) -> FrameStream {
+        self.open_turn(body).await.1
+    }
+
+    /// Sends a chat body; the turn's id (`X-Turn-Id`) and its frames as they come.
+    pub async fn open_turn(&self, body: Value) -> (String, FrameStream) {
         let response = awc::Client::builder()
             .timeout(STREAM_TIMEOUT)
             .finish()
@@ -154,7 +159,13 @@ impl RealModelApp {
             .await
             .expect("the chat request is sent");
         assert_eq!(response.status(), 200, "the turn streams");
-        response
+        let turn_id = response
+            .headers()
+            .get("x-turn-id")
+            .and_then(|value| value.to_str().ok())
+            .expect("the turn's id")
+            .to_owned();
+        let frames = response
             .eventsource()
             .map(|event| {
                 let event = event.expect("a well-formed SSE stream");
@@ -163,7 +174,19 @@ impl RealModelApp {
                     data: serde_json::from_str(&event.data).expect("frame data is JSON"),
                 }
             })
-            .boxed_local()
+            .boxed_local();
+        (turn_id, frames)
+    }
+
+    /// `POST /api/turns/{turn_id}/stop`; the status.
+    pub async fn stop_turn(&self, turn_id: &str) -> u16 {
+        awc::Client::new()
+            .post(format!("{}/api/turns/{turn_id}/stop", self.address))
+            .send()
+            .await
+            .expect("the stop is sent")
+            .status()
+            .as_u16()
     }
 
     /// POSTs `body` to an admin route with `token`; the status.
