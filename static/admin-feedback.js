@@ -20,6 +20,14 @@ const ANSWER_CHARS = 600;
 
 const REASON_WORDS = new Map(REASONS);
 
+/** A source's signals, in the words "Try retrieval" uses. */
+const SIGNALS = [
+  ["vector", "vector"],
+  ["full_text", "full text"],
+  ["fused", "fused"],
+  ["rerank", "re-ranked"],
+];
+
 export class FeedbackReview {
   /** `token()` is the admin token in use (empty with a session). */
   constructor({ token }) {
@@ -149,7 +157,7 @@ export class FeedbackReview {
     const sources = element("ol", { class: "feedback-sources", "aria-label": "Sources given" });
     for (const source of turn.sources) {
       const place = [source.collection, source.path].filter(Boolean).join(" · ");
-      const score = typeof source.score === "number" ? ` · score ${source.score.toFixed(2)}` : "";
+      const score = signalWords(source.signals ?? {});
       const entry = element("li", {});
       entry.append(
         element("a", { href: passageHref(source), target: "_blank", rel: "noopener" }, String(source.title ?? "Untitled")),
@@ -181,6 +189,13 @@ export class FeedbackReview {
     item.append(expected, open, picker.root);
     return item;
   }
+}
+
+/** Each ranking's score of a source, as " · vector 0.71 · full text 3.20 · …". */
+function signalWords(signals) {
+  return SIGNALS.filter(([key]) => typeof signals[key] === "number")
+    .map(([key, words]) => ` · ${words} ${signals[key].toFixed(2)}`)
+    .join("");
 }
 
 function expectedWords(count) {

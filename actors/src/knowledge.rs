@@ -2,7 +2,8 @@
 //! PostgreSQL; the actors only see this trait.
 
 use futures_util::future::BoxFuture;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::llm::{ChatMessage, Role};
 
@@ -18,6 +19,22 @@ pub struct ChunkHit {
     pub heading: String,
     /// The PDF page the chunk starts on.
     pub page: Option<u32>,
+    pub signals: Signals,
+}
+
+/// Each ranking's score for a retrieved chunk: what put it where it is, kept with the
+/// turn for whoever reviews it (docs/PROTOCOL.md, "Sources and citations").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Signals {
+    /// Cosine similarity of the embeddings (also the hit's `score`).
+    pub vector: Option<f32>,
+    /// BM25 of the query's words; `null` when full text did not rank the chunk among
+    /// its best.
+    pub full_text: Option<f32>,
+    /// The fused score, 0 to 1 (docs/RETRIEVAL.md, "Hybrid ranking").
+    pub fused: Option<f32>,
+    /// The re-ranking server's score, when it re-ranked the candidates.
+    pub rerank: Option<f32>,
 }
 
 /// The outcome of retrieval for a question (docs/PROTOCOL.md, "Retrieval" and "Grounded
@@ -134,6 +151,7 @@ mod tests {
             text: "x".into(),
             heading: String::new(),
             page: None,
+            signals: Default::default(),
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::knowledge::Signals;
 use chrono::{DateTime, Utc};
 use pulldown_cmark::{Event, Options, Parser, TagEnd};
 use serde::{Deserialize, Serialize};
@@ -149,6 +150,10 @@ pub struct Source {
     pub snippet: String,
     /// The PDF page the chunk starts on, from 1.
     pub page: Option<u32>,
+    /// Each ranking's score for the chunk (all `null` on rows from before they were
+    /// kept, and for a chunk a tool read by its id).
+    #[serde(default)]
+    pub signals: Signals,
 }
 
 /// The longest `snippet` of a source, in characters (`…` included).

@@ -64,7 +64,11 @@ impl Retrieval {
             let mut slots: Vec<Option<ChunkHit>> = self.hits.into_iter().map(Some).collect();
             self.hits = order_by_score(scores)
                 .into_iter()
-                .filter_map(|position| slots[position].take())
+                .filter_map(|position| {
+                    let mut hit = slots[position].take()?;
+                    hit.signals.rerank = Some(scores[position]);
+                    Some(hit)
+                })
                 .collect();
         }
         self.top(top_k)
@@ -84,6 +88,7 @@ mod tests {
             text: format!("text {chunk_id}"),
             heading: String::new(),
             page: None,
+            signals: Default::default(),
         }
     }
 
@@ -100,6 +105,12 @@ mod tests {
         };
         let reranked = retrieval.clone().reranked(&[0.1, 0.9, 0.1, 0.5], 3);
         assert_eq!(ids(&reranked), vec![2, 4, 1]);
+        let kept: Vec<Option<f32>> = reranked.hits.iter().map(|h| h.signals.rerank).collect();
+        assert_eq!(
+            kept,
+            [Some(0.9), Some(0.5), Some(0.1)],
+            "each keeps its score"
+        );
         assert_eq!(reranked.best_cosine, Some(0.5));
         assert!(reranked.text_match);
         assert_eq!(ids(&retrieval.clone().reranked(&[1.0], 2)), vec![1, 2]);

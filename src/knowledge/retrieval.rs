@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bor_actors::knowledge::{ChunkHit, Retrieval};
+use bor_actors::knowledge::{ChunkHit, Retrieval, Signals};
 
 use super::full_text::FullTextIndex;
 use super::fusion;
@@ -123,6 +123,11 @@ pub fn retrieval_of(
         .iter()
         .map(|hit| (hit.chunk_id, hit.score))
         .collect();
+    let text_scores: HashMap<i64, f64> = rankings
+        .by_text
+        .iter()
+        .map(|hit| (hit.chunk_id, hit.score))
+        .collect();
     let query_unit = normalised(embedding);
     let hits = rankings
         .fused
@@ -149,6 +154,12 @@ pub fn retrieval_of(
                 text: chunk.text.to_string(),
                 heading: chunk.heading.to_string(),
                 page: chunk.page,
+                signals: Signals {
+                    vector: Some(score),
+                    full_text: text_scores.get(&fused.chunk_id).map(|score| *score as f32),
+                    fused: Some(fused.score as f32),
+                    rerank: None,
+                },
             })
         })
         .collect();

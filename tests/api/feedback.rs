@@ -259,6 +259,17 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
     assert_eq!(reviewed["asker"], "ann");
     assert_eq!(reviewed["question"], KETTLE_QUESTION);
     assert_eq!(reviewed["sources"][0]["collection"], "default");
+    // Each source keeps each ranking's score from the turn.
+    let signals = &reviewed["sources"][0]["signals"];
+    assert!(
+        signals["vector"].is_number() && signals["fused"].is_number(),
+        "{signals}"
+    );
+    assert_eq!(
+        signals["rerank"],
+        Value::Null,
+        "re-ranking is off on this instance"
+    );
     assert_eq!(reviewed["expected_chunk_ids"], json!([]));
     assert_eq!(
         listed.json()["by_collection"],

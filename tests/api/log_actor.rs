@@ -141,6 +141,7 @@ async fn a_turn_whose_texts_hold_u0000_is_written_without_it_and_the_next_rows_f
             heading: String::new(),
             snippet: String::new(),
             page: None,
+            signals: Default::default(),
         }],
         ..record(TurnOutcome::Done)
     };

@@ -131,7 +131,7 @@ test("an admin names the passage a thumbs-down missed and runs the evaluation se
   assert.equal(added, 201);
 
   const ann = await signedIn(t, { width: 1280, height: 800 });
-  await ask(ann.page, "Where do we keep the limescale remover?");
+  await ask(ann.page, "Where is the descaler bottle for the office kettle?");
   await waitForStatus(ann.page, "Answer ready.");
   await waitForIdle(ann.page);
   await ann.page.getByRole("button", { name: "Not helpful" }).click();
@@ -142,8 +142,10 @@ test("an admin names the passage a thumbs-down missed and runs the evaluation se
   const { page, problems } = boss;
   await page.goto(new URL("/admin", suite.bor.url).toString());
   const rated = page.getByRole("list", { name: "Rated answers" }).getByRole("listitem").first();
-  await rated.getByText("Where do we keep the limescale remover?").first().waitFor();
+  await rated.getByText("Where is the descaler bottle for the office kettle?").first().waitFor();
   await rated.getByText("Not helpful — The right passage was not found").waitFor();
+  // The answer was grounded: its source shows each ranking's score.
+  await rated.getByRole("list", { name: "Sources given" }).getByText(/vector \d\.\d\d · .*fused \d\.\d\d/).waitFor();
   await rated.getByRole("button", { name: "Name the right passages" }).click();
   const search = rated.getByRole("searchbox", { name: "Search as the asker" });
   await search.fill("descaler bottle cupboard");

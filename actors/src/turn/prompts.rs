@@ -79,6 +79,7 @@ mod tests {
                 text: "Refunds take 14 days.\n".into(),
                 heading: "Policy › Refunds".into(),
                 page: Some(4),
+                signals: Default::default(),
             },
             ChunkHit {
                 document_id: 4,
@@ -88,6 +89,7 @@ mod tests {
                 text: "Shipping is free.".into(),
                 heading: String::new(),
                 page: None,
+                signals: Default::default(),
             },
         ];
         let prompt = grounded_system(&hits, &[1, 2], true);

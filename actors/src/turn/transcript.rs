@@ -184,6 +184,7 @@ fn source_of(hit: &ChunkHit, n: u32) -> Source {
         heading: hit.heading.clone(),
         snippet: snippet_of(&hit.text),
         page: hit.page,
+        signals: hit.signals,
     }
 }
 
@@ -207,6 +208,7 @@ mod tests {
             text: "  some\n text ".into(),
             heading: "H".into(),
             page: None,
+            signals: Default::default(),
         }
     }
 

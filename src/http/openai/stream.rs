@@ -117,6 +117,7 @@ mod tests {
                 heading: String::new(),
                 snippet: "Refunds take 14 days.".into(),
                 page: None,
+                signals: Default::default(),
             }],
             truncated: false,
             stopped: false,
@@ -162,7 +163,7 @@ mod tests {
             chunk(
                 "{}",
                 &format!(
-                    "\"stop\"}}],\"bor\":{{\"turn_id\":\"{}\",\"path\":\"grounded\",\"sources\":[{{\"n\":1,\"document_id\":7,\"title\":\"Refunds\",\"chunk_id\":70,\"score\":0.5,\"heading\":\"\",\"snippet\":\"Refunds take 14 days.\",\"page\":null}}]}}}}",
+                    "\"stop\"}}],\"bor\":{{\"turn_id\":\"{}\",\"path\":\"grounded\",\"sources\":[{{\"n\":1,\"document_id\":7,\"title\":\"Refunds\",\"chunk_id\":70,\"score\":0.5,\"heading\":\"\",\"snippet\":\"Refunds take 14 days.\",\"page\":null,\"signals\":{{\"vector\":null,\"full_text\":null,\"fused\":null,\"rerank\":null}}}}]}}}}",
                     Uuid::nil()
                 ),
             ),

@@ -179,6 +179,7 @@ pub fn hit(chunk_id: i64, score: f32) -> ChunkHit {
         text: format!("Text of chunk {chunk_id}."),
         heading: format!("Part {}", chunk_id % 10),
         page: None,
+        signals: Default::default(),
     }
 }
 
