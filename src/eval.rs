@@ -209,14 +209,14 @@ async fn evaluate_feedback_set(
 const RUNS_SHOWN: i64 = 5;
 
 /// The runs as a before/after table (oldest first, the one just made last), then the
-/// queries whose passages were not in the top 10.
+/// queries a turn would not answer from a named passage.
 fn feedback_table(
     evaluation: &feedback::FeedbackEvaluation,
     runs: &[db::feedback::EvalRun],
 ) -> String {
     let mut out = format!(
         "evaluation set  {} queries (rated turns given the passages that should have been found)\n\n\
-         {:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10} {:>10} {:>10} {:>10}\n",
+         {:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10} {:>10} {:>10} {:>10} {:>9}\n",
         evaluation.run.queries,
         "run",
         "when (UTC)",
@@ -227,6 +227,7 @@ fn feedback_table(
         "doc R@10",
         "pass. R@10",
         "pass. MRR",
+        "answered",
     );
     for run in runs.iter().rev() {
         let setting = |name: &str| match &run.settings[name] {
@@ -242,7 +243,7 @@ fn feedback_table(
         let measure =
             |level: &str, name: &str| run.measures[ranking][level][name].as_f64().unwrap_or(0.0);
         out.push_str(&format!(
-            "{:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10.4} {:>10.4} {:>10.4} {:>10.4}\n",
+            "{:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>8.0}%\n",
             run.id,
             run.created_at.format("%Y-%m-%d %H:%M"),
             setting("embedding_model"),
@@ -256,15 +257,19 @@ fn feedback_table(
             measure("documents", "recall_at_10"),
             measure("passages", "recall_at_10"),
             measure("passages", "mrr_at_10"),
+            100.0 * run.measures["answered"].as_f64().unwrap_or(0.0),
         ));
     }
     let missed: Vec<&feedback::QueryOutcome> = evaluation
         .queries
         .iter()
-        .filter(|query| query.passage_rank.is_none())
+        .filter(|query| !query.answered)
         .collect();
     if !missed.is_empty() {
-        out.push_str(&format!("\nnot in the top 10 ({}):\n", missed.len()));
+        out.push_str(&format!(
+            "\nnot answered from a named passage ({}: deflected, or none among the passages a turn gives the model):\n",
+            missed.len()
+        ));
         for query in missed {
             out.push_str(&format!("  {}  {}\n", query.turn_id, query.query));
         }

@@ -94,14 +94,14 @@ export class FeedbackReview {
     this.evalStatus.textContent = "Running the evaluation set…";
     try {
       const evaluation = await runFeedbackEval(this.token());
-      const missed = evaluation.queries.filter((query) => query.passage_rank === null);
+      const missed = evaluation.queries.filter((query) => !query.answered);
       this.missed.replaceChildren(
         ...missed.map((query) => element("li", {}, `${query.query} (turn ${query.turn_id})`)),
       );
       this.missed.hidden = missed.length === 0;
       this.evalStatus.textContent =
         `Run ${evaluation.run.id}: ${evaluation.run.queries} queries, ` +
-        `${missed.length} with no named passage in the top 10.`;
+        `${missed.length} a turn would not answer from a named passage.`;
     } catch (error) {
       this.evalStatus.textContent = error.message;
     }
@@ -296,6 +296,7 @@ function runRow(run) {
     element("td", {}, figure("documents", "ndcg_at_10")),
     element("td", {}, figure("passages", "recall_at_10")),
     element("td", {}, figure("passages", "mrr_at_10")),
+    element("td", {}, typeof run.measures?.answered === "number" ? `${Math.round(100 * run.measures.answered)} %` : "–"),
   );
   return row;
 }

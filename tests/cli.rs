@@ -610,7 +610,8 @@ async fn eval_feedback_runs_the_instances_own_set_and_exports_it() {
         table.contains(&run_line),
         "the earlier run is shown: {table}"
     );
-    assert!(!table.contains("not in the top 10"), "{table}");
+    assert!(!table.contains("not answered"), "{table}");
+    assert_eq!(first["queries"][0]["answered"], true, "{first}");
 
     let exported_dir = std::env::temp_dir().join(format!("bor-eval-export-{}", std::process::id()));
     let exported_to = exported_dir.to_str().expect("a UTF-8 path");

@@ -54,6 +54,8 @@ pub struct RankingMeasures {
 /// on.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 pub struct RunMeasures {
+    /// The share of the queries a turn would now answer from a named passage.
+    pub answered: f64,
     pub fused: RankingMeasures,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reranked: Option<RankingMeasures>,
@@ -70,6 +72,9 @@ pub struct QueryOutcome {
     pub passage_rank: Option<usize>,
     /// The rank of the first document of a named passage within the top 10.
     pub document_rank: Option<usize>,
+    /// A turn asking it now would be grounded and give the model a named passage (one
+    /// within `BOR_RETRIEVAL_TOP_K`); `false`: the query still fails.
+    pub answered: bool,
 }
 
 /// A run of the evaluation set: as kept, each query's outcome, and the run before it.
@@ -88,6 +93,7 @@ pub fn retrieval_settings(config: &Config) -> serde_json::Value {
         "chunk_chars": config.chunk_chars,
         "chunk_overlap": config.chunk_overlap,
         "retrieval_top_k": config.retrieval_top_k,
+        "deflect_threshold": config.deflect_threshold,
         "rerank": config.rerank_base_url.is_some(),
         "rerank_model": config.rerank_model,
     })
@@ -136,10 +142,15 @@ pub async fn evaluate_feedback(
         if rerank.is_some() {
             reranked.push(measures(turn, &as_turned));
         }
+        let passage_rank = first_rank(as_turned.iter().map(|(chunk, _)| *chunk), &turn.chunk_ids);
+        let grounded = outcome
+            .retrieval
+            .is_grounded(config.deflect_threshold as f32);
         queries.push(QueryOutcome {
             turn_id: turn.turn_id,
             query: turn.query.clone(),
-            passage_rank: first_rank(as_turned.iter().map(|(chunk, _)| *chunk), &turn.chunk_ids),
+            answered: grounded && passage_rank.is_some_and(|rank| rank <= config.retrieval_top_k),
+            passage_rank,
             document_rank: first_rank(
                 distinct(as_turned.iter().map(|(_, document)| *document)),
                 &turn.document_ids,
@@ -150,7 +161,13 @@ pub async fn evaluate_feedback(
         documents: Measures::mean(&all.iter().map(|m| m.documents).collect::<Vec<_>>()),
         passages: Measures::mean(&all.iter().map(|m| m.passages).collect::<Vec<_>>()),
     };
+    let answered = queries.iter().filter(|query| query.answered).count();
     let measured = RunMeasures {
+        answered: if queries.is_empty() {
+            0.0
+        } else {
+            answered as f64 / queries.len() as f64
+        },
         fused: mean(&fused),
         reranked: rerank.map(|_| mean(&reranked)),
     };

@@ -361,6 +361,8 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
     let before = before.json();
     assert_eq!(before["run"]["queries"], 1);
     assert_eq!(before["queries"][0]["passage_rank"], Value::Null);
+    assert_eq!(before["queries"][0]["answered"], false);
+    assert_eq!(before["run"]["measures"]["answered"], 0.0);
     assert_eq!(
         before["run"]["measures"]["fused"]["passages"]["recall_at_10"],
         0.0
@@ -375,6 +377,8 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
     assert_eq!(after.status, 200, "{}", after.text());
     let after = after.json();
     assert_eq!(after["queries"][0]["passage_rank"], 1);
+    assert_eq!(after["queries"][0]["answered"], true, "{after}");
+    assert_eq!(after["run"]["measures"]["answered"], 1.0);
     assert_eq!(
         after["run"]["measures"]["reranked"]["passages"]["recall_at_10"],
         1.0

@@ -156,7 +156,7 @@ test("an admin names the passage a thumbs-down missed and runs the evaluation se
   await rated.getByText("1 passage named: in the evaluation set.").waitFor();
 
   await page.getByRole("button", { name: "Run the evaluation set" }).click();
-  await page.getByText(/^Run \d+: 1 queries/).waitFor();
+  await page.getByText(/^Run \d+: 1 queries, 0 a turn would not answer/).waitFor();
   const runs = page.getByRole("table", { name: "Evaluation set" });
   await waitUntil(async () => (await runs.getByRole("row").count()) === 2, { what: "one run listed" });
   await screenshot(page, "feedback-admin-review");
