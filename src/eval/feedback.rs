@@ -143,9 +143,7 @@ pub async fn evaluate_feedback(
             reranked.push(measures(turn, &as_turned));
         }
         let passage_rank = first_rank(as_turned.iter().map(|(chunk, _)| *chunk), &turn.chunk_ids);
-        let grounded = outcome
-            .retrieval
-            .is_grounded(config.deflect_threshold as f32);
+        let grounded = outcome.retrieval.is_grounded(config.deflect_threshold);
         queries.push(QueryOutcome {
             turn_id: turn.turn_id,
             query: turn.query.clone(),
