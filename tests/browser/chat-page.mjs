@@ -62,6 +62,27 @@ export async function openChat(suite, contextOptions = {}, prepare = async () =>
   return { context, page, problems };
 }
 
+/**
+ * A browser context of `username`'s own (closed when test `t` ends), signed in on the
+ * sign-in page with `password` and sent on to `path` (the chat page by default, then
+ * ready for a question); its page and the problems the page logs.
+ */
+export async function signedInAs(suite, t, { username, password, viewport, path = "/" }) {
+  const context = await suite.browser.newContext(viewport ? { viewport } : {});
+  context.setDefaultTimeout(15_000);
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const problems = [];
+  recordProblems(page, problems);
+  await page.goto(new URL(`/login?next=${encodeURIComponent(path)}`, suite.bor.url).toString());
+  await page.getByRole("textbox", { name: "Username" }).fill(username);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === path);
+  if (path === "/") await page.getByRole("textbox", { name: "Message" }).waitFor();
+  return { page, problems };
+}
+
 /** Types `text` into the message box and presses Send. */
 export async function ask(page, text) {
   await page.getByRole("textbox", { name: "Message" }).fill(text);

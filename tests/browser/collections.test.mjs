@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { ask, recordProblems, screenshot, waitForIdle, waitForStatus } from "./chat-page.mjs";
+import { ask, screenshot, signedInAs, waitForIdle, waitForStatus } from "./chat-page.mjs";
 import { ARTIFACTS, runBor, startSuite, waitUntil } from "./harness.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -28,20 +28,8 @@ after(async () => {
 });
 
 /** A browser of `username`'s own at phone width, signed in and sent to `path`. */
-async function signedIn(t, username, path) {
-  const context = await suite.browser.newContext({ viewport: PHONE });
-  context.setDefaultTimeout(15_000);
-  t.after(() => context.close());
-  const page = await context.newPage();
-  const problems = [];
-  recordProblems(page, problems);
-  await page.goto(new URL(`/login?next=${encodeURIComponent(path)}`, suite.bor.url).toString());
-  await page.getByRole("textbox", { name: "Username" }).fill(username);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname === path);
-  return { page, problems };
-}
+const signedIn = (t, username, path) =>
+  signedInAs(suite, t, { username, password: PASSWORD, viewport: PHONE, path });
 
 /** A Markdown file for an `<input type=file>`. */
 const markdown = (name, text) => ({ name, mimeType: "text/markdown", buffer: Buffer.from(text) });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { ask, recordProblems, screenshot, waitForIdle, waitForStatus } from "./chat-page.mjs";
+import { ask, screenshot, signedInAs, waitForIdle, waitForStatus } from "./chat-page.mjs";
 import { runBor, startSuite, waitUntil } from "./harness.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -22,22 +22,8 @@ after(async () => {
   await suite?.stop();
 });
 
-async function signedIn(t, viewport, username = "ann") {
-  const context = await suite.browser.newContext({ viewport });
-  context.setDefaultTimeout(15_000);
-  t.after(() => context.close());
-  const page = await context.newPage();
-  const problems = [];
-  recordProblems(page, problems);
-  await page.goto(suite.bor.url);
-  await page.waitForURL((url) => url.pathname === "/login");
-  await page.getByRole("textbox", { name: "Username" }).fill(username);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname === "/");
-  await page.getByRole("textbox", { name: "Message" }).waitFor();
-  return { page, problems };
-}
+const signedIn = (t, viewport, username = "ann") =>
+  signedInAs(suite, t, { username, password: PASSWORD, viewport });
 
 /** The stored rating of the conversation's first turn, as the API gives it. */
 async function storedRating(page, conversation) {
