@@ -265,14 +265,14 @@ kept_run() {
     local name=$1 rows_before started refused_before
     shift
     drained
-    refused_before=$(curl -sf "http://$BOR_ADDR/metrics" | grep '^bor_turns_refused_total' | tr '\n' ';')
+    refused_before=$(curl -sf "http://$BOR_ADDR/metrics" | { grep '^bor_turns_refused_total' || true; } | tr '\n' ';')
     rows_before=$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')
     loadgen "$name-load" "$@"
     started=$(date +%s.%N)
     drained
     python3 - "$OUT/$name-load.json" "$OUT/$name.json" "$rows_before" "$started" "$(date +%s.%N)" \
         "$(psql -qtA -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c 'SELECT count(*) FROM query_log')" \
-        "$(log_stats)" "$(curl -sf "http://$BOR_ADDR/metrics" | grep '^bor_turns_refused_total' | tr '\n' ';')" \
+        "$(log_stats)" "$(curl -sf "http://$BOR_ADDR/metrics" | { grep '^bor_turns_refused_total' || true; } | tr '\n' ';')" \
         "$refused_before" <<'PY'
 import json, sys
 load = json.load(open(sys.argv[1]))

@@ -12,6 +12,8 @@ pub struct TurnFinished {
     pub record: TurnRecord,
     /// The turn's span: its log line is written inside it, with the turn's context.
     pub span: tracing::Span,
+    /// The turn's slot, freed once the row is queued.
+    pub slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl TurnFinished {
@@ -20,7 +22,13 @@ impl TurnFinished {
         Self {
             record,
             span: tracing::Span::current(),
+            slot: None,
         }
+    }
+
+    /// The same, carrying the turn's slot to the LogActor.
+    pub fn holding(self, slot: Option<tokio::sync::OwnedSemaphorePermit>) -> Self {
+        Self { slot, ..self }
     }
 }
 

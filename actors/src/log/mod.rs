@@ -13,7 +13,9 @@
 //! is merely slower than the turns costs refused turns, never lost rows. Past the
 //! capacity the oldest rows are dropped; the capacity leaves room above the mark for
 //! every turn that may be in flight, so only an outage that outlasts the queue and
-//! more turns than that can reach it.
+//! more turns than that can reach it. A turn's slot travels with its record
+//! (`TurnFinished::slot`) and is freed once the row is queued: rows still in this
+//! actor's mailbox count among the turns in flight, however far it lags.
 
 mod messages;
 
@@ -291,7 +293,11 @@ impl Actor for LogActor {
 impl Handler<TurnFinished> for LogActor {
     type Result = ();
 
-    fn handle(&mut self, TurnFinished { record, span }: TurnFinished, ctx: &mut Self::Context) {
+    fn handle(
+        &mut self,
+        TurnFinished { record, span, slot }: TurnFinished,
+        ctx: &mut Self::Context,
+    ) {
         span.in_scope(|| log_turn_line(&record));
         self.stats.turns.count(&record);
         metrics().observe_turn(&record);
@@ -311,6 +317,8 @@ impl Handler<TurnFinished> for LogActor {
         }
         self.queue.push_back(record);
         self.publish_backlog();
+        // The row counts in the backlog now: the turn's slot may take a new turn.
+        drop(slot);
         self.write_next(ctx);
     }
 }

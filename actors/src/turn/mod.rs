@@ -78,8 +78,9 @@ pub struct TurnActor {
     transcript: Transcript,
     /// Entered while the actor works, so that every log line of the turn carries its id.
     span: tracing::Span,
-    /// The turn's place under the concurrency limit, freed when the actor is dropped.
-    _slot: Option<OwnedSemaphorePermit>,
+    /// The turn's place under the concurrency limit, handed to the LogActor with the
+    /// turn's record (freed once the row is queued), or freed when the actor is dropped.
+    slot: Option<OwnedSemaphorePermit>,
 }
 
 /// What the actor uses once, when it starts.
@@ -112,7 +113,7 @@ impl TurnActor {
             messages: Vec::new(),
             span: tracing::info_span!("turn", %turn_id),
             turn_id,
-            _slot: deps.slot,
+            slot: deps.slot,
             query: searched_query(&spec.question, &spec.history),
             spec,
         }

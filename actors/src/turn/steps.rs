@@ -246,7 +246,7 @@ impl TurnActor {
     fn succeed(&mut self, ctx: &mut Context<Self>) -> Phase {
         let record = self.record(TurnOutcome::Done);
         self.send_frame(Frame::Done(self.transcript.done_frame(&record)), ctx);
-        self.log.do_send(TurnFinished::new(record));
+        self.log_turn(record);
         self.finish_stream(ctx);
         Phase::Ended
     }
@@ -256,16 +256,14 @@ impl TurnActor {
             Frame::error(self.turn_id, self.spec.conversation_id, code),
             ctx,
         );
-        self.log
-            .do_send(TurnFinished::new(self.record(TurnOutcome::Error(code))));
+        self.log_turn(self.record(TurnOutcome::Error(code)));
         self.finish_stream(ctx);
         Phase::Ended
     }
 
     /// The client went away: keep the partial answer as a `stopped` row.
     pub(super) fn stop_turn(&mut self, ctx: &mut Context<Self>) -> Phase {
-        self.log
-            .do_send(TurnFinished::new(self.record(TurnOutcome::Stopped)));
+        self.log_turn(self.record(TurnOutcome::Stopped));
         self.close_stream(ctx);
         Phase::Ended
     }
@@ -276,7 +274,7 @@ impl TurnActor {
         tracing::info!("the turn's owner stopped it");
         let record = self.record(TurnOutcome::Stopped);
         self.send_frame(Frame::Done(self.transcript.done_frame(&record)), ctx);
-        self.log.do_send(TurnFinished::new(record));
+        self.log_turn(record);
         self.finish_stream(ctx);
         Phase::Ended
     }
@@ -289,10 +287,17 @@ impl TurnActor {
             Frame::error(self.turn_id, self.spec.conversation_id, ErrorCode::Internal),
             ctx,
         );
-        self.log
-            .do_send(TurnFinished::new(self.record(TurnOutcome::Stopped)));
+        self.log_turn(self.record(TurnOutcome::Stopped));
         self.finish_stream(ctx);
         Phase::Ended
+    }
+
+    /// Hands the turn's record to the LogActor with the turn's slot: the slot is free
+    /// once the row is queued, so rows on their way to the queue count among the turns
+    /// in flight and the queue never passes its capacity (the mark plus the slots).
+    fn log_turn(&mut self, record: TurnRecord) {
+        self.log
+            .do_send(TurnFinished::new(record).holding(self.slot.take()));
     }
 
     fn record(&self, outcome: TurnOutcome) -> TurnRecord {

@@ -98,9 +98,10 @@ impl Handler<LlmCommand> for ScriptedLlm {
     }
 }
 
-/// Keeps every finished-turn record.
+/// Keeps every finished-turn record, and whether it came with the turn's slot.
 struct LogCatcher {
     records: Arc<Mutex<Vec<TurnRecord>>>,
+    carried_slot: Arc<Mutex<Vec<bool>>>,
 }
 
 impl Actor for LogCatcher {
@@ -110,8 +111,9 @@ impl Actor for LogCatcher {
 impl Handler<TurnFinished> for LogCatcher {
     type Result = ();
 
-    fn handle(&mut self, TurnFinished { record, .. }: TurnFinished, _: &mut Self::Context) {
+    fn handle(&mut self, TurnFinished { record, slot, .. }: TurnFinished, _: &mut Self::Context) {
         self.records.lock().unwrap().push(record);
+        self.carried_slot.lock().unwrap().push(slot.is_some());
     }
 }
 
@@ -351,6 +353,10 @@ pub struct StartedTurn {
     pub asked: Arc<Mutex<Vec<Asked>>>,
     /// Pieces the turn acknowledged to its LLM actor.
     pub relayed: Arc<AtomicUsize>,
+    /// The one slot the turn was started with.
+    pub slots: Arc<tokio::sync::Semaphore>,
+    /// Per record the log got, whether the turn's slot came with it.
+    pub carried_slot: Arc<Mutex<Vec<bool>>>,
     log: Addr<LogCatcher>,
 }
 
@@ -365,11 +371,15 @@ impl StartedTurn {
 pub fn start_turn(setup: TurnSetup) -> StartedTurn {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let records = Arc::new(Mutex::new(Vec::new()));
+    let carried_slot = Arc::new(Mutex::new(Vec::new()));
     let relayed = Arc::new(AtomicUsize::new(0));
     let log = LogCatcher {
         records: Arc::clone(&records),
+        carried_slot: Arc::clone(&carried_slot),
     }
     .start();
+    let slots = Arc::new(tokio::sync::Semaphore::new(1));
+    let slot = Arc::clone(&slots).try_acquire_owned().ok();
     let (sender, frames) = mpsc::channel(setup.capacity);
     let llm = LlmScript {
         script: VecDeque::from(setup.script),
@@ -389,7 +399,7 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
             knowledge: Arc::new(setup.knowledge),
             log: log.clone().recipient(),
             connect_llm: Box::new(move |requester| llm.start_for(requester)),
-            slot: None,
+            slot,
             stop: setup.stop,
         },
         sender,
@@ -401,6 +411,8 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
         records,
         asked,
         relayed,
+        slots,
+        carried_slot,
         log,
     }
 }

@@ -355,3 +355,28 @@ async fn clean_turns_never_carry_the_correction() {
         }
     }
 }
+
+/// The turn's slot goes to the LogActor with its record and is free only once the log
+/// has it: a row still on its way counts among the turns in flight.
+#[actix::test]
+async fn the_slot_travels_with_the_record_to_the_log() {
+    let mut started = start_turn(TurnSetup {
+        question: "What is the capital of France?",
+        knowledge: empty(),
+        script: vec![embedded(), reply(&["Paris."])],
+        ..TurnSetup::default()
+    });
+    assert_eq!(
+        started.slots.available_permits(),
+        0,
+        "held while the turn runs"
+    );
+    while started.frames.recv().await.is_some() {}
+    assert_eq!(started.records().await.len(), 1);
+    assert_eq!(*started.carried_slot.lock().unwrap(), [true]);
+    assert_eq!(
+        started.slots.available_permits(),
+        1,
+        "free once the log has it"
+    );
+}
