@@ -16,8 +16,9 @@ export const TRUNCATED_NOTE = "The answer was cut at its length limit.";
 
 /** How bor asks the model to begin a deflected answer (its turn prompts), for the
  *  clients that show no notice of their own; this page shows its notice instead, so the
- *  answer is shown without the opening. */
-const DEFLECTED_OPENING = /^\s*(\*\*|__)?This is not from your documents:\1\s*/i;
+ *  answer is shown without the opening (which small models end with a colon, a full
+ *  stop or a dash). */
+const DEFLECTED_OPENING = /^\s*(\*\*|__)?This is not from your documents\s*[:.!—–-]\1\s*/i;
 
 /** The elements of one exchange on screen; `update(exchange)` redraws it. */
 export class ExchangeView {

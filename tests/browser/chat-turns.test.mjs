@@ -291,8 +291,9 @@ test("model output with HTML and script is rendered inert", async (t) => {
 });
 
 for (const look of [
-  { name: "desktop-light", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
-  { name: "phone-dark", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
+  // The model's opening as bor asks for it, and as a small model writes it.
+  { name: "desktop-light", viewport: { width: 1280, height: 800 }, colorScheme: "light", opening: ":" },
+  { name: "phone-dark", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, colorScheme: "dark", opening: "." },
 ]) {
   test(`${look.name}: a deflected answer says so once, and still after a reload`, async (t) => {
     await withChat(
@@ -301,7 +302,7 @@ for (const look of [
         await ask(
           page,
           withDirective("Which planet has the most moons?", {
-            reply: "This is not from your documents: Saturn has the most known moons.",
+            reply: `This is not from your documents${look.opening} Saturn has the most known moons.`,
           }),
         );
         await waitForStatus(page, "Answer ready.");
