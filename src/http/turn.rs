@@ -64,8 +64,9 @@ pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
 /// (`None`: all; see [`Readable::scope`](crate::auth::Readable::scope)). Refused with
 /// 503 `busy` when every slot is taken or when the rows waiting to be written have
 /// reached their mark (`BOR_LOG_QUEUE_ROWS`: a turn that cannot be kept is not started),
-/// and 503 `unavailable` while the service stops; the slot is free again when the
-/// turn's actor stops.
+/// and 503 `unavailable` while the service stops; the slot is free again once the
+/// turn's row is queued (it travels with the record to the LogActor), or when the turn
+/// leaves none.
 pub fn start_turn(
     state: &AppState,
     spec: TurnSpec,
