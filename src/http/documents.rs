@@ -93,7 +93,9 @@ pub async fn list(
 pub struct DocumentPassages {
     id: i64,
     title: String,
-    /// The file it was imported from; `null` when posted directly.
+    /// The file it was imported from (its name only, but for admins: the server's
+    /// folders are not a member's to see), or its web address; `null` when posted
+    /// directly.
     source: Option<String>,
     /// The kind, as a media type.
     content_type: String,
@@ -148,7 +150,9 @@ pub async fn passages(
     Ok(HttpResponse::Ok().json(DocumentPassages {
         id: document.id,
         title: document.title,
-        source: document.source,
+        source: document
+            .source
+            .map(|source| source_shown_to(&caller, source)),
         content_type: document.content_type,
         created_at: document.created_at,
         summary: document.summary,
@@ -164,6 +168,20 @@ pub async fn passages(
             })
             .collect(),
     }))
+}
+
+/// A document's source as `caller` sees it: whole for an admin and for a web address;
+/// else a file's name without the server's folders.
+pub(super) fn source_shown_to(caller: &Caller, source: String) -> String {
+    let is_address = source.starts_with("https://") || source.starts_with("http://");
+    if caller.is_admin() || is_address {
+        return source;
+    }
+    source
+        .rsplit(['/', '\\'])
+        .next()
+        .map(str::to_owned)
+        .unwrap_or(source)
 }
 
 /// `POST /api/documents` `{"title","content","collection"?}`: 201 `{"id","chunks"}`

@@ -111,3 +111,46 @@ async fn sources_are_numbered_as_the_prompt_shows_them_and_open_their_passage() 
         "the row keeps the same list"
     );
 }
+
+/// A member sees the name of the file a document came from, not the server's folders;
+/// an admin sees the whole path, and a web page's address is whole for everyone.
+#[actix_web::test]
+async fn a_member_sees_a_sources_file_name_and_an_admin_its_path() {
+    use awc::http::Method;
+    use bor::db::users::Role;
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("admin", Role::Admin).await;
+    app.add_user("ann", Role::Member).await;
+    let admin = Credential::Cookie(app.sign_in("admin").await);
+    let ann = Credential::Cookie(app.sign_in("ann").await);
+    let (id, _) = app
+        .insert_document("Handbook", "Descale the kettle monthly.")
+        .await;
+    let source_of = async |who: &Credential| {
+        let reply = app
+            .call(Method::GET, &format!("/api/documents/{id}"), who, None)
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        reply.json()["source"].clone()
+    };
+    for (stored, for_member) in [
+        ("/srv/bor/private/team/handbook.md", "handbook.md"),
+        ("C:\\share\\team\\handbook.md", "handbook.md"),
+        (
+            "https://example.com/docs/handbook",
+            "https://example.com/docs/handbook",
+        ),
+    ] {
+        let mut conn = app.database().connect().await;
+        diesel::update(bor::db::schema::documents::table.find(id))
+            .set(bor::db::schema::documents::source.eq(stored))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(source_of(&ann).await, for_member, "{stored}");
+        assert_eq!(source_of(&admin).await, stored, "{stored}");
+    }
+}

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use url::Url;
 
+use super::super::documents::source_shown_to;
 use super::super::error::ApiError;
 use super::super::question::checked_question;
 use super::super::search::search_with_collections;
@@ -405,7 +406,9 @@ async fn fetch(context: &Context<'_>, arguments: FetchArguments) -> Result<Outco
         metadata: PassageMetadata {
             document_id: document.id,
             collection,
-            source: document.source,
+            source: document
+                .source
+                .map(|source| source_shown_to(context.caller, source)),
             heading: focus.heading.clone(),
             page: focus.page,
             passages: chunks.iter().map(|chunk| chunk.id).collect(),
