@@ -240,10 +240,9 @@ pub async fn export(
     let mut collections: HashSet<i64> = HashSet::new();
     let mut every = false;
     for turn in &set {
-        let readable = access.readable(Some(turn.asker), Role::from_stored(&turn.asker_role));
         match asker_scope(access, turn) {
             None => every = true,
-            Some(_) => collections.extend(readable.collections().into_iter().map(|(id, ..)| id)),
+            Some(scope) => collections.extend(scope.ids().iter().copied()),
         }
     }
     let scope = (!every).then(|| collections.into_iter().collect::<Vec<_>>());

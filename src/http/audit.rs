@@ -2,12 +2,12 @@
 //! (docs/PROTOCOL.md, "Audit trail"). No route changes or deletes an entry.
 
 use actix_web::{HttpResponse, get, web};
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::admin::Admin;
 use super::error::{ApiError, ErrorBody};
+use super::params;
 use crate::audit::Action;
 use crate::db::audit::{self as stored, AuditEntry, AuditFilter};
 use crate::state::AppState;
@@ -39,16 +39,6 @@ pub struct AuditPage {
     next_before: Option<i64>,
 }
 
-fn moment(name: &str, value: Option<&str>) -> Result<Option<DateTime<Utc>>, ApiError> {
-    value
-        .map(|value| {
-            DateTime::parse_from_rfc3339(value)
-                .map(|moment| moment.with_timezone(&Utc))
-                .map_err(|_| ApiError::InvalidJson(format!("`{name}` must be an RFC 3339 time")))
-        })
-        .transpose()
-}
-
 impl AuditQuery {
     fn filter(&self) -> Result<AuditFilter, ApiError> {
         if let Some(action) = &self.action
@@ -58,30 +48,22 @@ impl AuditQuery {
                 "`action`: no such action {action:?}"
             )));
         }
-        let number = |name: &str, value: &str| {
-            value
-                .parse::<i64>()
-                .map_err(|_| ApiError::InvalidJson(format!("`{name}` must be a whole number")))
-        };
-        let limit = match self.limit.as_deref() {
-            None => DEFAULT_PAGE,
-            Some(limit) => Some(number("limit", limit)?)
-                .filter(|limit| (1..=MAX_PAGE).contains(limit))
-                .ok_or_else(|| {
-                    ApiError::InvalidJson(format!("`limit` must be from 1 to {MAX_PAGE}"))
-                })?,
-        };
+        let before = self
+            .before
+            .as_deref()
+            .map(|before| {
+                before.parse::<i64>().map_err(|_| {
+                    ApiError::InvalidJson("`before` must be a whole number".to_owned())
+                })
+            })
+            .transpose()?;
         Ok(AuditFilter {
             action: self.action.clone(),
             actor: self.actor.clone(),
-            since: moment("since", self.since.as_deref())?,
-            until: moment("until", self.until.as_deref())?,
-            before: self
-                .before
-                .as_deref()
-                .map(|before| number("before", before))
-                .transpose()?,
-            limit,
+            since: params::moment("since", self.since.as_deref())?,
+            until: params::moment("until", self.until.as_deref())?,
+            before,
+            limit: params::limit(self.limit.as_deref(), DEFAULT_PAGE, MAX_PAGE)?,
         })
     }
 }

@@ -16,6 +16,7 @@ use uuid::Uuid;
 use super::admin::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
+use super::params;
 use super::search::{SearchBody, SearchResponse, search_as, search_failure};
 use crate::auth::Caller;
 use crate::auth::access::Refusal;
@@ -171,25 +172,6 @@ impl ReviewQuery {
                     .ok_or_else(|| ApiError::from(Refusal::NoCollection(name.clone())))?,
             ),
         };
-        let since = self
-            .since
-            .as_deref()
-            .map(|since| {
-                DateTime::parse_from_rfc3339(since)
-                    .map(|moment| moment.with_timezone(&Utc))
-                    .map_err(|_| ApiError::InvalidJson("`since` must be an RFC 3339 time".into()))
-            })
-            .transpose()?;
-        let limit = match self.limit.as_deref() {
-            None => DEFAULT_LISTED,
-            Some(limit) => limit
-                .parse::<i64>()
-                .ok()
-                .filter(|limit| (1..=MAX_LISTED).contains(limit))
-                .ok_or_else(|| {
-                    ApiError::InvalidJson(format!("`limit` must be from 1 to {MAX_LISTED}"))
-                })?,
-        };
         Ok(ReviewFilter {
             rating: self
                 .rating
@@ -202,8 +184,8 @@ impl ReviewQuery {
                 .map(|value| word("reason", value))
                 .transpose()?,
             collection_id,
-            since,
-            limit,
+            since: params::moment("since", self.since.as_deref())?,
+            limit: params::limit(self.limit.as_deref(), DEFAULT_LISTED, MAX_LISTED)?,
         })
     }
 }

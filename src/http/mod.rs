@@ -23,6 +23,7 @@ mod nul;
 mod oidc;
 pub mod openai;
 mod openapi;
+mod params;
 pub(crate) mod protocol;
 mod question;
 mod request_id;
