@@ -120,7 +120,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         } => {
             let options = crate::import::ImportOptions {
                 sync,
-                limits: config.read_limits(),
+                limits: crate::knowledge::read_limits(&config),
                 crawl: crawl.map(|pages| pages as usize),
             };
             crate::import::run(&config, &paths, collection.as_deref(), &options).await

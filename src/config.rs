@@ -19,8 +19,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::knowledge::formats;
-
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{
@@ -421,29 +419,6 @@ impl Config {
                  serves one on http://127.0.0.1:18088/v1, which `scripts/bor` sets)",
                 redact_url_credentials(&self.llm_base_url)
             ),
-        }
-    }
-
-    /// The bounds of reading a file, with OCR as configured: the one place a file's
-    /// reader is set up (an upload sets its own input bound on them).
-    pub fn read_limits(&self) -> formats::Limits {
-        let engine = match self.ocr {
-            OcrMode::Tesseract => formats::OcrEngine::Tesseract,
-            OcrMode::Vision => formats::OcrEngine::Vision(std::sync::Arc::new(
-                crate::knowledge::vision::VisionModel::from_config(self),
-            )),
-            OcrMode::Off => formats::OcrEngine::Off,
-        };
-        formats::Limits {
-            ocr: formats::Ocr {
-                engine,
-                languages: self.ocr_languages.clone(),
-                min_chars: self.ocr_min_chars,
-                max_pages: self.ocr_max_pages,
-                dpi: self.ocr_dpi,
-                ..formats::Ocr::default()
-            },
-            ..formats::Limits::default()
         }
     }
 

@@ -175,7 +175,7 @@ pub struct ImportSummary {
 pub struct ImportOptions {
     /// Also remove the documents whose files are gone from the folders named.
     pub sync: bool,
-    /// How files are read ([`Config::read_limits`](crate::config::Config::read_limits));
+    /// How files are read ([`read_limits`](crate::knowledge::read_limits));
     /// the default reads no page by OCR.
     pub limits: Limits,
     /// For each web address, import up to this many pages of its site instead of the

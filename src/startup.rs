@@ -265,8 +265,8 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
     ));
     if let Some(folders) = &config.watch {
         let folders: Vec<_> = std::env::split_paths(folders).collect();
-        let watch =
-            crate::watch::start(&folders, config.read_limits()).map_err(StartupError::Watch)?;
+        let watch = crate::watch::start(&folders, crate::knowledge::read_limits(&config))
+            .map_err(StartupError::Watch)?;
         let library = library.clone();
         actix_web::rt::spawn(async move {
             let say = |line: &str| tracing::info!(target: "bor::watch", "{line}");

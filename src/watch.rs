@@ -49,7 +49,7 @@ pub async fn run(
             Ok(sink) => sink,
             Err(code) => return code,
         };
-    let watch = match start(folders, config.read_limits()) {
+    let watch = match start(folders, crate::knowledge::read_limits(config)) {
         Ok(watch) => watch,
         Err(problem) => {
             eprintln!("bor watch: {problem}");

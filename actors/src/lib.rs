@@ -8,6 +8,7 @@ pub mod knowledge;
 pub mod llm;
 pub mod log;
 pub mod metrics;
+pub mod question;
 pub mod record;
 pub mod rerank;
 pub mod scaffolding;

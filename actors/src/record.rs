@@ -215,7 +215,7 @@ pub struct TurnRecord {
     /// As sent, trimmed.
     pub question: String,
     /// What retrieval searched: the question, then the conversation's previous
-    /// question when there is one (`knowledge::searched_query`).
+    /// question when there is one (`question::searched_query`).
     pub query: String,
     /// The visible answer (partial for a stopped turn).
     pub answer: String,

@@ -6,10 +6,65 @@
 //! engine the bytes go as they are to the vision model (a TIFF is not sent: such
 //! models take PNG, JPEG and WebP).
 
-use crate::kind::ImageFormat;
 use crate::ocr::{self, OcrEngine, OcrPage, PageSource, Scratch};
 use crate::text::MarkdownText;
 use crate::{ExtractedDocument, FormatReader, Limits, ReadError};
+
+/// The image formats read (by OCR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageFormat {
+    Png,
+    Jpeg,
+    Tiff,
+    WebP,
+}
+
+impl ImageFormat {
+    /// The media type recorded for such images.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "image/png",
+            ImageFormat::Jpeg => "image/jpeg",
+            ImageFormat::Tiff => "image/tiff",
+            ImageFormat::WebP => "image/webp",
+        }
+    }
+
+    /// What a person calls such an image.
+    pub fn label(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "PNG image",
+            ImageFormat::Jpeg => "JPEG image",
+            ImageFormat::Tiff => "TIFF image",
+            ImageFormat::WebP => "WebP image",
+        }
+    }
+
+    /// The extension its file is given for the OCR program.
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpg",
+            ImageFormat::Tiff => "tif",
+            ImageFormat::WebP => "webp",
+        }
+    }
+
+    /// The format whose signature `bytes` start with.
+    pub(crate) fn from_signature(bytes: &[u8]) -> Option<ImageFormat> {
+        if bytes.starts_with(b"\x89PNG\r\n\x1A\n") {
+            Some(ImageFormat::Png)
+        } else if bytes.starts_with(b"\xFF\xD8\xFF") {
+            Some(ImageFormat::Jpeg)
+        } else if bytes.starts_with(b"II*\0") || bytes.starts_with(b"MM\0*") {
+            Some(ImageFormat::Tiff)
+        } else if bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
+            Some(ImageFormat::WebP)
+        } else {
+            None
+        }
+    }
+}
 
 pub(crate) struct ImageReader(ImageFormat);
 

@@ -30,7 +30,8 @@ mod worker;
 
 pub use error::ReadError;
 pub use html::{PageLinks, links as html_links};
-pub use kind::{ImageFormat, Kind, SUPPORTED_EXTENSIONS};
+pub use image::ImageFormat;
+pub use kind::{Kind, SUPPORTED_EXTENSIONS};
 pub use limits::Limits;
 pub use ocr::{Ocr, OcrEngine, PageSource, Transcriber, check_renderer, check_tesseract};
 pub use worker::{MAX_OVERDUE, overdue_reads};

@@ -30,7 +30,6 @@ use crate::text::MarkdownText;
 use crate::{ExtractedDocument, FormatReader, Limits, ReadError, worker};
 use glyphs::{Collector, PagePieces};
 use layout::Block;
-pub(crate) use layout::join_line;
 use work::Work;
 
 pub(crate) const CONTENT_TYPE: &str = "application/pdf";

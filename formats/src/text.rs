@@ -171,5 +171,26 @@ fn escape_heading_marks(text: &str) -> String {
     }
 }
 
+/// A line ends with a hyphen after a letter: a word may go on on the next line.
+pub(crate) fn ends_hyphenated(text: &str) -> bool {
+    text.ends_with(['-', '\u{2010}', '\u{00AD}'])
+        && text.chars().rev().nth(1).is_some_and(char::is_alphabetic)
+}
+
+/// Appends a line to a paragraph, joining a word hyphenated at the line's end.
+pub(crate) fn join_line(paragraph: &mut String, line: &str) {
+    let hyphenated =
+        ends_hyphenated(paragraph) && line.chars().next().is_some_and(char::is_lowercase);
+    if hyphenated {
+        paragraph.pop();
+    } else if paragraph.ends_with('\u{00AD}') {
+        paragraph.pop();
+        paragraph.push(' ');
+    } else {
+        paragraph.push(' ');
+    }
+    paragraph.push_str(line);
+}
+
 #[cfg(test)]
 mod tests;

@@ -5,9 +5,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::chunks::{Answer, AnswerBody, Completion, DONE, StreamParts, ToolCall};
+use crate::config::Config;
 use crate::directive::{self, Directive, Endpoint, Fault, Garbage};
 use crate::reply::{EventStream, Reply, Response, StreamEnd};
-use crate::server::Config;
 use crate::text::{tokens, words};
 use crate::wire;
 

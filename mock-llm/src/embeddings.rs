@@ -7,9 +7,9 @@
 
 use serde_json::{Value, json};
 
+use crate::config::Config;
 use crate::directive::{self, Directive, Endpoint};
 use crate::reply::{Reply, Response};
-use crate::server::Config;
 use crate::text::{fnv1a, words};
 use crate::wire;
 

@@ -88,6 +88,7 @@
 
 mod chat;
 mod chunks;
+mod config;
 mod directive;
 mod embeddings;
 mod fixtures;
@@ -106,7 +107,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use server::{Config, Shared};
+use config::Config;
+use server::Shared;
 
 /// A request as the mock received it.
 #[derive(Clone, Debug)]

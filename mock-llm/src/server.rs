@@ -10,6 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 
 use crate::RecordedRequest;
+use crate::config::Config;
 use crate::http::{self, ClientGone, Connection, Framing, ReadError, Request};
 use crate::reply::{EventStream, KEEPALIVE_INTERVAL, Reply, Response, StreamEnd};
 use crate::text::fnv1a;
@@ -17,19 +18,6 @@ use crate::{chat, embeddings, rerank};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(10);
-
-/// Settings fixed at start.
-#[derive(Clone, Debug)]
-pub(crate) struct Config {
-    pub chat_model: String,
-    pub embed_model: String,
-    pub embedding_dim: usize,
-    /// Pause between chunks of a stream, unless a directive sets its own.
-    pub token_delay: Duration,
-    /// `false`: a chat server that serves no embeddings (see
-    /// [`crate::MockLlmBuilder::without_embeddings`]).
-    pub embeddings: bool,
-}
 
 /// State shared by the server tasks and the `MockLlm` handle.
 pub(crate) struct Shared {

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::DbError;
 use super::schema::{chunks, collections, documents};
-use crate::knowledge::formats::PageSource;
+use bor_formats::PageSource;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = documents, check_for_backend(diesel::pg::Pg))]

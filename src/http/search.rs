@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use bor_actors::knowledge::{ChunkHit, searched_query};
+use bor_actors::knowledge::ChunkHit;
 use bor_actors::llm::LlmClient;
+use bor_actors::question::searched_query;
 use bor_actors::record::snippet_of;
 use bor_actors::rerank::order_by_score;
 use serde::{Deserialize, Serialize};

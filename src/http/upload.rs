@@ -205,7 +205,7 @@ async fn store(
 ) {
     let limits = Limits {
         max_input_bytes: state.config.max_upload_bytes,
-        ..state.config.read_limits()
+        ..crate::knowledge::read_limits(&state.config)
     };
     let name = file.clone();
     let read =

@@ -43,10 +43,34 @@ use ingest::{
 pub use live_index::LiveIndex;
 pub use retrieval::{RANKED_PER_SIGNAL, RankedChunk, Rankings};
 
+use crate::config::{Config, OcrMode};
 use crate::db::documents::{self, DocumentSummary};
 use crate::db::schema::documents as documents_table;
 use crate::db::{DbError, DbPool};
 use index::CollectionFilter;
+
+/// The bounds of reading a file, with OCR as configured: the one place a file's
+/// reader is set up (an upload sets its own input bound on them).
+pub fn read_limits(config: &Config) -> formats::Limits {
+    let engine = match config.ocr {
+        OcrMode::Tesseract => formats::OcrEngine::Tesseract,
+        OcrMode::Vision => formats::OcrEngine::Vision(std::sync::Arc::new(
+            vision::VisionModel::from_config(config),
+        )),
+        OcrMode::Off => formats::OcrEngine::Off,
+    };
+    formats::Limits {
+        ocr: formats::Ocr {
+            engine,
+            languages: config.ocr_languages.clone(),
+            min_chars: config.ocr_min_chars,
+            max_pages: config.ocr_max_pages,
+            dpi: config.ocr_dpi,
+            ..formats::Ocr::default()
+        },
+        ..formats::Limits::default()
+    }
+}
 
 /// The knowledge base of a running service; cheap to clone.
 #[derive(Clone)]

@@ -19,7 +19,7 @@ use crate::db::DbError;
 #[derive(Debug, Clone)]
 pub struct SearchQuery {
     /// The text searched (the question, with the conversation's earlier one on a
-    /// follow-up: `bor_actors::knowledge::searched_query`).
+    /// follow-up: `bor_actors::question::searched_query`).
     pub text: String,
     /// Hits kept, best first.
     pub keep: usize,

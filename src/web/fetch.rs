@@ -46,7 +46,7 @@ impl FetchSettings {
             },
             max_bytes: config.max_upload_bytes,
             timeout: FETCH_TIMEOUT,
-            ocr: config.read_limits().ocr,
+            ocr: crate::knowledge::read_limits(config).ocr,
         }
     }
 }

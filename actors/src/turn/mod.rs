@@ -27,9 +27,10 @@ pub use prompts::CORRECTION_INSTRUCTION;
 pub use relay::{CLOSING_TIMEOUT, MAX_BACKLOG_FRAMES, STALLED_CLIENT_TIMEOUT};
 pub use tools::{TOOL_NAMES, definitions as tool_definitions};
 
-use crate::knowledge::{KnowledgeBase, searched_query};
+use crate::knowledge::KnowledgeBase;
 use crate::llm::{ChatMessage, LlmCommand, LlmEvent};
 use crate::log::TurnFinished;
+use crate::question::searched_query;
 use machine::{Input, Phase};
 use relay::ClientRelay;
 use transcript::Transcript;

@@ -57,7 +57,7 @@ impl OcrPage {
                 if paragraph.is_empty() {
                     paragraph.push_str(line);
                 } else {
-                    crate::pdf::join_line(&mut paragraph, line);
+                    crate::text::join_line(&mut paragraph, line);
                 }
             }
             paragraph

@@ -8,30 +8,8 @@ use std::mem::size_of;
 
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
-use super::layout::{self, Piece};
+use super::layout::{self, Glyph, PageGlyphs, Piece};
 use crate::{Limits, ReadError};
-
-/// One character (or ligature) as drawn: its baseline start, advance and size, in
-/// points from the top left of the page.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Glyph {
-    pub x: f64,
-    pub y: f64,
-    pub advance: f64,
-    pub size: f64,
-    pub text: String,
-}
-
-/// The glyphs of one page.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(super) struct PageGlyphs {
-    pub width: f64,
-    pub height: f64,
-    /// The page's top edge and left edge in PDF coordinates.
-    pub top: f64,
-    pub left: f64,
-    pub glyphs: Vec<Glyph>,
-}
 
 /// The runs of text of one page.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -17,7 +17,29 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::glyphs::{Glyph, PageGlyphs};
+use crate::text::{ends_hyphenated, join_line};
+
+/// One character (or ligature) as drawn: its baseline start, advance and size, in
+/// points from the top left of the page.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Glyph {
+    pub x: f64,
+    pub y: f64,
+    pub advance: f64,
+    pub size: f64,
+    pub text: String,
+}
+
+/// The glyphs of one page.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct PageGlyphs {
+    pub width: f64,
+    pub height: f64,
+    /// The page's top edge and left edge in PDF coordinates.
+    pub top: f64,
+    pub left: f64,
+    pub glyphs: Vec<Glyph>,
+}
 
 /// A run of glyphs on one baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -430,26 +452,6 @@ pub(super) fn join_across_pages(previous: &mut [Block], next: &mut Vec<Block>) {
     } else {
         *after = rest;
     }
-}
-
-fn ends_hyphenated(text: &str) -> bool {
-    text.ends_with(['-', '\u{2010}', '\u{00AD}'])
-        && text.chars().rev().nth(1).is_some_and(char::is_alphabetic)
-}
-
-/// Appends a line to a paragraph, joining a word hyphenated at the line's end.
-pub(crate) fn join_line(paragraph: &mut String, line: &str) {
-    let hyphenated =
-        ends_hyphenated(paragraph) && line.chars().next().is_some_and(char::is_lowercase);
-    if hyphenated {
-        paragraph.pop();
-    } else if paragraph.ends_with('\u{00AD}') {
-        paragraph.pop();
-        paragraph.push(' ');
-    } else {
-        paragraph.push(' ');
-    }
-    paragraph.push_str(line);
 }
 
 #[cfg(test)]
