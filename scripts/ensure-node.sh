@@ -8,17 +8,10 @@ cd "$(dirname "$0")/.."
 
 LOCK_STAMP=node_modules/.package-lock.sha256
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    else
-        sudo "$@"
-    fi
-}
+. scripts/debian.sh
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+    apt_install --recommends nodejs npm
 fi
 
 lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"

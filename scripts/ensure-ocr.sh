@@ -14,16 +14,7 @@ fail() {
 
 [ "${BOR_OCR:-tesseract}" = off ] && exit 0
 
-# Runs a command as root (directly, or through sudo).
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
-    else
-        fail "root rights are needed to run: $*"
-    fi
-}
+. "$(dirname "$0")/debian.sh"
 
 missing=()
 command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
@@ -40,12 +31,4 @@ fi
 
 command -v apt-get >/dev/null 2>&1 ||
     fail "OCR needs ${missing[*]} and this is not a Debian-like system (no apt-get); install Tesseract and Poppler's pdftoppm, or set BOR_OCR=off"
-work_log="$(mktemp)"
-trap 'rm -f "$work_log"' EXIT
-if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
-    >>"$work_log" 2>&1; then
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$work_log" 2>&1 ||
-        fail "apt-get update failed: $(tail -n 3 "$work_log")"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
-        >>"$work_log" 2>&1 || fail "apt-get install ${missing[*]} failed: $(tail -n 3 "$work_log")"
-fi
+apt_install "${missing[@]}" || fail "apt-get install ${missing[*]} failed"

@@ -24,16 +24,7 @@ fail() {
     exit 1
 }
 
-# Runs a command as root (directly, or through sudo).
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
-    else
-        fail "root rights are needed to run: $*"
-    fi
-}
+. "$(dirname "$0")/debian.sh"
 
 # Runs a command as the `postgres` system user.
 as_postgres() {
@@ -55,13 +46,10 @@ admin_psql() {
     psql -h "$HOST" -p "$PORT" -U postgres -w -d postgres -v ON_ERROR_STOP=1 -Atq "$@"
 }
 
-apt_install() {
+install_packages() {
     command -v apt-get >/dev/null 2>&1 ||
         fail "PostgreSQL is missing and this is not a Debian-like system (no apt-get); install PostgreSQL and start it on $HOST:$PORT"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$WORK_LOG" 2>&1 ||
-        fail "apt-get update failed"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
-        >>"$WORK_LOG" 2>&1 || fail "apt-get install $* failed"
+    apt_install "$@" 2>>"$WORK_LOG" || fail "apt-get install $* failed"
 }
 
 server_installed() {
@@ -75,7 +63,7 @@ cluster_on_port() {
 
 start_cluster() {
     local cluster version name status
-    server_installed || apt_install postgresql
+    server_installed || install_packages postgresql
     cluster="$(cluster_on_port)"
     if [ -z "$cluster" ]; then
         if [ -n "$(pg_lsclusters --no-header 2>/dev/null)" ] && [ "$PORT" = 5432 ]; then
@@ -143,6 +131,6 @@ if ! port_open; then
     start_cluster
     wait_until_ready
 fi
-command -v psql >/dev/null 2>&1 || apt_install postgresql-client
+command -v psql >/dev/null 2>&1 || install_packages postgresql-client
 ensure_trust_auth
 ensure_database

@@ -24,8 +24,8 @@ command -v gropdf >/dev/null || need_apt+=(groff)
 command -v pdftoppm >/dev/null || need_apt+=(poppler-utils)
 [[ -x /usr/bin/convert ]] || need_apt+=(imagemagick)
 if ((${#need_apt[@]})); then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+    . "$root/scripts/debian.sh"
+    apt_install --recommends "${need_apt[@]}"
 fi
 venv="$work/venv"
 if [[ ! -x "$venv/bin/sphinx-build" ]]; then

@@ -9,25 +9,10 @@ cd "$(dirname "$0")/.."
 
 CHROMIUM=/usr/bin/chromium
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    else
-        sudo "$@"
-    fi
-}
-
-apt_updated=false
-apt_install() {
-    if [ "$apt_updated" = false ]; then
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-        apt_updated=true
-    fi
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
-}
+. scripts/debian.sh
 
 scripts/ensure-node.sh
-[ -x "$CHROMIUM" ] || apt_install chromium
+[ -x "$CHROMIUM" ] || apt_install --recommends chromium
 command -v psql >/dev/null 2>&1 || apt_install postgresql-client
 
 scripts/ensure-postgres.sh

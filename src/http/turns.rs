@@ -27,6 +27,7 @@ use uuid::Uuid;
 use super::error::{ApiError, ErrorBody};
 use super::turn::{StartedTurn, StoppableTurn, event_stream};
 use crate::auth::Caller;
+use crate::auth::access::Refusal;
 use crate::db::query_log::{self, QueryLogEntry};
 use crate::db::turn_owners;
 use crate::state::AppState;
@@ -212,7 +213,8 @@ pub async fn events(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let turn_id = parse_turn_id(&turn_id)?;
+    let asked = turn_id.into_inner();
+    let turn_id = parse_turn_id(&asked)?;
     let after = match request.headers().get(LAST_EVENT_ID_HEADER) {
         Some(value) => value
             .to_str()
@@ -239,7 +241,7 @@ pub async fn events(
             let row = query_log::find(&mut conn, turn_id)
                 .await?
                 .filter(|row| row.user_id == caller.user_row())
-                .ok_or_else(no_such_turn)?;
+                .ok_or_else(|| no_such_turn(&asked))?;
             futures_util::stream::iter(stored_frames(row)).boxed_local()
         }
     };
@@ -281,7 +283,8 @@ pub async fn stop(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let turn_id = parse_turn_id(&turn_id)?;
+    let asked = turn_id.into_inner();
+    let turn_id = parse_turn_id(&asked)?;
     let found = state
         .frame_hub
         .send(StopOwnTurn {
@@ -298,7 +301,7 @@ pub async fn stop(
     {
         return Ok(relayed);
     }
-    Err(no_such_turn())
+    Err(no_such_turn(&asked))
 }
 
 /// The instance recorded as running the turn, when it is another one and the request
@@ -353,12 +356,14 @@ async fn forward_to(request: &HttpRequest, instance_url: &str) -> Option<HttpRes
 }
 
 /// The one answer for a turn that is absent, not the caller's, or not a UUID.
-fn no_such_turn() -> ApiError {
-    ApiError::NotFound("no such turn".to_owned())
+/// Absent, another person's or not a turn id at all: one refusal, worded as the
+/// feedback routes word it.
+fn no_such_turn(asked: &str) -> ApiError {
+    Refusal::NoTurn(asked.to_owned()).into()
 }
 
 fn parse_turn_id(text: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(text).map_err(|_| no_such_turn())
+    Uuid::parse_str(text).map_err(|_| no_such_turn(text))
 }
 
 /// A turn told from its stored row: its answer as one `delta`, then `done`.
