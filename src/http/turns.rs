@@ -81,11 +81,21 @@ pub async fn keep_turn(
     reader.ok_or_else(|| ApiError::internal("following a new turn", "the hub lost the turn"))
 }
 
-/// Moves the turn's frames to the hub as the turn sends them; reading at once, so the
-/// turn is never held back by a reader.
+/// Frames handed to the hub in one message at most.
+const PUBLISH_BATCH: usize = 64;
+
+/// Moves the turn's frames to the hub as the turn sends them, those waiting together
+/// in one message; reading at once, so the turn is never held back by a reader.
 async fn publish_frames(hub: Addr<FrameHub>, turn_id: Uuid, mut frames: mpsc::Receiver<Frame>) {
-    while let Some(frame) = frames.recv().await {
-        hub.do_send(Publish { turn_id, frame });
+    loop {
+        let mut batch = Vec::with_capacity(PUBLISH_BATCH);
+        if frames.recv_many(&mut batch, PUBLISH_BATCH).await == 0 {
+            break;
+        }
+        hub.do_send(Publish {
+            turn_id,
+            frames: batch,
+        });
     }
     hub.do_send(TurnClosed { turn_id });
 }

@@ -18,12 +18,13 @@ pub struct OpenTurn {
     pub stop: Recipient<StopTurn>,
 }
 
-/// The next frame of a turn.
+/// The next frames of a turn, in order: as many as the turn sent since the last
+/// `Publish`, so that a fast turn costs one message per batch, not per frame.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Publish {
     pub turn_id: Uuid,
-    pub frame: Frame,
+    pub frames: Vec<Frame>,
 }
 
 /// The turn sends no more frames (after its terminal frame, or without one when the

@@ -178,11 +178,21 @@ impl Handler<Publish> for FrameHub {
         if turn.ended {
             return;
         }
-        let terminal = publish.frame.is_terminal();
         let before = turn.frames.bytes();
-        let id = turn.frames.push(publish.frame);
+        let mut terminal = false;
+        let mut last_id = None;
+        for frame in publish.frames {
+            terminal = frame.is_terminal();
+            last_id = Some(turn.frames.push(frame));
+            // Nothing follows a terminal frame.
+            if terminal {
+                break;
+            }
+        }
         self.bytes += turn.frames.bytes() - before;
-        turn.last_id.send_replace(id);
+        if let Some(id) = last_id {
+            turn.last_id.send_replace(id);
+        }
         if terminal {
             self.end_turn(publish.turn_id, ctx);
         }

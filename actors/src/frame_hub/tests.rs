@@ -78,7 +78,7 @@ impl Opened {
     fn publish(&self, frame: Frame) {
         self.hub.do_send(Publish {
             turn_id: self.turn_id,
-            frame,
+            frames: vec![frame],
         });
     }
 
@@ -252,4 +252,34 @@ async fn past_the_bound_ended_turns_are_let_go_earliest_first_and_running_ones_k
     assert_eq!(last_part.frames.len(), 10);
     assert_eq!(last_part.frames[9], numbered(1_000, delta("token ")));
     assert!(!last_part.ended);
+}
+
+#[actix::test]
+async fn a_batch_is_numbered_frame_by_frame_and_nothing_follows_its_terminal_frame() {
+    let turn = open(DEFAULT_MAX_KEPT_BYTES);
+    let last_id = turn.follow(turn.owner).await.unwrap();
+    turn.hub.do_send(Publish {
+        turn_id: turn.turn_id,
+        frames: vec![
+            Frame::Retry { attempt: 1, max: 3 },
+            delta("Hel"),
+            terminal(turn.turn_id),
+            delta("after the end"),
+        ],
+    });
+    let read = turn.read_after(0).await.unwrap();
+    assert_eq!(
+        read.frames,
+        vec![
+            numbered(1, Frame::Retry { attempt: 1, max: 3 }),
+            numbered(2, delta("Hel")),
+            numbered(3, terminal(turn.turn_id)),
+        ]
+    );
+    assert!(read.ended);
+    assert_eq!(
+        *last_id.borrow(),
+        3,
+        "readers are woken once, at the batch's last frame"
+    );
 }
