@@ -15,7 +15,6 @@ use crate::db::{DbError, DbPool};
 /// The issuer of the identities a trusted proxy's header names.
 pub const PROXY_ISSUER: &str = "trusted-proxy";
 /// The longest display name bor takes from elsewhere, in characters (longer: cut).
-const MAX_DISPLAY_NAME_CHARS: usize = crate::http::users::MAX_NAME_CHARS;
 /// Usernames tried with a number after a taken one (`alice-2` …) before a random one.
 const NUMBERED_TRIES: u32 = 9;
 
@@ -180,7 +179,7 @@ fn numbered(wanted: &str, suffix: &str) -> String {
 
 /// The display name `offered` maps to: without control or bidirectional formatting
 /// characters (a right-to-left override), whitespace collapsed, cut to
-/// [`MAX_DISPLAY_NAME_CHARS`]; the username when nothing is left.
+/// [`username::MAX_DISPLAY_NAME_CHARS`]; the username when nothing is left.
 fn display_name(offered: &str, username: &str) -> String {
     let kept: String = offered
         .chars()
@@ -191,7 +190,7 @@ fn display_name(offered: &str, username: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
-        .take(MAX_DISPLAY_NAME_CHARS)
+        .take(username::MAX_DISPLAY_NAME_CHARS)
         .collect();
     if mapped != offered {
         tracing::info!(name = ?offered, shown = %mapped, "a display name from elsewhere was mapped to fit");

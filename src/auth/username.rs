@@ -20,6 +20,15 @@ pub fn fits(name: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
 }
 
+/// Characters a display name has at most.
+pub const MAX_DISPLAY_NAME_CHARS: usize = 64;
+
+/// Whether `name`, trimmed, is a display name: 1 to [`MAX_DISPLAY_NAME_CHARS`]
+/// characters of any kind (U+0000 is refused at the edge already).
+pub fn display_name_fits(name: &str) -> bool {
+    (1..=MAX_DISPLAY_NAME_CHARS).contains(&name.trim().chars().count())
+}
+
 /// The key usernames are compared by: Unicode lower case (so `Ann` and `ann` are one
 /// name, and `İris`, whose lower case is `i̇ris`, is not `iris`).
 pub fn key(name: &str) -> String {

@@ -1,12 +1,12 @@
 //! Signing in and out (docs/PROTOCOL.md, "Accounts"): `POST /api/auth/login`,
-//! `POST /api/auth/logout`, `GET /api/auth/me`, `POST /api/auth/password`, the ways
+//! `POST /api/auth/logout`, `GET` and `PATCH /api/auth/me`, `POST /api/auth/password`, the ways
 //! to sign in the login page offers (`GET /api/auth/providers`), and OpenID Connect
 //! (`GET /api/auth/oidc/start`, `GET /api/auth/oidc/callback`, docs/AUTH.md).
 
 use std::time::Instant;
 
 use actix_web::cookie::{Cookie, SameSite};
-use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -211,6 +211,64 @@ pub async fn me(caller: Caller) -> HttpResponse {
         user: caller.user(),
         session: matches!(caller.via, Via::Session(_)),
     })
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileBody {
+    /// The name others see (1 to 64 characters).
+    display_name: String,
+}
+
+impl RequestBody for ProfileBody {}
+
+/// `PATCH /api/auth/me` `{"display_name"}`: the caller's own display name; the user
+/// as they are now.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = ProfileBody,
+    responses(
+        (status = 200, description = "changed", body = UserBody),
+        (status = 400, description = "`invalid_json`, or `invalid_username`: a display name of 1 to 64 characters", body = ErrorBody),
+        (status = 401, description = "`unauthorized`: not signed in", body = ErrorBody),
+        (status = 403, description = "`forbidden_origin`: from another site", body = ErrorBody),
+    )
+)]
+#[patch("/api/auth/me")]
+pub async fn update_me(
+    caller: Caller,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body: ProfileBody = read_json_body(
+        &request,
+        payload,
+        MAX_AUTH_BODY_BYTES,
+        state.config.request_body_timeout,
+    )
+    .await?;
+    ApiError::check_display_name(&body.display_name)?;
+    let changes = UserChanges {
+        display_name: Some(body.display_name.trim().to_owned()),
+        ..UserChanges::default()
+    };
+    let mut conn = state.pool.get().await?;
+    let row = users::update(&mut conn, caller.user_id, &changes)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    state.accounts.cache.remember_user(&row);
+    let changed = Event::of(&request, Action::UserChanged, &row.username)
+        .with(serde_json::json!({"display_name": true}));
+    audit::record(&state.pool, changed).await;
+    Ok(HttpResponse::Ok().json(UserBody {
+        user: UserView {
+            id: row.id,
+            username: row.username.clone(),
+            display_name: row.display_name.clone(),
+            role: row.role(),
+        },
+    }))
 }
 
 #[derive(Deserialize, ToSchema)]

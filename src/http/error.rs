@@ -10,6 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::access::Refusal;
+use crate::auth::username;
 
 /// Seconds a client is asked to wait when all turn slots are taken.
 pub const BUSY_RETRY_AFTER_SECS: u32 = 1;
@@ -118,6 +119,18 @@ pub struct Failed {
 }
 
 impl ApiError {
+    /// The display name rule ([`username::display_name_fits`]) as a 400, when `name`
+    /// does not fit it.
+    pub fn check_display_name(name: &str) -> Result<(), ApiError> {
+        if username::display_name_fits(name) {
+            return Ok(());
+        }
+        Err(ApiError::InvalidUsername(format!(
+            "a display name has 1 to {} characters",
+            username::MAX_DISPLAY_NAME_CHARS
+        )))
+    }
+
     /// A 500 whose log line says what was being done and why it failed.
     pub fn internal(doing: &'static str, cause: impl Into<Cause>) -> ApiError {
         ApiError::Internal(Box::new(Failed {

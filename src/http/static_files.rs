@@ -29,6 +29,16 @@ pub async fn admin() -> HttpResponse {
     serve_page("admin.html")
 }
 
+/// The person's own page: profile, password, theme and API keys.
+#[utoipa::path(
+    tag = "pages",
+    responses((status = 200, description = "HTML", content_type = "text/html", body = String))
+)]
+#[get("/account")]
+pub async fn account() -> HttpResponse {
+    serve_page("account.html")
+}
+
 /// The sign-in page (`?next=` the path to go back to).
 #[utoipa::path(
     tag = "pages",

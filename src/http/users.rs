@@ -19,9 +19,6 @@ use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
 use crate::db::{DbError, groups};
 use crate::state::AppState;
 
-/// Characters a display name has at most.
-pub const MAX_NAME_CHARS: usize = 64;
-
 /// The username rule ([`username::fits`]).
 pub fn check_username(name: &str) -> Result<(), ApiError> {
     if username::fits(name) {
@@ -30,17 +27,6 @@ pub fn check_username(name: &str) -> Result<(), ApiError> {
         Err(ApiError::InvalidUsername(format!(
             "a username has {}",
             username::RULE
-        )))
-    }
-}
-
-fn check_display_name(name: &str) -> Result<(), ApiError> {
-    let chars = name.trim().chars().count();
-    if (1..=MAX_NAME_CHARS).contains(&chars) {
-        Ok(())
-    } else {
-        Err(ApiError::InvalidUsername(format!(
-            "a display name has 1 to {MAX_NAME_CHARS} characters"
         )))
     }
 }
@@ -109,7 +95,7 @@ pub async fn create_user(
 ) -> Result<(UserRow, Option<String>), ApiError> {
     check_username(username)?;
     let display_name = display_name.map(str::trim).unwrap_or(username);
-    check_display_name(display_name)?;
+    ApiError::check_display_name(display_name)?;
     let (password, generated) = match password {
         Some(password) => {
             check_new_password(&password).map_err(ApiError::InvalidPassword)?;
@@ -280,7 +266,7 @@ pub async fn update(
     )
     .await?;
     if let Some(name) = &body.display_name {
-        check_display_name(name)?;
+        ApiError::check_display_name(name)?;
     }
     let password_hash = match body.password {
         Some(password) => {

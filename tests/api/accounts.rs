@@ -930,3 +930,92 @@ async fn sessions_and_keys_are_checked_without_the_database() {
     );
     app.db_proxy.as_ref().unwrap().restore();
 }
+
+#[actix_web::test]
+async fn a_person_changes_their_own_display_name_and_only_theirs() {
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    app.add_user("ann", Role::Member).await;
+    app.add_user("bob", Role::Member).await;
+    let ann = app.sign_in("ann").await;
+    let bob = app.sign_in("bob").await;
+    let (_, key) = app.make_key(&ann, "k").await;
+    let rename = |name: &str| Some(json!({"display_name": name}));
+
+    let renamed = app
+        .call(
+            Method::PATCH,
+            "/api/auth/me",
+            &cookie(&ann),
+            rename("  Ann Lee "),
+        )
+        .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    assert_eq!(renamed.json()["user"]["display_name"], "Ann Lee");
+    assert_eq!(renamed.json()["user"]["username"], "ann");
+    assert_eq!(
+        me(&app, &bearer(&key)).await.json()["user"]["display_name"],
+        "Ann Lee"
+    );
+    assert_eq!(
+        me(&app, &cookie(&bob)).await.json()["user"]["display_name"],
+        "bob"
+    );
+
+    // By key too; a name out of bounds, an unknown field or another field is refused.
+    let by_key = app
+        .call(Method::PATCH, "/api/auth/me", &bearer(&key), rename("Ann"))
+        .await;
+    assert_eq!(by_key.status, 200);
+    for refused in [
+        json!({"display_name": " "}),
+        json!({"display_name": "x".repeat(65)}),
+        json!({"display_name": "Ann", "role": "admin"}),
+        json!({}),
+    ] {
+        let reply = app
+            .call(
+                Method::PATCH,
+                "/api/auth/me",
+                &cookie(&ann),
+                Some(refused.clone()),
+            )
+            .await;
+        assert_eq!(reply.status, 400, "{refused}: {}", reply.text());
+    }
+    assert_eq!(
+        me(&app, &cookie(&ann)).await.json()["user"]["role"],
+        "member"
+    );
+
+    // Nobody, the service token and a cookie from another site change nothing.
+    let nobody = app
+        .call(
+            Method::PATCH,
+            "/api/auth/me",
+            &Credential::Nobody,
+            rename("X"),
+        )
+        .await;
+    assert_eq!(nobody.status, 401);
+    let service = app
+        .call(
+            Method::PATCH,
+            "/api/auth/me",
+            &bearer(SERVICE_TOKEN),
+            rename("X"),
+        )
+        .await;
+    assert_eq!(service.status, 401);
+    let forged = Credential::CookieFrom(ann.clone(), "http://evil.example".to_owned());
+    let cross_site = app
+        .call(Method::PATCH, "/api/auth/me", &forged, rename("X"))
+        .await;
+    assert_eq!(
+        (cross_site.status, code(&cross_site).as_str()),
+        (403, "forbidden_origin")
+    );
+    assert_eq!(
+        me(&app, &cookie(&ann)).await.json()["user"]["display_name"],
+        "Ann"
+    );
+}

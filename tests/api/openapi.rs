@@ -10,6 +10,7 @@ use crate::support::*;
 pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/", "/"),
     ("get", "/admin", "/admin"),
+    ("get", "/account", "/account"),
     ("get", "/static/{path}", "/static/index.html"),
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),
@@ -118,6 +119,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/api/auth/login", "/api/auth/login"),
     ("post", "/api/auth/logout", "/api/auth/logout"),
     ("get", "/api/auth/me", "/api/auth/me"),
+    ("patch", "/api/auth/me", "/api/auth/me"),
     ("post", "/api/auth/password", "/api/auth/password"),
     ("get", "/api/auth/providers", "/api/auth/providers"),
     ("get", "/api/auth/oidc/start", "/api/auth/oidc/start"),
