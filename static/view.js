@@ -1,8 +1,10 @@
 // The DOM of the conversation: one block per exchange, the question as plain text and
 // the answer as an `article` (thinking, a notice on a deflected answer, rendered answer
-// with its citations linked, a note, sources, its rating).
+// with its citations linked and its code blocks' copy buttons, a note, sources, Copy
+// answer, its rating).
 
 import { linkCitations, passageHref, placeLabel } from "./citations.js";
+import { AnswerCopy, addCodeCopyButtons } from "./copy.js";
 import { element } from "./dom.js";
 import { FeedbackControls } from "./feedback.js";
 import { renderInto } from "./render.js";
@@ -48,6 +50,7 @@ export class ExchangeView {
     );
     this.body = element("div", { class: "answer-body" });
     this.note = element("p", { class: "answer-note", hidden: "" });
+    this.copy = new AnswerCopy(this.body);
 
     // The sources the answer cites, then the other passages the model was given, folded.
     this.sources = element("section", { class: "sources", hidden: "" });
@@ -72,6 +75,7 @@ export class ExchangeView {
       this.body,
       this.note,
       this.sources,
+      this.copy.root,
       this.feedback.root,
     );
     this.root.append(question, this.article);
@@ -94,8 +98,9 @@ export class ExchangeView {
     }
     const sourcesChanged = exchange.sources !== this.renderedSources;
     if (exchange.answer !== this.renderedAnswer || sourcesChanged) {
-      renderInto(this.body, exchange.answer.replace(DEFLECTED_OPENING, ""));
+      renderInto(this.body, shownAnswer(exchange));
       const cited = linkCitations(this.body, exchange.sources);
+      addCodeCopyButtons(this.body, this.copy.status);
       this.renderedAnswer = exchange.answer;
       this.renderedSources = exchange.sources;
       this.#showSources(exchange.sources, cited);
@@ -111,6 +116,7 @@ export class ExchangeView {
     const note = noteFor(exchange);
     this.note.hidden = note === "";
     this.note.textContent = note;
+    this.copy.show(shownAnswer(exchange), !streaming);
     this.feedback.show(exchange);
   }
 
@@ -129,6 +135,11 @@ export class ExchangeView {
     this.uncited.hidden = folded.length === 0;
     this.sources.hidden = ordered.length === 0;
   }
+}
+
+/** The answer as the page shows it: without the opening of a deflected answer. */
+function shownAnswer(exchange) {
+  return exchange.answer.replace(DEFLECTED_OPENING, "");
 }
 
 function noteFor(exchange) {

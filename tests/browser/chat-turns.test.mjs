@@ -251,6 +251,38 @@ test("Retry asks the last question again", async (t) => {
   });
 });
 
+test("an answer and each of its code blocks are copied with a button, by mouse or keyboard", async (t) => {
+  const code = "cargo run --release\necho 'done'";
+  const reply = `Run this:\n\n\`\`\`sh\n${code}\n\`\`\`\n\nThen look at [the docs](https://example.com).`;
+  await withChat(
+    t,
+    async ({ page }) => {
+      await ask(page, withDirective("How do I build it?", { reply, token_delay_ms: 20 }));
+      const article = answer(page);
+      await waitForStatus(page, "Answer ready.");
+      const copyCode = article.getByRole("button", { name: "Copy code" });
+      await copyCode.click();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);
+      await article.getByRole("button", { name: "Copied" }).waitFor();
+      assert.equal(await article.getByRole("status").first().innerText(), "Copied.");
+
+      const copyAnswer = article.getByRole("button", { name: "Copy answer" });
+      await copyAnswer.focus();
+      await page.keyboard.press("Enter");
+      await waitUntil(async () => (await page.evaluate(() => navigator.clipboard.readText())) === reply, {
+        what: "the answer's Markdown copied",
+      });
+      // The button is no part of the code a reader selects.
+      assert.equal((await article.locator("pre code").innerText()).trimEnd(), code);
+      assert.equal(await article.locator(".code-copy").evaluate((node) => getComputedStyle(node).userSelect), "none");
+      await screenshot(page, "09-copy-buttons");
+    },
+    {
+      contextOptions: { permissions: ["clipboard-read", "clipboard-write"] },
+    },
+  );
+});
+
 test("model output with HTML and script is rendered inert", async (t) => {
   const reply = [
     "Look:",
