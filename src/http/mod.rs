@@ -56,6 +56,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(static_files::index)
         .service(static_files::admin)
         .service(static_files::account)
+        .service(static_files::library)
         .service(static_files::document)
         .service(static_files::login)
         .service(static_files::asset)

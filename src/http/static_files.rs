@@ -39,6 +39,16 @@ pub async fn account() -> HttpResponse {
     serve_page("account.html")
 }
 
+/// Every document the person may read, by collection.
+#[utoipa::path(
+    tag = "pages",
+    responses((status = 200, description = "HTML", content_type = "text/html", body = String))
+)]
+#[get("/documents")]
+pub async fn library() -> HttpResponse {
+    serve_page("library.html")
+}
+
 /// The sign-in page (`?next=` the path to go back to).
 #[utoipa::path(
     tag = "pages",

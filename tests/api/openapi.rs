@@ -11,6 +11,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/", "/"),
     ("get", "/admin", "/admin"),
     ("get", "/account", "/account"),
+    ("get", "/documents", "/documents"),
     ("get", "/static/{path}", "/static/index.html"),
     ("get", "/api/health", "/api/health"),
     ("get", "/api/admin/health", "/api/admin/health"),

@@ -212,6 +212,34 @@ test("a member chooses among the collections they read, and the sources come fro
   assert.deepEqual(problems, []);
 });
 
+test("a member browses the documents they read, by collection, and opens one", async (t) => {
+  const { page, problems } = await signedIn(t, "ann", "/");
+  // From the conversations' drawer on a phone.
+  await page.getByRole("button", { name: "Conversations" }).click();
+  await page.getByRole("link", { name: "Browse your documents" }).click();
+  await page.waitForURL((url) => url.pathname === "/documents");
+  const status = page.locator("#library-status");
+  await waitForText(status, "2 documents in 2 collections.");
+  const headings = await page.locator("#library-collections h2").allInnerTexts();
+  assert.deepEqual(headings, ["default", "hr"], "legal is not ann's to read");
+  const hr = page.getByRole("region", { name: "hr" });
+  assert.match(await hr.innerText(), /Payroll, leave and bonuses/, "the collection's description");
+  assert.doesNotMatch(await page.locator("main").innerText(), /Contracts/);
+
+  await page.getByRole("searchbox", { name: "Filter by title or summary" }).fill("payr");
+  await waitForText(status, "1 document matches “payr”.");
+  assert.equal(await page.getByRole("region", { name: "default" }).isVisible(), false);
+  assert.match(await hr.innerText(), /1 of 1 shown/);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= PHONE.width, `nothing wider than the phone (${width} px)`);
+  await screenshot(page, "library-phone");
+
+  await hr.getByRole("link", { name: "Payroll" }).click();
+  await page.waitForURL((url) => /^\/documents\/\d+$/.test(url.pathname));
+  await page.getByText("The yearly bonus is paid out in March with the payroll.").waitFor();
+  assert.deepEqual(problems, []);
+});
+
 test("a writer adds a file to their collection from the chat page", async (t) => {
   const { page, problems } = await signedIn(t, "wes", "/");
   const add = page.getByRole("button", { name: "Add documents" });
