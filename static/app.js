@@ -34,7 +34,7 @@ const STATUS = {
   loading: "Opening the conversation…",
   opened: (title) => `Opened “${title}”.`,
   missing:
-    "No conversation is saved at this address (it may have been deleted): a question starts one here.",
+    "No conversation of yours is saved at this address (it may have been deleted, or be someone else's): a question starts a new one.",
   renamed: "Conversation renamed.",
   deleted: "Conversation deleted.",
   retrying: (attempt, max) => `Communication interrupted — retrying (${attempt} of ${max})…`,
@@ -278,9 +278,13 @@ async function openConversation(id) {
     scrollToEnd();
   } catch (error) {
     if (opening.signal.aborted) return;
-    // The address stays: the server starts a conversation under it with the next turn.
-    if (error.status === 404) setStatus(STATUS.missing);
-    else {
+    // Absent, or another person's (the server answers both alike): the page is a new
+    // chat, and the next question starts a conversation under an address of its own.
+    if (error.status === 404) {
+      history.replaceState(null, "", conversationHref(null));
+      showConversation(null, null);
+      setStatus(STATUS.missing);
+    } else {
       setStatus("");
       showBanner(LOAD_FAILURE(error.message));
     }

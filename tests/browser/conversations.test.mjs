@@ -445,7 +445,7 @@ test("at phone width the list is a drawer, opened and closed by keyboard", async
   );
 });
 
-test("an address that names no stored conversation says so, and the next question starts it there", async (t) => {
+test("an address that names no conversation of the person's says so, and the next question starts a new one", async (t) => {
   const id = "0b7e5b1c-3f7d-4f6e-8a59-1d2c3b4a5e6f";
   const context = await suite.browser.newContext();
   t.after(() => context.close());
@@ -453,12 +453,13 @@ test("an address that names no stored conversation says so, and the next questio
   await page.goto(`${suite.bor.url}?c=${id}`);
   await waitForStatus(
     page,
-    "No conversation is saved at this address (it may have been deleted): a question starts one here.",
+    "No conversation of yours is saved at this address (it may have been deleted, or be someone else's): a question starts a new one.",
   );
   assert.equal(await page.getByRole("article").count(), 0);
   assert.equal(await page.getByRole("alert").count(), 0, "not an error");
+  assert.equal(openId(page), null, "the address names no conversation any more");
   const { body } = await askAndWait(page, "Is anyone home?");
-  assert.deepEqual(body, { message: "Is anyone home?", conversation_id: id });
+  assert.deepEqual(body, { message: "Is anyone home?" });
   await page.getByRole("heading", { name: "Is anyone home?" }).waitFor();
-  assert.equal(openId(page), id);
+  assert.ok(openId(page) !== null && openId(page) !== id, "a conversation of its own");
 });
