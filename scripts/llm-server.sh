@@ -5,7 +5,8 @@
 # scripts/models/embed_server.py on ONNX Runtime for MiniLM. Everything lives in
 # .llm-server/ (gitignored).
 #
-#   scripts/llm-server.sh install [MODEL…]    virtual environment, llama-cpp-python (compiles
+#   scripts/llm-server.sh install [MODEL…]    virtual environment, llama-cpp-python when a
+#                                             model runs on it (compiles
 #                                             llama.cpp the first time: 5 to 25 minutes on
 #                                             2 cores, depending on what else runs) and the
 #                                             models (default: qwen minilm); quick when done
@@ -140,6 +141,21 @@ pip_install_with_progress() {
     fi
 }
 
+# The virtual environment, made when missing.
+ensure_venv() {
+    if [ -x "$PYTHON" ]; then
+        return 0
+    fi
+    mkdir -p "$HOME_DIR"
+    python3 -m venv "$VENV" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+}
+
+# Whether MODEL runs on llama-cpp-python: every one but the ONNX embedder, which needs
+# only the tools (ONNX Runtime and the tokenizer), so that installing it compiles nothing.
+runs_on_llama() {
+    [ "$1" != minilm ]
+}
+
 install_server() {
     if server_installed; then
         return 0
@@ -147,9 +163,7 @@ install_server() {
     local started=$SECONDS
     say "installing llama-cpp-python $LLAMA_CPP_PYTHON_VERSION into $VENV"
     say "the first install compiles llama.cpp: 5 minutes on 2 free cores, up to 25 when other builds run (later starts take seconds)"
-    rm -rf "$VENV"
-    mkdir -p "$HOME_DIR"
-    python3 -m venv "$VENV" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+    ensure_venv
     pip_install_with_progress "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
     "$PYTHON" -c 'import llama_cpp.server' || die "llama_cpp.server does not import after the install"
     echo "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION $LLAMA_CMAKE_ARGS" >"$SERVER_STAMP"
@@ -178,12 +192,18 @@ adopt_old_models() {
 install() {
     local models=("$@")
     [ ${#models[@]} -gt 0 ] || models=("${DEFAULT_MODELS[@]}")
-    local files=()
+    local files=() llama=false
     for model in "${models[@]}"; do
         model_settings "$model"
         files+=("$MODEL_FETCH")
+        if runs_on_llama "$model"; then
+            llama=true
+        fi
     done
-    install_server
+    ensure_venv
+    if [ "$llama" = true ]; then
+        install_server
+    fi
     install_tools
     adopt_old_models
     "$PYTHON" scripts/models/fetch.py "$MODELS_DIR" "${files[@]}" || die "the models could not be fetched"
@@ -203,7 +223,7 @@ serve() {
     local model=$1 port
     port=$(port_of "${2:-}")
     model_settings "$model"
-    if ! server_installed || ! tools_installed || [ ! -f "$MODEL_FILE" ]; then
+    if { runs_on_llama "$model" && ! server_installed; } || ! tools_installed || [ ! -f "$MODEL_FILE" ]; then
         die "not installed; run: scripts/llm-server.sh install $model"
     fi
     if [ "$model" = minilm ]; then

@@ -7,7 +7,9 @@ BASE_URL is the embedding server (e.g. http://127.0.0.1:18088). For each text be
 vector the server returns (`POST /v1/embeddings`) points the same way as the one a numpy
 forward pass of the upstream F32 weights gives over the `tokenizers` library's token ids
 (mean pooling over every token, as the model is trained): cosine >= 0.9999999. A text of
-more than 512 tokens gets the vector of its first 511 and its closing [SEP]. Then the
+more than 256 tokens (upstream's `max_seq_length`) gets the vector of its first 255 and
+its closing [SEP], between 256 and 512 tokens (where the position embeddings would still
+reach) as past 512. Then the
 server's own rules (embed_server.py): one unit vector per text in order, a one-text
 request answered before the texts of a larger one queued earlier, and an OpenAI-shaped
 error for a body that is not texts, too many texts, too large a body or another route.
@@ -33,7 +35,7 @@ from tokenizers import Tokenizer
 
 # Tight enough that tanh's approximation of GELU (0.999999) or another norm epsilon fails.
 MIN_COSINE = 0.9999999
-MAX_TOKENS = 512
+MAX_TOKENS = 256
 
 TEXTS = [
     "How do I import my own documents?",
@@ -157,9 +159,22 @@ class ServedEmbedderMatchesUpstream(unittest.TestCase):
     def test_a_text_over_the_model_length_is_cut_to_it(self):
         text = " ".join(TEXTS) * 6
         ids = self.tokenizer.encode(text).ids
-        self.assertGreater(len(ids), MAX_TOKENS)
+        self.assertGreater(len(ids), 512)
         (vector,) = self.served([text])
         self.assert_same_direction(vector, ids[: MAX_TOKENS - 1] + ids[-1:])
+
+    def test_a_text_the_positions_could_still_hold_is_cut_where_upstream_cuts(self):
+        # A 1,200-character chunk of prose is about 300 tokens: past upstream's cut, and
+        # within the 512 positions a server that cut there would read whole.
+        text = " ".join(TEXTS[9:] * 3)
+        ids = self.tokenizer.encode(text).ids
+        self.assertGreater(len(ids), MAX_TOKENS)
+        self.assertLessEqual(len(ids), 512)
+        (vector,) = self.served([text])
+        self.assert_same_direction(vector, ids[: MAX_TOKENS - 1] + ids[-1:])
+        whole = self.reference.embed(ids)
+        cosine = vector @ whole / (np.linalg.norm(vector) * np.linalg.norm(whole))
+        self.assertLess(cosine, MIN_COSINE, "the cut changes the vector")
 
 
 class ServerAnswersEveryRequest(unittest.TestCase):

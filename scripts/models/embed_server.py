@@ -9,7 +9,7 @@ on ONNX Runtime's CPU kernels, which pick the widest vector instructions the pro
 has when the server starts.
 
 How it runs: each text is tokenized by the `tokenizers` library with the model's own
-`tokenizer.json`, cut to the model's 512 positions, and run alone (no padding); the texts
+`tokenizer.json`, cut where upstream cuts (256 tokens), and run alone (no padding); the texts
 of a request, and of requests that arrive together, are spread over N workers of one
 thread each (default: the processor count), a one-text request's first. One thread per run and not one run over N
 threads: on a shared machine, a run split over two threads waits for the slower one
@@ -38,9 +38,10 @@ from tokenizers import Tokenizer
 MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_TEXTS = 2048
 MAX_REQUESTS_AT_WORK = 16
-# all-MiniLM-L6-v2's position embeddings; a longer text keeps its first 511 tokens and
-# its closing [SEP].
-MAX_TOKENS = 512
+# Where all-MiniLM-L6-v2 is trained and used upstream to cut a text (sentence-transformers'
+# `max_seq_length`, 256, though its position embeddings reach 512): a longer text keeps
+# its first 255 tokens and its closing [SEP], and gets the vector upstream gives it.
+MAX_TOKENS = 256
 
 
 class RequestError(Exception):
