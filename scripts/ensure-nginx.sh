@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure nginx (with TLS) and openssl are installed for the proxy drill
-# (tests/deploy/proxy.sh): installs Debian's nginx-light and openssl (apt-get) when
+# Makes sure nginx (with TLS), openssl and jq are installed for the deployment drills
+# (tests/deploy/): installs Debian's nginx-light, openssl and jq (apt-get) when
 # missing. Starts nothing. Idempotent; prints nothing on success and one clear message
 # on failure.
 set -euo pipefail
@@ -23,6 +23,7 @@ as_root() {
 missing=()
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 command -v apt-get >/dev/null 2>&1 ||

@@ -5,12 +5,14 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DRILL=$(basename "$0" .sh)
-PG_ADMIN=${BOR_TEST_DATABASE_ADMIN_URL:-postgres://postgres@127.0.0.1:5432}
+# The server, as the Rust tests reach it (BOR_TEST_DATABASE_URL without its database).
+PG_ADMIN=${BOR_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+PG_ADMIN=${PG_ADMIN%/*}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bor-$DRILL.XXXXXX")
 STARTED=()
 DATABASES=()
 
-say() { echo "$DRILL: $*"; }
+say() { echo "$(date +%T) $DRILL: $*"; }
 
 # Stops the drill with what went wrong and the end of every log it wrote.
 fail() {
@@ -38,6 +40,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
