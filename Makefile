@@ -23,7 +23,7 @@ help:
 	@echo "make drills-long      the fault drills at ten times the scale"
 	@echo "make dist             the release archive, dist/bor-VERSION-ARCH-linux-gnu.tar.gz (docs/DEPLOY.md)"
 	@echo "make drills-deploy    the release archive unpacked and served, two instances behind nginx with TLS,"
-	@echo "                      backup and restore, an upgrade (installs nginx when missing)"
+	@echo "                      backup and restore, an upgrade, the container (with a Docker daemon)"
 	@echo "make bench            every benchmark, written to bench/RESULTS.md"
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
@@ -132,9 +132,9 @@ dist:
 
 # Each drill runs the release archive's binary from an empty folder (tests/deploy/).
 drills-deploy: postgres dist
-	@cargo build --bin bor-mock-llm
+	@cargo build -p bor-mock-llm --bin bor-mock-llm
 	@scripts/ensure-nginx.sh
-	@for drill in dist proxy backup upgrade; do tests/deploy/$$drill.sh || exit 1; done
+	@for drill in dist proxy backup upgrade container; do tests/deploy/$$drill.sh || exit 1; done
 
 # Each benchmark writes its own section of bench/RESULTS.md.
 bench: bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-load bench-local-models

@@ -12,7 +12,7 @@ fresh_database main database
 start_mock_llm 0
 
 # This round's migrations: newer than UPGRADE_FROM, else those of the newest commit that
-# added any (the newest migration alone without git).
+# added any (the newest migration alone without git history).
 mapfile -t all < <(ls "$ROOT/migrations")
 if [ -n "${UPGRADE_FROM:-}" ]; then
     newer=()
@@ -25,6 +25,8 @@ elif commit=$(git -C "$ROOT" log -1 --format=%H --diff-filter=A -- 'migrations/*
 else
     newer=("${all[-1]}")
 fi
+# A shallow clone's one commit adds every migration: then the newest alone.
+[ ${#newer[@]} -lt ${#all[@]} ] || newer=("${all[-1]}")
 [ ${#newer[@]} -gt 0 ] || fail "no migration is newer than ${UPGRADE_FROM:-the previous schema}"
 oldest_new=${newer[0]}
 # Everything from the oldest of them on is reverted, newest first.
