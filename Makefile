@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk test-mcp-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-ocr bench-load bench-local-models drills drills-long vendor-web postgres lint fmt
+.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk test-mcp-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-ocr bench-load bench-local-models drills drills-long dist drills-deploy vendor-web postgres lint fmt
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
@@ -21,6 +21,9 @@ help:
 	@echo "make explore          the property tests with a new random seed and more cases (SEED=, CASES=)"
 	@echo "make drills           the fault drills only (also part of make test)"
 	@echo "make drills-long      the fault drills at ten times the scale"
+	@echo "make dist             the release archive, dist/bor-VERSION-ARCH-linux-gnu.tar.gz (docs/DEPLOY.md)"
+	@echo "make drills-deploy    the release archive unpacked and served, two instances behind nginx with TLS,"
+	@echo "                      backup and restore, an upgrade, the container (with a Docker daemon)"
 	@echo "make bench            every benchmark, written to bench/RESULTS.md"
 	@echo "make bench-load       bor's load, speed and memory figures (and LiteLLM's) only"
 	@echo "make bench-knowledge  retrieval and import figures only"
@@ -122,6 +125,16 @@ drills: postgres
 
 drills-long: postgres
 	BOR_DRILLS=long cargo test --test drills
+
+# The release build (about 7 minutes the first time), then the archive.
+dist:
+	@scripts/dist.sh
+
+# Each drill runs the release archive's binary from an empty folder (tests/deploy/).
+drills-deploy: postgres dist
+	@cargo build -p bor-mock-llm --bin bor-mock-llm
+	@scripts/ensure-nginx.sh
+	@for drill in dist proxy backup upgrade container; do tests/deploy/$$drill.sh || exit 1; done
 
 # Each benchmark writes its own section of bench/RESULTS.md.
 bench: bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-load bench-local-models

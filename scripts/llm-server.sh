@@ -17,7 +17,8 @@
 #   scripts/llm-server.sh status PORT         whether one answers there
 #   scripts/llm-server.sh serve MODEL PORT    run in the foreground (exec: the caller's
 #                                             child is the server itself), for tests that
-#                                             kill it
+#                                             kill it and for containers (LLM_SERVER_HOST:
+#                                             the address to listen on, 127.0.0.1 unless set)
 #   scripts/llm-server.sh check-embedder PORT the MiniLM conversion proved against its
 #                                             upstream files, on the server at PORT
 #
@@ -234,7 +235,7 @@ serve() {
             --model "$MODEL_FILE" \
             --tokenizer "$MODELS_DIR/all-MiniLM-L6-v2/tokenizer.json" \
             --alias "$MODEL_ALIAS" \
-            --host 127.0.0.1 \
+            --host "${LLM_SERVER_HOST:-127.0.0.1}" \
             --port "$port"
     fi
     # One thread each: two threads collapse to a few tokens/s when the other core is busy
@@ -245,7 +246,7 @@ serve() {
     PYTHONUNBUFFERED=1 exec "$PYTHON" -m llama_cpp.server \
         --model "$MODEL_FILE" \
         --model_alias "$MODEL_ALIAS" \
-        --host 127.0.0.1 \
+        --host "${LLM_SERVER_HOST:-127.0.0.1}" \
         --port "$port" \
         --n_threads 1 \
         --n_threads_batch 1 \

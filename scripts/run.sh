@@ -110,7 +110,7 @@ start_local_models() {
 
 # A token for the admin page when none is configured; printed with the page's address.
 admin_token() {
-    if present BOR_ADMIN_TOKEN; then
+    if present BOR_ADMIN_TOKEN || present BOR_ADMIN_TOKEN_FILE; then
         ADMIN_NOTE="admin page: $ADDRESS/admin (with your BOR_ADMIN_TOKEN)"
         return
     fi

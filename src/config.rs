@@ -291,6 +291,54 @@ impl ConfigView {
 /// names them. Any `BOR_TEST_` or `BOR_BROWSER_` name counts as one too.
 const TOOLING_VARIABLES: &[&str] = &["BOR_LLM_SERVER_HOME", "BOR_DRILLS", "BOR_MIGRATIONS_SHA256"];
 
+/// The variables that may instead be read from a file named by `BOR_<NAME>_FILE` (as
+/// container and systemd secrets are mounted): the secrets and the database URL, which
+/// may hold a password.
+const FILE_VARIABLES: &[&str] = &[
+    "database_url",
+    "llm_api_key",
+    "ocr_api_key",
+    "rerank_api_key",
+    "admin_token",
+    "oidc_client_secret",
+];
+
+/// The suffix of a variable naming the file that holds another's value.
+const FILE_SUFFIX: &str = "_FILE";
+
+/// Replaces each `BOR_<NAME>_FILE` of [`FILE_VARIABLES`] by `BOR_<NAME>` holding the
+/// file's contents without its trailing newline. A file that cannot be read, an empty
+/// one, or both names set is a problem naming the variable (never the contents).
+fn read_variable_files(vars: &mut HashMap<String, String>, problems: &mut Vec<String>) {
+    for field in FILE_VARIABLES {
+        let name = variable_name(field);
+        let file_name = format!("{name}{FILE_SUFFIX}");
+        let Some(path) = vars.remove(&file_name) else {
+            continue;
+        };
+        if vars.contains_key(&name) {
+            problems.push(format!(
+                "{name} and {file_name} are both set: keep one (the file for a secret)"
+            ));
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(contents) => {
+                let value = contents
+                    .strip_suffix('\n')
+                    .map(|line| line.strip_suffix('\r').unwrap_or(line))
+                    .unwrap_or(&contents);
+                if value.is_empty() {
+                    problems.push(format!("{file_name}={path} is empty"));
+                } else {
+                    vars.insert(name, value.to_owned());
+                }
+            }
+            Err(error) => problems.push(format!("{file_name}={path} cannot be read: {error}")),
+        }
+    }
+}
+
 /// Whether people sign in (`BOR_AUTH`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -428,9 +476,10 @@ impl Config {
     }
 
     fn from_vars_with(
-        vars: HashMap<String, String>,
+        mut vars: HashMap<String, String>,
         mut problems: Vec<String>,
     ) -> Result<Config, ConfigError> {
+        read_variable_files(&mut vars, &mut problems);
         let raw = match envy::prefixed(PREFIX).from_iter::<_, RawVars>(vars) {
             Ok(raw) => raw,
             Err(error) => {
@@ -489,10 +538,17 @@ pub(crate) fn unknown_variables(names: Vec<String>) -> Vec<String> {
             continue;
         };
         let field = field.to_ascii_lowercase();
+        let read_from_file = field
+            .strip_suffix(&FILE_SUFFIX.to_ascii_lowercase())
+            .is_some_and(|named| FILE_VARIABLES.contains(&named));
         let tooling = TOOLING_VARIABLES.contains(&name.as_str())
             || name.starts_with("BOR_TEST_")
             || name.starts_with("BOR_BROWSER_");
-        if FIELDS.contains(&field.as_str()) || tooling || !seen.insert(name.clone()) {
+        if FIELDS.contains(&field.as_str())
+            || read_from_file
+            || tooling
+            || !seen.insert(name.clone())
+        {
             continue;
         }
         warnings.push(match closest_variable(&field) {

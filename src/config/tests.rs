@@ -758,3 +758,101 @@ fn a_misspelt_name_is_named_with_the_problems_it_may_explain() {
         "a three-letter variable (BOR_LOG) is no match for a longer name holding it"
     );
 }
+
+/// A file in the temporary folder holding `contents`, removed on drop.
+fn secret_file(contents: &str) -> DotenvFile {
+    DotenvFile::new(contents)
+}
+
+#[test]
+fn secrets_and_the_database_url_are_read_from_files_without_the_trailing_newline() {
+    let token = secret_file("token-from-file\n");
+    let key = secret_file("key-from-file\r\n");
+    let oidc = secret_file("oidc-secret");
+    let database = secret_file("postgres://bor:pa55@db.example:5432/bor\n");
+    let rerank = secret_file("rerank-key\n");
+    let ocr = secret_file("ocr-key\n");
+    let path = |file: &DotenvFile| file.0.display().to_string();
+    let config = config(&[
+        ("BOR_ADMIN_TOKEN_FILE", &path(&token)),
+        ("BOR_LLM_API_KEY_FILE", &path(&key)),
+        ("BOR_OIDC_ISSUER", "https://id.example"),
+        ("BOR_OIDC_CLIENT_ID", "bor"),
+        ("BOR_OIDC_CLIENT_SECRET_FILE", &path(&oidc)),
+        ("BOR_DATABASE_URL_FILE", &path(&database)),
+        ("BOR_RERANK_API_KEY_FILE", &path(&rerank)),
+        ("BOR_OCR_API_KEY_FILE", &path(&ocr)),
+    ])
+    .unwrap();
+    assert_eq!(config.admin_token, Some(Secret::new("token-from-file")));
+    assert_eq!(config.llm_api_key, Some(Secret::new("key-from-file")));
+    assert_eq!(config.oidc_client_secret, Some(Secret::new("oidc-secret")));
+    assert_eq!(
+        config.database_url,
+        "postgres://bor:pa55@db.example:5432/bor"
+    );
+    assert_eq!(config.rerank_api_key, Some(Secret::new("rerank-key")));
+    assert_eq!(config.ocr_api_key, Some(Secret::new("ocr-key")));
+}
+
+#[test]
+fn a_secret_file_that_cannot_be_read_stops_start_up_with_one_line_naming_it() {
+    let missing = std::env::temp_dir().join(format!("bor-missing-{}", uuid::Uuid::new_v4()));
+    let missing = missing.display().to_string();
+    let error = config(&[("BOR_ADMIN_TOKEN_FILE", &missing)]).unwrap_err();
+    assert_eq!(error.problems().len(), 1, "{error}");
+    let line = &error.problems()[0];
+    assert!(
+        line.starts_with(&format!("BOR_ADMIN_TOKEN_FILE={missing} cannot be read: ")),
+        "{line}"
+    );
+    assert!(!line.contains('\n'), "{line}");
+
+    let empty = secret_file("\n");
+    assert_eq!(
+        problem("BOR_LLM_API_KEY_FILE", &empty.0.display().to_string()),
+        format!("BOR_LLM_API_KEY_FILE={} is empty", empty.0.display())
+    );
+}
+
+#[test]
+fn a_variable_and_its_file_both_set_are_refused() {
+    let token = secret_file("from-file\n");
+    let error = config(&[
+        ("BOR_ADMIN_TOKEN", "from-the-environment"),
+        ("BOR_ADMIN_TOKEN_FILE", &token.0.display().to_string()),
+    ])
+    .unwrap_err();
+    assert_eq!(
+        error.problems(),
+        ["BOR_ADMIN_TOKEN and BOR_ADMIN_TOKEN_FILE are both set: keep one (the file for a secret)"]
+    );
+}
+
+#[test]
+fn only_the_secrets_and_the_database_url_have_a_file_variable() {
+    let missing = std::env::temp_dir().join(format!("bor-missing-{}.env", uuid::Uuid::new_v4()));
+    let file = secret_file("x\n");
+    let env = environment(&[
+        ("BOR_OIDC_CLIENT_SECRET_FILE", &file.0.display().to_string()),
+        ("BOR_LOG_FILE", "/var/log/bor.log"),
+    ]);
+    assert_eq!(
+        Config::from_sources(&missing, env).unwrap().warnings,
+        ["BOR_LOG_FILE is not a bor variable and is ignored"]
+    );
+}
+
+/// Nothing bor ships holds a secret: every secret, and the admin API with it, is off
+/// until an operator sets one.
+#[test]
+fn no_secret_has_a_default() {
+    let config = config(&[]).unwrap();
+    assert_eq!(config.admin_token, None);
+    assert_eq!(config.llm_api_key, None);
+    assert_eq!(config.ocr_api_key, None);
+    assert_eq!(config.rerank_api_key, None);
+    assert_eq!(config.oidc_client_secret, None);
+    let database = url::Url::parse(&config.database_url).unwrap();
+    assert_eq!(database.password(), None);
+}

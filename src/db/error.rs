@@ -25,6 +25,26 @@ pub enum DbError {
     /// Running, reverting or listing migrations failed.
     #[error("database migrations failed")]
     Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The database records migrations this binary does not have: a newer bor migrated
+    /// it, and this one refuses to start rather than run on a schema it does not know.
+    #[error(
+        "the database has migration {newest}{}, which this bor does not know: a newer bor migrated it; run that release or a newer one (a downgrade needs the backup taken before the upgrade)",
+        others_note(*.others)
+    )]
+    NewerSchema {
+        /// The newest version recorded that this binary does not know.
+        newest: String,
+        /// How many other unknown versions there are.
+        others: usize,
+    },
+}
+
+fn others_note(others: usize) -> String {
+    match others {
+        0 => String::new(),
+        1 => " (and 1 more)".to_owned(),
+        more => format!(" (and {more} more)"),
+    }
 }
 
 impl DbError {
@@ -38,7 +58,10 @@ impl DbError {
                 DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection
             ),
             DbError::Query(diesel::result::Error::BrokenTransactionManager) => true,
-            DbError::Query(_) | DbError::Migration(_) | DbError::FullText(_) => false,
+            DbError::Query(_)
+            | DbError::Migration(_)
+            | DbError::FullText(_)
+            | DbError::NewerSchema { .. } => false,
         }
     }
 }

@@ -31,9 +31,11 @@ mod bookkeeping {
 type HarnessConnection = AsyncConnectionWrapper<AsyncPgConnection>;
 
 /// Applies every pending migration, then keys the usernames that need it; returns the
-/// names of the migrations applied now.
+/// names of the migrations applied now. A database that records migrations this binary
+/// does not know is left untouched: [`DbError::NewerSchema`].
 pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbError> {
     with_harness(database_url, |conn| {
+        refuse_newer_schema(conn)?;
         let versions: Vec<String> = conn
             .run_pending_migrations(MIGRATIONS)
             .map_err(DbError::Migration)?
@@ -44,6 +46,36 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbError> 
         names_of(versions.into_iter())
     })
     .await
+}
+
+/// Fails with [`DbError::NewerSchema`] when the database records a migration that is not
+/// embedded in this binary; reads only.
+fn refuse_newer_schema(conn: &mut HarnessConnection) -> Result<(), DbError> {
+    use bookkeeping::__diesel_schema_migrations::dsl::{__diesel_schema_migrations, version};
+
+    let has_table: bool = diesel::RunQueryDsl::get_result(has_bookkeeping_table(), conn)?;
+    if !has_table {
+        return Ok(());
+    }
+    let recorded = diesel::RunQueryDsl::load(
+        __diesel_schema_migrations.select(version).order(version),
+        conn,
+    )?;
+    let unknown = status_of(recorded)?.unknown;
+    match unknown.last() {
+        Some(newest) => Err(DbError::NewerSchema {
+            newest: newest.clone(),
+            others: unknown.len() - 1,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether diesel's bookkeeping table exists (it does once a migration has run).
+fn has_bookkeeping_table() -> diesel::dsl::select<diesel::expression::SqlLiteral<Bool>> {
+    diesel::select(diesel::dsl::sql::<Bool>(
+        "to_regclass('__diesel_schema_migrations') IS NOT NULL",
+    ))
 }
 
 /// Gives every user whose stored `username_key` is not [`username::key`] of their name
@@ -101,12 +133,8 @@ pub struct MigrationStatus {
 pub async fn migration_status(conn: &mut AsyncPgConnection) -> Result<MigrationStatus, DbError> {
     use bookkeeping::__diesel_schema_migrations::dsl::{__diesel_schema_migrations, version};
 
-    let has_table = diesel::select(diesel::dsl::sql::<Bool>(
-        "to_regclass('__diesel_schema_migrations') IS NOT NULL",
-    ))
-    .get_result::<bool>(conn)
-    .await?;
-    let mut recorded: Vec<String> = if has_table {
+    let has_table = has_bookkeeping_table().get_result::<bool>(conn).await?;
+    let recorded: Vec<String> = if has_table {
         __diesel_schema_migrations
             .select(version)
             .order(version)
@@ -115,6 +143,12 @@ pub async fn migration_status(conn: &mut AsyncPgConnection) -> Result<MigrationS
     } else {
         Vec::new()
     };
+    status_of(recorded)
+}
+
+/// Which of the embedded migrations are among the `recorded` versions, and which
+/// recorded versions are not embedded (oldest first).
+fn status_of(mut recorded: Vec<String>) -> Result<MigrationStatus, DbError> {
     let mut status = MigrationStatus {
         applied: Vec::new(),
         pending: Vec::new(),
@@ -293,6 +327,51 @@ mod tests {
         assert_eq!(status.applied, all[..all.len() - 1]);
         assert_eq!(status.pending, all[all.len() - 1..]);
         assert_eq!(status.unknown, ["29991231000000"]);
+    }
+
+    /// A database a newer bor migrated (it records a migration this binary does not
+    /// have) is refused before anything is applied, naming the newest unknown one.
+    #[tokio::test]
+    async fn a_database_newer_than_the_binary_is_refused_untouched() {
+        use bookkeeping::__diesel_schema_migrations::dsl::{__diesel_schema_migrations, version};
+
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.connect().await;
+        let all = embedded_names();
+        let newest = embedded()
+            .unwrap()
+            .last()
+            .unwrap()
+            .name()
+            .version()
+            .to_string();
+        // The newest embedded migration pending: a refusal must leave it so.
+        revert_newest(db.url()).await;
+        diesel::insert_into(__diesel_schema_migrations)
+            .values([version.eq("29991231000000"), version.eq("29991230000000")])
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let error = run_migrations(db.url()).await.unwrap_err();
+        assert!(matches!(error, DbError::NewerSchema { .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "the database has migration 29991231000000 (and 1 more), which this bor does not know: a newer bor migrated it; run that release or a newer one (a downgrade needs the backup taken before the upgrade)"
+        );
+        let status = migration_status(&mut conn).await.unwrap();
+        assert_eq!(status.pending, all[all.len() - 1..], "nothing was applied");
+        assert!(!status.applied.iter().any(|name| name.contains(&newest)));
+    }
+
+    /// Reverts the newest embedded migration only.
+    async fn revert_newest(url: &str) {
+        with_harness(url, |conn| {
+            conn.revert_last_migration(MIGRATIONS)
+                .map_err(DbError::Migration)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
     }
 
     #[tokio::test]
