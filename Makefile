@@ -132,7 +132,9 @@ dist:
 
 # Each drill runs the release archive's binary from an empty folder (tests/deploy/).
 drills-deploy: postgres dist
-	@cargo build -p bor-mock-llm --bin bor-mock-llm
+	@# Built with bor, as the browser tests build it: alone it would build its dependencies
+	@# again with other features.
+	@cargo build --bin bor --package bor --bin bor-mock-llm --package bor-mock-llm
 	@scripts/ensure-nginx.sh
 	@for drill in dist proxy backup upgrade container; do tests/deploy/$$drill.sh || exit 1; done
 

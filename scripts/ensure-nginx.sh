@@ -10,15 +10,7 @@ fail() {
     exit 1
 }
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
-    else
-        fail "root rights are needed to run: $*"
-    fi
-}
+. "$(dirname "$0")/debian.sh"
 
 missing=()
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
@@ -28,8 +20,6 @@ command -v jq >/dev/null 2>&1 || missing+=(jq)
 
 command -v apt-get >/dev/null 2>&1 ||
     fail "the proxy drill needs ${missing[*]} and this is not a Debian-like system (no apt-get)"
-work_log="$(mktemp)"
-trap 'rm -f "$work_log"' EXIT
 # The package's own service is not started: the drill runs its own nginx.
 policy=/usr/sbin/policy-rc.d
 made_policy=false
@@ -38,17 +28,7 @@ if [ ! -e "$policy" ]; then
     as_root chmod 755 "$policy"
     made_policy=true
 fi
-install() {
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
-        >>"$work_log" 2>&1
-}
 status=0
-if ! install; then
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$work_log" 2>&1 || status=1
-    [ $status -eq 0 ] && { install || status=2; }
-fi
+apt_install "${missing[@]}" || status=1
 [ "$made_policy" = true ] && as_root rm -f "$policy"
-case $status in
-1) fail "apt-get update failed: $(tail -n 3 "$work_log")" ;;
-2) fail "apt-get install ${missing[*]} failed: $(tail -n 3 "$work_log")" ;;
-esac
+[ $status -eq 0 ] || fail "apt-get install ${missing[*]} failed"
