@@ -20,6 +20,7 @@ mod keys;
 pub(crate) mod mcp;
 mod metrics;
 mod nul;
+pub(crate) mod oauth;
 mod oidc;
 pub mod openai;
 mod openapi;
@@ -119,6 +120,12 @@ pub fn routes(config: &mut ServiceConfig) {
         .route(mcp::MCP_PATH, web::route().to(mcp::not_allowed))
         .service(mcp::protected_resource)
         .service(mcp::protected_resource_of_mcp)
+        .service(oauth::server_metadata)
+        .service(oauth::register)
+        .service(oauth::authorize)
+        .service(oauth::consent)
+        .service(oauth::token)
+        .service(oauth::revoke)
         .service(metrics::scrape)
         .service(openapi::describe)
         .default_service(web::to(not_found));
