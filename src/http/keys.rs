@@ -77,7 +77,7 @@ async fn keys_of(state: &AppState, owner: Uuid) -> Result<KeyList, ApiError> {
             kind: KeyKind::Oauth,
         }))
         .collect();
-    listed.sort_by(|a, b| b.key.created_at.cmp(&a.key.created_at));
+    listed.sort_by_key(|listed| std::cmp::Reverse(listed.key.created_at));
     Ok(KeyList { keys: listed })
 }
 
