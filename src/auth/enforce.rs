@@ -17,7 +17,7 @@ use actix_web::middleware::Next;
 use actix_web::{Error, HttpMessage, HttpRequest, HttpResponse, ResponseError, web};
 use subtle::ConstantTimeEq;
 
-use super::{Caller, origin, secret};
+use super::{Caller, Via, origin, secret};
 use crate::config::AuthMode;
 use crate::http::protocol::bearer_token;
 use crate::http::{ApiError, mcp, oauth, openai::OpenAiError};
@@ -136,15 +136,19 @@ fn admit(
     caller: Option<Caller>,
 ) -> Result<Option<Caller>, ApiError> {
     let accounts = state.accounts.mode == AuthMode::Accounts;
-    if area == Area::Mcp && origin::from_other_origin(request, state.config.public_url.as_ref()) {
+    // A page of another origin reaches `/mcp` only with a key or token it holds itself
+    // (CORS sends no cookie), or without one to be told how to get one (the 401). In
+    // `off` mode every request is the admin: no page of another site gets an answer.
+    let by_bearer = |caller: &Caller| matches!(caller.via, Via::ApiKey(_) | Via::OAuthToken(_));
+    if area == Area::Mcp
+        && origin::from_other_origin(request, state.config.public_url.as_ref())
+        && !(accounts && caller.as_ref().is_none_or(by_bearer))
+    {
         return Err(ApiError::ForbiddenOrigin);
     }
     match caller {
         Some(caller) => {
-            let by_browser = matches!(
-                caller.via,
-                super::Via::Session(_) | super::Via::TrustedProxy
-            );
+            let by_browser = matches!(caller.via, Via::Session(_) | Via::TrustedProxy);
             if by_browser
                 && origin::changes_something(request.method())
                 && !origin::from_own_origin(request, state.config.public_url.as_ref())

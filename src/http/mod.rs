@@ -9,6 +9,7 @@ mod body;
 pub mod chat;
 mod collections;
 mod conversations;
+mod cors;
 pub mod documents;
 pub mod error;
 mod feedback;
@@ -42,6 +43,7 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use admin::Admin;
+pub use cors::cors;
 pub use error::ApiError;
 pub use host::{AllowedHosts, allowed_host};
 pub use nul::refuse_nul;

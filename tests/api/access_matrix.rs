@@ -616,11 +616,102 @@ async fn mcp_needs_a_key_or_a_session_and_refuses_other_sites_pages() {
         .await;
     assert_eq!(reply.status, 200, "{}", reply.text());
 
-    // A web page of another site is refused even with a key (DNS rebinding).
+    // A web page of another site (a browser-based MCP client) comes with a key or a
+    // token it holds itself; CORS lets it read the answer, never with a cookie.
     let (_, key) = app.make_key(&cookie, "page").await;
+    let from_page = |credential: Option<&str>| {
+        let request = TestApp::client()
+            .post(format!("{}/mcp", app.address))
+            .insert_header(("Origin", "http://inspector.example"));
+        let request = match credential {
+            Some(credential) => request.bearer_auth(credential),
+            None => request,
+        };
+        async { Reply::read(request.send_json(&ping).await.unwrap()).await }
+    };
+    let reply = from_page(Some(&key)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        reply.headers.get("access-control-allow-origin").unwrap(),
+        "*"
+    );
+    assert!(
+        reply
+            .headers
+            .get("access-control-allow-credentials")
+            .is_none()
+    );
+    let reply = from_page(None).await;
+    assert_eq!(
+        reply.status,
+        401,
+        "told how to get a token: {}",
+        reply.text()
+    );
+    assert!(reply.headers.get("www-authenticate").is_some());
+    assert!(
+        reply
+            .headers
+            .get("access-control-expose-headers")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains("WWW-Authenticate")
+    );
+    let preflight = TestApp::client()
+        .request(Method::OPTIONS, format!("{}/mcp", app.address))
+        .insert_header(("Origin", "http://inspector.example"))
+        .insert_header(("Access-Control-Request-Method", "POST"))
+        .insert_header((
+            "Access-Control-Request-Headers",
+            "authorization, content-type",
+        ))
+        .send()
+        .await
+        .unwrap();
+    let preflight = Reply::read(preflight).await;
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight
+            .headers
+            .get("access-control-allow-origin")
+            .unwrap(),
+        "*"
+    );
+    let allowed = preflight
+        .headers
+        .get("access-control-allow-headers")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(allowed.contains("Authorization"), "{allowed}");
+    let reply = app.mcp(&Credential::Bearer(key), ping.clone()).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "a program sends no Origin: {}",
+        reply.text()
+    );
+    // No preflight lets a page of another site into the cookie-authenticated API.
+    let api_preflight = TestApp::client()
+        .request(Method::OPTIONS, format!("{}/api/keys", app.address))
+        .insert_header(("Origin", "http://inspector.example"))
+        .insert_header(("Access-Control-Request-Method", "POST"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        api_preflight
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none()
+    );
+
+    // With BOR_AUTH=off every request is the admin: a page of another site gets nothing
+    // (DNS rebinding), whatever it sends.
+    let open = TestApp::spawn().await;
     let from_page = TestApp::client()
-        .post(format!("{}/mcp", app.address))
-        .bearer_auth(&key)
+        .post(format!("{}/mcp", open.address))
         .insert_header(("Origin", "http://evil.example"))
         .send_json(&ping)
         .await
@@ -628,13 +719,6 @@ async fn mcp_needs_a_key_or_a_session_and_refuses_other_sites_pages() {
     let reply = Reply::read(from_page).await;
     assert_eq!(reply.status, 403, "{}", reply.text());
     assert_eq!(reply.json()["error"]["code"], "forbidden_origin");
-    let reply = app.mcp(&Credential::Bearer(key), ping).await;
-    assert_eq!(
-        reply.status,
-        200,
-        "a program sends no Origin: {}",
-        reply.text()
-    );
 }
 
 #[actix_web::test]
