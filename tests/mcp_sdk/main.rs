@@ -2,8 +2,9 @@
 //! PyPI, in the virtual environment `make test-mcp-sdk` prepares), connecting over
 //! Streamable HTTP with an API key or through bor's whole OAuth flow (the person's
 //! sign-in and consent done over HTTP with a cookie, as a browser would), with bor on
-//! port 0, the mock LLM and a fresh PostgreSQL database. The SDK side prints what it made of each answer; these tests
-//! check that, and that a person sees through it only what they may read.
+//! port 0, the mock LLM and a fresh PostgreSQL database. The SDK side prints what it
+//! made of each answer; these tests check that, and that a person sees through it only
+//! what they may read.
 
 #![expect(
     clippy::unwrap_used,
