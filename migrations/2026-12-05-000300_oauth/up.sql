@@ -8,7 +8,7 @@ CREATE TABLE oauth_clients (
     id            TEXT        PRIMARY KEY,
     -- `client_name` as the client registered it, shown on the consent page.
     name          TEXT        NOT NULL,
-    redirect_uris TEXT[]      NOT NULL,
+    redirect_uris TEXT[]      NOT NULL CHECK (array_position(redirect_uris, NULL) IS NULL),
     -- How the client proves itself at the token endpoint: `none` (a public client) or
     -- its secret in the body or in Basic authentication.
     auth_method   TEXT        NOT NULL

@@ -107,6 +107,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "_float4" => "Array<Float4>".to_owned(),
         "_int4" => "Array<Int4>".to_owned(),
         "_int8" => "Array<Int8>".to_owned(),
+        "_text" => "Array<Text>".to_owned(),
         "bool" => "Bool".to_owned(),
         "text" => "Text".to_owned(),
         "varchar" => "Varchar".to_owned(),
