@@ -33,8 +33,9 @@ CREATE TABLE oauth_grants (
 
 CREATE INDEX oauth_grants_user_idx ON oauth_grants (user_id);
 
--- Authorization codes: used once (the row is deleted as it is exchanged), within 60 s;
--- the exchange makes the grant.
+-- Authorization codes: exchanged once, within 60 s; the exchange makes the grant. The
+-- row stays until it expires, naming that grant: the same code presented again revokes
+-- it (RFC 6749 §4.1.2).
 CREATE TABLE oauth_codes (
     code_sha256    TEXT        PRIMARY KEY,
     client_id      TEXT        NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
@@ -43,7 +44,9 @@ CREATE TABLE oauth_codes (
     -- PKCE: BASE64URL(SHA-256(code_verifier)).
     code_challenge TEXT        NOT NULL,
     resource       TEXT        NOT NULL,
-    expires_at     TIMESTAMPTZ NOT NULL
+    expires_at     TIMESTAMPTZ NOT NULL,
+    -- The grant its exchange made; NULL until it is exchanged.
+    grant_id       UUID        REFERENCES oauth_grants (id) ON DELETE CASCADE
 );
 
 CREATE TABLE oauth_access_tokens (

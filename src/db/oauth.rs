@@ -33,6 +33,8 @@ pub struct CodeRow {
     pub code_challenge: String,
     pub resource: String,
     pub expires_at: DateTime<Utc>,
+    /// The grant its exchange made; `None` until it is exchanged.
+    pub grant_id: Option<Uuid>,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
@@ -100,18 +102,44 @@ pub async fn insert_code(conn: &mut AsyncPgConnection, row: &CodeRow) -> Result<
     Ok(())
 }
 
-/// The code that hashes to `code_sha256`, deleted as it is read: a code is exchanged
-/// once, even by two requests at the same moment.
-pub async fn take_code(
+/// The code that hashes to `code_sha256`.
+pub async fn find_code(
     conn: &mut AsyncPgConnection,
     code_sha256: &str,
 ) -> Result<Option<CodeRow>, DbError> {
-    diesel::delete(oauth_codes::table.find(code_sha256))
-        .returning(CodeRow::as_returning())
+    oauth_codes::table
+        .find(code_sha256)
+        .select(CodeRow::as_select())
         .get_result(conn)
         .await
         .optional()
         .map_err(DbError::from)
+}
+
+/// Forgets a code (one that failed its checks is not tried again).
+pub async fn delete_code(conn: &mut AsyncPgConnection, code_sha256: &str) -> Result<(), DbError> {
+    diesel::delete(oauth_codes::table.find(code_sha256))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Marks the code as exchanged for `grant_id`, unless it already was: whether this
+/// call is the one that exchanged it (of two at the same moment, one is).
+pub async fn claim_code(
+    conn: &mut AsyncPgConnection,
+    code_sha256: &str,
+    grant_id: Uuid,
+) -> Result<bool, DbError> {
+    let claimed = diesel::update(
+        oauth_codes::table
+            .find(code_sha256)
+            .filter(oauth_codes::grant_id.is_null()),
+    )
+    .set(oauth_codes::grant_id.eq(grant_id))
+    .execute(conn)
+    .await?;
+    Ok(claimed == 1)
 }
 
 pub async fn insert_grant(conn: &mut AsyncPgConnection, row: &GrantRow) -> Result<(), DbError> {

@@ -176,6 +176,7 @@ diesel::table! {
         code_challenge -> Text,
         resource -> Text,
         expires_at -> Timestamptz,
+        grant_id -> Nullable<Uuid>,
     }
 }
 
@@ -318,6 +319,7 @@ diesel::joinable!(group_members -> users (user_id));
 diesel::joinable!(oauth_access_tokens -> oauth_grants (grant_id));
 diesel::joinable!(oauth_access_tokens -> users (user_id));
 diesel::joinable!(oauth_codes -> oauth_clients (client_id));
+diesel::joinable!(oauth_codes -> oauth_grants (grant_id));
 diesel::joinable!(oauth_codes -> users (user_id));
 diesel::joinable!(oauth_grants -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> users (user_id));

@@ -355,9 +355,16 @@ async fn a_code_is_exchanged_once_by_its_client_with_its_verifier_for_bors_mcp()
             .unwrap()
             .starts_with("bor_ort_")
     );
+    let access = Credential::Bearer(tokens["access_token"].as_str().unwrap().to_owned());
+    assert_eq!(app.mcp(&access, ping()).await.status, 200);
     let reused = exchange(code, vec![]).await;
     assert_eq!(reused.status, 400);
     assert_eq!(error_of(&reused), "invalid_grant", "a code is used once");
+    assert_eq!(
+        app.mcp(&access, ping()).await.status,
+        401,
+        "and what it gave is revoked: the code may have been stolen"
+    );
 
     // A code past its 60 seconds.
     let code = app.oauth_code(&cookie, &client).await;

@@ -351,6 +351,7 @@ async fn issue_code(
         code_challenge: asked.code_challenge.clone(),
         resource: asked.resource.clone(),
         expires_at: Utc::now() + CODE_LIFETIME,
+        grant_id: None,
     };
     let mut conn = state.pool.get().await?;
     oauth::insert_code(&mut conn, &row).await?;

@@ -20,7 +20,7 @@ use super::{
 use crate::audit::{self, Action, Actor, Event};
 use crate::auth::secret;
 use crate::db::DbError;
-use crate::db::oauth::{self, AccessTokenRow, ClientRow, GrantRow, RefreshTokenRow};
+use crate::db::oauth::{self, AccessTokenRow, ClientRow, CodeRow, GrantRow, RefreshTokenRow};
 use crate::db::users;
 use crate::http::mcp::resource_url;
 use crate::state::AppState;
@@ -162,25 +162,24 @@ async fn exchange_code(
     let redirect_uri = params.required("redirect_uri")?;
     let verifier = params.required("code_verifier")?;
     let mut conn = state.pool.get().await?;
-    // The code is gone once read: a second exchange finds nothing.
     let used_up = || OAuthError::invalid_grant("the code is unknown, used or expired");
-    let row = oauth::take_code(&mut conn, &secret::sha256_hex(code))
+    let hash = secret::sha256_hex(code);
+    let row = oauth::find_code(&mut conn, &hash)
         .await?
+        .filter(|row| row.client_id == client.id)
         .ok_or_else(used_up)?;
-    if row.client_id != client.id || row.expires_at <= Utc::now() {
+    if let Some(grant_id) = row.grant_id {
+        // Exchanged before: whoever holds the tokens it gave may have stolen the code.
+        let action = Action::OAuthTokensRevoked;
+        revoke_grant(state, request, client, grant_id, action, "code_reused").await?;
         return Err(used_up());
     }
-    if row.redirect_uri != redirect_uri {
-        return Err(OAuthError::invalid_grant(
-            "redirect_uri is not the one the code was issued to",
-        ));
+    // A code that fails a check is not tried again.
+    let checked = code_holds(state, request, params, &row, redirect_uri, verifier);
+    if let Err(refusal) = checked {
+        oauth::delete_code(&mut conn, &hash).await?;
+        return Err(refusal);
     }
-    if !verifier_matches(verifier, &row.code_challenge) {
-        return Err(OAuthError::invalid_grant(
-            "code_verifier does not match the code_challenge",
-        ));
-    }
-    resource_holds(state, request, params, &row.resource)?;
     let user = users::find(&mut conn, row.user_id)
         .await?
         .filter(|user| !user.disabled)
@@ -194,19 +193,81 @@ async fn exchange_code(
         last_used_at: None,
     };
     let secrets = new_secrets()?;
-    let (tokens, access) = conn
+    let issued = conn
         .transaction::<_, DbError, _>(async |conn| {
             oauth::insert_grant(conn, &grant).await?;
+            if !oauth::claim_code(conn, &hash, grant.id).await? {
+                // Another request exchanged it a moment ago: nothing of this one stays.
+                return Err(DbError::Query(diesel::result::Error::RollbackTransaction));
+            }
             issue_tokens(conn, &grant, secrets).await
         })
-        .await
-        .map_err(OAuthError::from)?;
+        .await;
+    let (tokens, access) = match issued {
+        Ok(issued) => issued,
+        Err(DbError::Query(diesel::result::Error::RollbackTransaction)) => return Err(used_up()),
+        Err(error) => return Err(OAuthError::from(error)),
+    };
     state.accounts.cache.remember_token(&access);
     let issued = Event::of(request, Action::OAuthTokensIssued, &client.name)
         .by(Actor::user(user.id, &user.username))
         .with(serde_json::json!({"client_id": client.id, "grant_id": grant.id, "grant_type": "authorization_code"}));
     audit::record(&state.pool, issued).await;
     Ok(tokens)
+}
+
+/// Whether the code's exchange holds: before its 60 s are out, the redirect URI it was
+/// issued to, the PKCE verifier of its challenge, its resource.
+fn code_holds(
+    state: &AppState,
+    request: &HttpRequest,
+    params: &Params,
+    row: &CodeRow,
+    redirect_uri: &str,
+    verifier: &str,
+) -> Result<(), OAuthError> {
+    if row.expires_at <= Utc::now() {
+        return Err(OAuthError::invalid_grant(
+            "the code is unknown, used or expired",
+        ));
+    }
+    if row.redirect_uri != redirect_uri {
+        return Err(OAuthError::invalid_grant(
+            "redirect_uri is not the one the code was issued to",
+        ));
+    }
+    if !verifier_matches(verifier, &row.code_challenge) {
+        return Err(OAuthError::invalid_grant(
+            "code_verifier does not match the code_challenge",
+        ));
+    }
+    resource_holds(state, request, params, &row.resource)
+}
+
+/// Revokes grant `grant_id` of `client` with every token it holds, for `reason`; the
+/// trail says so as `action`.
+async fn revoke_grant(
+    state: &AppState,
+    request: &HttpRequest,
+    client: &ClientRow,
+    grant_id: Uuid,
+    action: Action,
+    reason: &str,
+) -> Result<(), OAuthError> {
+    let mut conn = state.pool.get().await?;
+    let grant = oauth::find_grant(&mut conn, grant_id).await?;
+    oauth::delete_grant(&mut conn, grant_id).await?;
+    state.accounts.cache.forget_tokens_of_grant(grant_id);
+    let event = Event::of(request, action, &client.name)
+        .by(Actor::named("OAuth client"))
+        .with(serde_json::json!({
+            "client_id": client.id,
+            "grant_id": grant_id,
+            "owner_id": grant.map(|grant| grant.user_id),
+            "reason": reason,
+        }));
+    audit::record(&state.pool, event).await;
+    Ok(())
 }
 
 async fn exchange_refresh(
@@ -232,12 +293,16 @@ async fn exchange_refresh(
         .is_none()
     {
         // Exchanged before: a copy in other hands, or a replay. The whole family goes.
-        oauth::delete_grant(&mut conn, grant.id).await?;
-        state.accounts.cache.forget_tokens_of_grant(grant.id);
-        let reused = Event::of(request, Action::OAuthRefreshReused, &client.name)
-            .by(Actor::named("OAuth client"))
-            .with(serde_json::json!({"client_id": client.id, "grant_id": grant.id, "owner_id": grant.user_id}));
-        audit::record(&state.pool, reused).await;
+        let action = Action::OAuthRefreshReused;
+        revoke_grant(
+            state,
+            request,
+            client,
+            grant.id,
+            action,
+            "refresh_token_reused",
+        )
+        .await?;
         return Err(OAuthError::invalid_grant(
             "the refresh token was used before; every token of its grant is revoked",
         ));
