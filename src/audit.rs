@@ -38,10 +38,22 @@ pub enum Action {
     GrantsSet,
     DocumentAdded,
     DocumentDeleted,
+    #[serde(rename = "oauth_client_registered")]
+    OAuthClientRegistered,
+    #[serde(rename = "oauth_grant_allowed")]
+    OAuthGrantAllowed,
+    #[serde(rename = "oauth_grant_denied")]
+    OAuthGrantDenied,
+    #[serde(rename = "oauth_tokens_issued")]
+    OAuthTokensIssued,
+    #[serde(rename = "oauth_tokens_revoked")]
+    OAuthTokensRevoked,
+    #[serde(rename = "oauth_refresh_reused")]
+    OAuthRefreshReused,
 }
 
 impl Action {
-    pub const ALL: [Action; 17] = [
+    pub const ALL: [Action; 23] = [
         Action::SignedIn,
         Action::SignInFailed,
         Action::PasswordChanged,
@@ -59,6 +71,12 @@ impl Action {
         Action::GrantsSet,
         Action::DocumentAdded,
         Action::DocumentDeleted,
+        Action::OAuthClientRegistered,
+        Action::OAuthGrantAllowed,
+        Action::OAuthGrantDenied,
+        Action::OAuthTokensIssued,
+        Action::OAuthTokensRevoked,
+        Action::OAuthRefreshReused,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -80,6 +98,12 @@ impl Action {
             Action::GrantsSet => "grants_set",
             Action::DocumentAdded => "document_added",
             Action::DocumentDeleted => "document_deleted",
+            Action::OAuthClientRegistered => "oauth_client_registered",
+            Action::OAuthGrantAllowed => "oauth_grant_allowed",
+            Action::OAuthGrantDenied => "oauth_grant_denied",
+            Action::OAuthTokensIssued => "oauth_tokens_issued",
+            Action::OAuthTokensRevoked => "oauth_tokens_revoked",
+            Action::OAuthRefreshReused => "oauth_refresh_reused",
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod grants;
 pub mod groups;
 pub mod identities;
 mod migrations;
+pub mod oauth;
 pub mod page_validators;
 mod pool;
 pub mod query_log;

@@ -115,6 +115,7 @@ impl Application {
                 .app_data(app_state.clone())
                 .app_data(description.clone())
                 .wrap(middleware::from_fn(auth::enforce))
+                .wrap(middleware::from_fn(http::cors))
                 .wrap(middleware::from_fn(http::refuse_nul))
                 .wrap(middleware::from_fn(http::allowed_host))
                 .wrap(middleware::from_fn(http::security_headers))

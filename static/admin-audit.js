@@ -24,6 +24,12 @@ const ACTIONS = [
   ["grants_set", "Grants set"],
   ["document_added", "Document added"],
   ["document_deleted", "Document deleted"],
+  ["oauth_client_registered", "OAuth client registered"],
+  ["oauth_grant_allowed", "OAuth client allowed"],
+  ["oauth_grant_denied", "OAuth client denied"],
+  ["oauth_tokens_issued", "OAuth tokens issued"],
+  ["oauth_tokens_revoked", "OAuth tokens revoked"],
+  ["oauth_refresh_reused", "OAuth refresh token reused"],
 ];
 const ACTION_WORDS = new Map(ACTIONS);
 

@@ -1,7 +1,7 @@
 //! Sessions, keys and their users in memory, so that authenticating a request needs no
 //! PostgreSQL round trip on the common path. Loaded at start; kept in step with every
-//! instance through `NOTIFY` on [`CHANNEL`] (the triggers of the accounts migration
-//! announce `user:<id>`, `session:<id>` and `key:<id>`, and the row is read again). A
+//! instance through `NOTIFY` on [`CHANNEL`] (the triggers announce `user:<id>`,
+//! `session:<id>`, `key:<id>` and `oauth_token:<id>`, and the row is read again). A
 //! secret this instance has not heard of yet (made on another instance a moment ago)
 //! is looked up in the database once.
 
@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use super::{Caller, Readable, Via};
 use crate::db::api_keys::{self, ApiKeyRow};
+use crate::db::oauth::{self, AccessTokenRow};
 use crate::db::sessions::{self, SessionRow};
 use crate::db::users::{self, Role, UserRow};
 use crate::db::{DbError, DbPool};
@@ -52,6 +53,26 @@ struct KeyEntry {
     recorded_use: AtomicI64,
 }
 
+/// An OAuth access token: it acts for its grant's person on its resource only.
+#[derive(Debug)]
+struct TokenEntry {
+    id: Uuid,
+    grant_id: Uuid,
+    user_id: Uuid,
+    /// The `/mcp` address it was issued for (RFC 8707).
+    resource: String,
+    expires_at: DateTime<Utc>,
+    /// Unix seconds of the last `last_used_at` written of its grant.
+    recorded_use: AtomicI64,
+}
+
+/// What a use is recorded on: a key, or an OAuth grant.
+#[derive(Debug, Clone, Copy)]
+enum Used {
+    Key(Uuid),
+    Grant(Uuid),
+}
+
 #[derive(Debug, Default)]
 struct Tables {
     users: HashMap<Uuid, UserEntry>,
@@ -61,6 +82,9 @@ struct Tables {
     /// By the key's SHA-256.
     keys: HashMap<String, Arc<KeyEntry>>,
     key_hashes: HashMap<Uuid, String>,
+    /// OAuth access tokens by their SHA-256.
+    tokens: HashMap<String, Arc<TokenEntry>>,
+    token_hashes: HashMap<Uuid, String>,
 }
 
 impl Tables {
@@ -102,6 +126,37 @@ impl Tables {
         );
     }
 
+    fn put_token(&mut self, row: &AccessTokenRow) {
+        self.token_hashes.insert(row.id, row.token_sha256.clone());
+        self.tokens.insert(
+            row.token_sha256.clone(),
+            Arc::new(TokenEntry {
+                id: row.id,
+                grant_id: row.grant_id,
+                user_id: row.user_id,
+                resource: row.resource.clone(),
+                expires_at: row.expires_at,
+                recorded_use: AtomicI64::new(0),
+            }),
+        );
+    }
+
+    fn forget_token(&mut self, id: Uuid) {
+        if let Some(hash) = self.token_hashes.remove(&id) {
+            self.tokens.remove(&hash);
+        }
+    }
+
+    fn forget_tokens_where(&mut self, ended: impl Fn(&TokenEntry) -> bool) {
+        let ids: Vec<Uuid> = self
+            .tokens
+            .values()
+            .filter(|token| ended(token))
+            .map(|token| token.id)
+            .collect();
+        ids.into_iter().for_each(|id| self.forget_token(id));
+    }
+
     fn forget_user(&mut self, id: Uuid) {
         self.users.remove(&id);
         self.forget_credentials_of(id);
@@ -118,6 +173,7 @@ impl Tables {
         for key in keys {
             self.forget_key(key);
         }
+        self.forget_tokens_where(|token| token.user_id == user_id);
     }
 
     fn forget_sessions_of(&mut self, user_id: Uuid, keep: Option<Uuid>) {
@@ -158,6 +214,23 @@ impl Tables {
         })
     }
 
+    /// The token that hashes to `token_sha256`, with its caller when it is valid for
+    /// `resource` (not expired at `now`, its user not disabled).
+    fn token_and_caller(
+        &self,
+        token_sha256: &str,
+        resource: &str,
+        now: DateTime<Utc>,
+    ) -> Option<(Arc<TokenEntry>, Option<Caller>)> {
+        self.tokens.get(token_sha256).map(|token| {
+            let live = token.expires_at > now && token.resource == resource;
+            let caller = live
+                .then(|| self.caller(token.user_id, Via::OAuthToken(token.grant_id)))
+                .flatten();
+            (Arc::clone(token), caller)
+        })
+    }
+
     /// The caller `user_id` is, through `via`; `None` when the user is unknown or
     /// disabled.
     fn caller(&self, user_id: Uuid, via: Via) -> Option<Caller> {
@@ -189,7 +262,7 @@ pub struct CredentialCache {
 }
 
 impl CredentialCache {
-    /// Reads every user, unexpired session and key.
+    /// Reads every user, unexpired session and access token, and key.
     pub async fn load(pool: DbPool) -> Result<CredentialCache, DbError> {
         let cache = CredentialCache {
             pool,
@@ -204,10 +277,12 @@ impl CredentialCache {
         let user_rows = users::list(&mut conn).await?;
         let session_rows = sessions::unexpired(&mut conn).await?;
         let key_rows = api_keys::all(&mut conn).await?;
+        let token_rows = oauth::unexpired_access_tokens(&mut conn).await?;
         let mut tables = Tables::default();
         user_rows.iter().for_each(|row| tables.put_user(row));
         session_rows.iter().for_each(|row| tables.put_session(row));
         key_rows.iter().for_each(|row| tables.put_key(row));
+        token_rows.iter().for_each(|row| tables.put_token(row));
         self.write(|current| *current = tables);
         Ok(())
     }
@@ -280,31 +355,70 @@ impl CredentialCache {
             }
         };
         if caller.is_some() {
-            self.record_use(&key);
+            self.record_use(&key.recorded_use, Used::Key(key.id));
         }
         Ok(caller)
     }
 
-    fn record_use(&self, key: &KeyEntry) {
+    /// The caller of the OAuth access token that hashes to `token_sha256`, when it was
+    /// issued for `resource`; records its grant's use like a key's.
+    pub async fn token_caller(
+        &self,
+        token_sha256: &str,
+        resource: &str,
+    ) -> Result<Option<Caller>, DbError> {
+        let now = Utc::now();
+        let found = self.read(|tables| tables.token_and_caller(token_sha256, resource, now));
+        let (token, caller) = match found {
+            Some(found) => found,
+            None => {
+                let mut conn = self.pool.get().await?;
+                let Some(row) = oauth::find_access_token_by_hash(&mut conn, token_sha256).await?
+                else {
+                    return Ok(None);
+                };
+                let user = users::find(&mut conn, row.user_id).await?;
+                self.write(|tables| {
+                    user.iter().for_each(|user| tables.put_user(user));
+                    tables.put_token(&row);
+                });
+                let Some(found) =
+                    self.read(|tables| tables.token_and_caller(token_sha256, resource, now))
+                else {
+                    return Ok(None);
+                };
+                found
+            }
+        };
+        if caller.is_some() {
+            self.record_use(&token.recorded_use, Used::Grant(token.grant_id));
+        }
+        Ok(caller)
+    }
+
+    /// Writes `last_used_at` of what was used (in the background), unless this instance
+    /// did within the last minute.
+    fn record_use(&self, recorded_use: &AtomicI64, used: Used) {
         let now = Utc::now().timestamp();
-        let last = key.recorded_use.load(Ordering::Relaxed);
+        let last = recorded_use.load(Ordering::Relaxed);
         if now - last < KEY_USE_RECORD_SECS
-            || key
-                .recorded_use
+            || recorded_use
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_err()
         {
             return;
         }
         let pool = self.pool.clone();
-        let id = key.id;
         actix_web::rt::spawn(async move {
             let result = match pool.get().await {
-                Ok(mut conn) => api_keys::touch(&mut conn, id).await,
+                Ok(mut conn) => match used {
+                    Used::Key(id) => api_keys::touch(&mut conn, id).await,
+                    Used::Grant(id) => oauth::touch_grant(&mut conn, id).await,
+                },
                 Err(error) => Err(error),
             };
             if let Err(error) = result {
-                tracing::warn!(error = %bor_actors::error_chain(&error), "a key's last use could not be recorded");
+                tracing::warn!(error = %bor_actors::error_chain(&error), "a key's or grant's last use could not be recorded");
             }
         });
     }
@@ -345,7 +459,21 @@ impl CredentialCache {
         self.write(|tables| tables.forget_key(id));
     }
 
-    /// Forgets every session and key of `user_id` (revoked).
+    pub fn remember_token(&self, row: &AccessTokenRow) {
+        self.write(|tables| tables.put_token(row));
+    }
+
+    /// Forgets the access tokens of grant `grant_id` (revoked).
+    pub fn forget_tokens_of_grant(&self, grant_id: Uuid) {
+        self.write(|tables| tables.forget_tokens_where(|token| token.grant_id == grant_id));
+    }
+
+    /// Forgets the access token `id` (revoked).
+    pub fn forget_token(&self, id: Uuid) {
+        self.write(|tables| tables.forget_token(id));
+    }
+
+    /// Forgets every session, key and access token of `user_id` (revoked).
     pub fn forget_credentials_of(&self, user_id: Uuid) {
         self.write(|tables| tables.forget_credentials_of(user_id));
     }
@@ -378,6 +506,10 @@ impl CredentialCache {
                 "key" => match api_keys::find(&mut conn, id).await? {
                     Some(row) => self.remember_key(&row),
                     None => self.forget_key(id),
+                },
+                "oauth_token" => match oauth::find_access_token(&mut conn, id).await? {
+                    Some(row) => self.remember_token(&row),
+                    None => self.forget_token(id),
                 },
                 _ => tracing::warn!(payload, "unknown sign-in change"),
             }

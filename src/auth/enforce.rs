@@ -1,6 +1,7 @@
 //! The one place that decides who asks and whether they may: a middleware on the whole
-//! route table. It reads `Authorization: Bearer` (a key `bor_…`, else the service
-//! token on `/api/admin/*`), then the `bor_session` cookie, then a trusted proxy's
+//! route table. It reads `Authorization: Bearer` (an OAuth access token `bor_oat_…` on
+//! `/mcp` only, a key `bor_…`, else the service token on `/api/admin/*`), then the
+//! `bor_session` cookie, then a trusted proxy's
 //! header, and puts the [`Caller`] in
 //! the request's extensions. With `accounts`, a request without one gets 401
 //! `unauthorized` on `/api/*` and `/v1/*` (but health and sign-in), and a page sends
@@ -16,10 +17,10 @@ use actix_web::middleware::Next;
 use actix_web::{Error, HttpMessage, HttpRequest, HttpResponse, ResponseError, web};
 use subtle::ConstantTimeEq;
 
-use super::{Caller, origin, secret};
+use super::{Caller, Via, origin, secret};
 use crate::config::AuthMode;
 use crate::http::protocol::bearer_token;
-use crate::http::{ApiError, mcp, openai::OpenAiError};
+use crate::http::{ApiError, mcp, oauth, openai::OpenAiError};
 use crate::state::AppState;
 
 /// The session cookie's name.
@@ -40,6 +41,10 @@ enum Area {
     OpenAi,
     /// `/mcp`: refused without a caller with the challenge that starts OAuth.
     Mcp,
+    /// The OAuth endpoints a client calls (`/oauth/token`, `/oauth/register`,
+    /// `/oauth/revoke`): the client proves itself in the request; no person's
+    /// credential is read there.
+    OAuthClient,
     /// A page: a browser that is not signed in goes to the login page.
     Page,
 }
@@ -56,9 +61,12 @@ fn area(path: &str) -> Area {
         "/favicon.ico",
         mcp::METADATA_PATH,
         "/.well-known/oauth-protected-resource/mcp",
+        oauth::METADATA_PATH,
     ];
     if OPEN.contains(&path) || path.starts_with("/static/") {
         Area::Open
+    } else if oauth::CLIENT_PATHS.contains(&path) {
+        Area::OAuthClient
     } else if path.starts_with("/api/admin/") {
         Area::Admin
     } else if path.starts_with("/api/") || path == "/api" {
@@ -81,6 +89,12 @@ pub async fn enforce(
         return Err(ApiError::Internal("the app state is missing".into()).into());
     };
     let area = area(request.path());
+    if area == Area::OAuthClient {
+        return next
+            .call(request)
+            .await
+            .map(ServiceResponse::map_into_left_body);
+    }
     let decided = match identify(&state, request.request()).await {
         Ok(caller) => admit(&state, request.request(), area, caller).map(|admitted| {
             admitted.map(|mut caller| {
@@ -122,15 +136,19 @@ fn admit(
     caller: Option<Caller>,
 ) -> Result<Option<Caller>, ApiError> {
     let accounts = state.accounts.mode == AuthMode::Accounts;
-    if area == Area::Mcp && origin::from_other_origin(request, state.config.public_url.as_ref()) {
+    // A page of another origin reaches `/mcp` only with a key or token it holds itself
+    // (CORS sends no cookie), or without one to be told how to get one (the 401). In
+    // `off` mode every request is the admin: no page of another site gets an answer.
+    let by_bearer = |caller: &Caller| matches!(caller.via, Via::ApiKey(_) | Via::OAuthToken(_));
+    if area == Area::Mcp
+        && origin::from_other_origin(request, state.config.public_url.as_ref())
+        && !(accounts && caller.as_ref().is_none_or(by_bearer))
+    {
         return Err(ApiError::ForbiddenOrigin);
     }
     match caller {
         Some(caller) => {
-            let by_browser = matches!(
-                caller.via,
-                super::Via::Session(_) | super::Via::TrustedProxy
-            );
+            let by_browser = matches!(caller.via, Via::Session(_) | Via::TrustedProxy);
             if by_browser
                 && origin::changes_something(request.method())
                 && !origin::from_own_origin(request, state.config.public_url.as_ref())
@@ -161,6 +179,9 @@ async fn identify(state: &AppState, request: &HttpRequest) -> Result<Option<Call
         .and_then(|value| value.to_str().ok())
         .and_then(bearer_token);
     if let Some(token) = bearer {
+        if token.starts_with(secret::ACCESS_TOKEN_PREFIX) {
+            return oauth_caller(state, request, token).await;
+        }
         if token.starts_with(secret::KEY_PREFIX) {
             let Some(hash) = secret::parse_api_key(token) else {
                 return Err(ApiError::NotSignedIn);
@@ -193,6 +214,29 @@ async fn identify(state: &AppState, request: &HttpRequest) -> Result<Option<Call
     match &accounts.proxy {
         Some(proxy) => Ok(proxy.caller(request, &state.pool, &accounts.cache).await?),
         None => Ok(None),
+    }
+}
+
+/// The person an OAuth access token acts for: on `/mcp` only, and only the `/mcp` it
+/// was issued for (RFC 8707); anywhere else the token is no credential (401).
+async fn oauth_caller(
+    state: &AppState,
+    request: &HttpRequest,
+    token: &str,
+) -> Result<Option<Caller>, ApiError> {
+    let hash = secret::parse_prefixed(secret::ACCESS_TOKEN_PREFIX, token);
+    let resource = mcp::resource_url(state, request);
+    let (Some(hash), Some(resource), Area::Mcp) = (hash, resource, area(request.path())) else {
+        return Err(ApiError::NotSignedIn);
+    };
+    match state
+        .accounts
+        .cache
+        .token_caller(&hash, resource.as_str())
+        .await?
+    {
+        Some(caller) => Ok(Some(caller)),
+        None => Err(ApiError::NotSignedIn),
     }
 }
 
@@ -254,6 +298,9 @@ mod tests {
             area("/.well-known/oauth-protected-resource/mcp"),
             Area::Open
         );
+        assert_eq!(area("/oauth/token"), Area::OAuthClient);
+        assert_eq!(area("/oauth/authorize"), Area::Page);
+        assert_eq!(area("/.well-known/oauth-authorization-server"), Area::Open);
         assert_eq!(area("/"), Area::Page);
         assert_eq!(area("/admin"), Area::Page);
         assert_eq!(area("/documents/3"), Area::Page);

@@ -52,7 +52,7 @@ pub use proxy::TrustedProxy;
 use crate::config::{AuthMode, Config};
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
-use crate::db::{api_keys, sessions};
+use crate::db::{api_keys, oauth, sessions};
 use crate::http::ApiError;
 
 /// How long a session lasts after sign-in (docs/LIMITS.md).
@@ -67,6 +67,9 @@ pub enum Via {
     Session(Uuid),
     /// `Authorization: Bearer bor_…` with this key.
     ApiKey(Uuid),
+    /// `Authorization: Bearer bor_oat_…`: an OAuth access token of this grant, on
+    /// `/mcp` only.
+    OAuthToken(Uuid),
     /// `Authorization: Bearer <BOR_ADMIN_TOKEN>`: an admin with no user row (the nil
     /// id), on `/api/admin/*` only.
     ServiceToken,
@@ -219,7 +222,7 @@ impl Accounts {
     }
 }
 
-/// Ends every session of `user_id` and revokes every key of theirs, for good: what
+/// Ends every session of `user_id` and revokes every key and OAuth grant of theirs, for good: what
 /// disabling a person and an admin's new password for them do (docs/AUTH.md, "What
 /// ends what"). Every instance hears of it through `NOTIFY`; the one that did it
 /// forgets them at once with [`CredentialCache::forget_credentials_of`].
@@ -228,6 +231,7 @@ pub async fn revoke_credentials(
     user_id: Uuid,
 ) -> Result<(), DbError> {
     sessions::delete_for_user(conn, user_id, None).await?;
+    oauth::delete_grants_of_user(conn, user_id).await?;
     api_keys::delete_for_user(conn, user_id).await
 }
 

@@ -10,6 +10,12 @@ const SECRET_BYTES: usize = 32;
 const SECRET_HEX: usize = SECRET_BYTES * 2;
 /// What every API key starts with.
 pub const KEY_PREFIX: &str = "bor_";
+/// What an OAuth access token starts with (it is no API key: `/mcp` only).
+pub const ACCESS_TOKEN_PREFIX: &str = "bor_oat_";
+/// What an OAuth refresh token starts with.
+pub const REFRESH_TOKEN_PREFIX: &str = "bor_ort_";
+/// What an OAuth client's secret starts with.
+pub const CLIENT_SECRET_PREFIX: &str = "bor_ocs_";
 /// Characters of a key kept visible in lists (`bor_` and eight hex digits).
 const VISIBLE_KEY_CHARS: usize = KEY_PREFIX.len() + 8;
 
@@ -43,7 +49,13 @@ pub fn new_session_secret() -> Result<Issued, RandomError> {
 
 /// A new API key (`bor_` and 64 hex digits).
 pub fn new_api_key() -> Result<Issued, RandomError> {
-    let token = format!("{KEY_PREFIX}{}", random_hex(SECRET_BYTES)?);
+    new_prefixed(KEY_PREFIX)
+}
+
+/// A new secret: `prefix` and 64 hex digits (an OAuth token or client secret; an
+/// authorization code with no prefix).
+pub fn new_prefixed(prefix: &str) -> Result<Issued, RandomError> {
+    let token = format!("{prefix}{}", random_hex(SECRET_BYTES)?);
     Ok(Issued {
         sha256: sha256_hex(&token),
         token,
@@ -62,8 +74,14 @@ pub fn parse_session_cookie(value: &str) -> Option<String> {
 
 /// The SHA-256 of an API key, when it has the shape bor hands out.
 pub fn parse_api_key(token: &str) -> Option<String> {
+    parse_prefixed(KEY_PREFIX, token)
+}
+
+/// The SHA-256 of a secret made by [`new_prefixed`] with `prefix`, when it has that
+/// shape.
+pub fn parse_prefixed(prefix: &str, token: &str) -> Option<String> {
     token
-        .strip_prefix(KEY_PREFIX)
+        .strip_prefix(prefix)
         .filter(|rest| is_secret_hex(rest))
         .map(|_| sha256_hex(token))
 }
@@ -115,6 +133,16 @@ mod tests {
         assert!(parse_api_key(&format!("bor_{good}")).is_some());
         assert!(parse_api_key(&format!("BOR_{good}")).is_none());
         assert!(parse_api_key("bor_").is_none());
+        let token = new_prefixed(ACCESS_TOKEN_PREFIX).unwrap();
+        assert!(
+            parse_api_key(&token.token).is_none(),
+            "an access token is no key"
+        );
+        assert_eq!(
+            parse_prefixed(ACCESS_TOKEN_PREFIX, &token.token),
+            Some(token.sha256)
+        );
+        assert!(parse_prefixed(REFRESH_TOKEN_PREFIX, &token.token).is_none());
     }
 
     proptest! {

@@ -146,6 +146,62 @@ diesel::table! {
 }
 
 diesel::table! {
+    oauth_access_tokens (id) {
+        id -> Uuid,
+        grant_id -> Uuid,
+        user_id -> Uuid,
+        token_sha256 -> Text,
+        resource -> Text,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    oauth_clients (id) {
+        id -> Text,
+        name -> Text,
+        redirect_uris -> Array<Text>,
+        auth_method -> Text,
+        secret_sha256 -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    oauth_codes (code_sha256) {
+        code_sha256 -> Text,
+        client_id -> Text,
+        user_id -> Uuid,
+        redirect_uri -> Text,
+        code_challenge -> Text,
+        resource -> Text,
+        expires_at -> Timestamptz,
+        grant_id -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    oauth_grants (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        client_id -> Text,
+        resource -> Text,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    oauth_refresh_tokens (token_sha256) {
+        token_sha256 -> Text,
+        grant_id -> Uuid,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        rotated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     oidc_logins (state) {
         state -> Text,
         browser_sha256 -> Text,
@@ -260,6 +316,14 @@ diesel::joinable!(documents -> collections (collection_id));
 diesel::joinable!(conversation_search -> conversations (conversation_id));
 diesel::joinable!(group_members -> groups (group_id));
 diesel::joinable!(group_members -> users (user_id));
+diesel::joinable!(oauth_access_tokens -> oauth_grants (grant_id));
+diesel::joinable!(oauth_access_tokens -> users (user_id));
+diesel::joinable!(oauth_codes -> oauth_clients (client_id));
+diesel::joinable!(oauth_codes -> oauth_grants (grant_id));
+diesel::joinable!(oauth_codes -> users (user_id));
+diesel::joinable!(oauth_grants -> oauth_clients (client_id));
+diesel::joinable!(oauth_grants -> users (user_id));
+diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
 diesel::joinable!(page_validators -> documents (document_id));
 diesel::joinable!(query_log -> conversations (conversation_id));
 
@@ -280,6 +344,11 @@ diesel::allow_tables_to_appear_in_same_query!(
     feedback_expected,
     group_members,
     groups,
+    oauth_access_tokens,
+    oauth_clients,
+    oauth_codes,
+    oauth_grants,
+    oauth_refresh_tokens,
     oidc_logins,
     page_validators,
     query_log,

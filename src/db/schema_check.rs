@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 21] = [
+pub(super) const TABLES: [&str; 26] = [
     "api_keys",
     "audit_log",
     "chunks",
@@ -22,6 +22,11 @@ pub(super) const TABLES: [&str; 21] = [
     "feedback_expected",
     "group_members",
     "groups",
+    "oauth_access_tokens",
+    "oauth_clients",
+    "oauth_codes",
+    "oauth_grants",
+    "oauth_refresh_tokens",
     "oidc_logins",
     "page_validators",
     "query_log",
@@ -102,6 +107,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "_float4" => "Array<Float4>".to_owned(),
         "_int4" => "Array<Int4>".to_owned(),
         "_int8" => "Array<Int8>".to_owned(),
+        "_text" => "Array<Text>".to_owned(),
         "bool" => "Bool".to_owned(),
         "text" => "Text".to_owned(),
         "varchar" => "Varchar".to_owned(),

@@ -45,7 +45,7 @@ pub async fn read_json_body<T: RequestBody>(
 /// `timeout`; what [`read_json_body`] parses, for an edge that reads them its own way.
 pub async fn read_json_bytes(
     request: &HttpRequest,
-    mut payload: web::Payload,
+    payload: web::Payload,
     max_bytes: usize,
     timeout: Duration,
 ) -> Result<web::BytesMut, ApiError> {
@@ -61,6 +61,17 @@ pub async fn read_json_bytes(
     if !is_json {
         return Err(ApiError::UnsupportedMediaType);
     }
+    read_bytes(request, payload, max_bytes, timeout).await
+}
+
+/// The bytes of a body of any type, at most `max_bytes` of them (413), whole within
+/// `timeout` (408).
+pub async fn read_bytes(
+    request: &HttpRequest,
+    mut payload: web::Payload,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<web::BytesMut, ApiError> {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)

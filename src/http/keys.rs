@@ -1,6 +1,7 @@
 //! API keys for scripts and OpenAI clients (docs/PROTOCOL.md, "Accounts"): the caller's
 //! own, listed, made (the key shown once, with an optional expiry) and revoked; and
-//! anyone's, listed and revoked by an admin.
+//! anyone's, listed and revoked by an admin. The OAuth clients a person allowed
+//! (docs/MCP.md, "OAuth") are listed and revoked beside them.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use chrono::{DateTime, Utc};
@@ -15,7 +16,7 @@ use super::error::{ApiError, ErrorBody};
 use crate::audit::{self, Action, Event};
 use crate::auth::{Caller, Via, secret};
 use crate::db::api_keys::{self, ApiKeySummary, NewApiKey};
-use crate::db::users;
+use crate::db::{oauth, users};
 use crate::state::AppState;
 
 /// Characters a key's name has at most.
@@ -29,12 +30,59 @@ fn key_owner(caller: &Caller) -> Result<Uuid, ApiError> {
     }
 }
 
-#[derive(Serialize, ToSchema)]
-pub struct KeyList {
-    keys: Vec<ApiKeySummary>,
+/// What a listed credential is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyKind {
+    /// An API key (`bor_…`).
+    ApiKey,
+    /// An OAuth client the person allowed: its `name` is the client's, and revoking it
+    /// ends every token it holds (`bor_oat_…`, `bor_ort_…`).
+    Oauth,
 }
 
-/// `GET /api/keys`: the caller's keys, newest first (never the keys themselves).
+/// A key or an OAuth grant, as a list shows it.
+#[derive(Serialize, ToSchema)]
+pub struct ListedKey {
+    #[serde(flatten)]
+    key: ApiKeySummary,
+    kind: KeyKind,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct KeyList {
+    keys: Vec<ListedKey>,
+}
+
+/// The keys and OAuth grants of `owner`, newest first.
+async fn keys_of(state: &AppState, owner: Uuid) -> Result<KeyList, ApiError> {
+    let mut conn = state.pool.get().await?;
+    let keys = api_keys::of_user(&mut conn, owner).await?;
+    let grants = oauth::grants_of_user(&mut conn, owner).await?;
+    let mut listed: Vec<ListedKey> = keys
+        .into_iter()
+        .map(|key| ListedKey {
+            key,
+            kind: KeyKind::ApiKey,
+        })
+        .chain(grants.into_iter().map(|(grant, client)| ListedKey {
+            key: ApiKeySummary {
+                id: grant.id,
+                name: client,
+                prefix: secret::ACCESS_TOKEN_PREFIX.to_owned(),
+                created_at: grant.created_at,
+                last_used_at: grant.last_used_at,
+                expires_at: None,
+            },
+            kind: KeyKind::Oauth,
+        }))
+        .collect();
+    listed.sort_by_key(|listed| std::cmp::Reverse(listed.key.created_at));
+    Ok(KeyList { keys: listed })
+}
+
+/// `GET /api/keys`: the caller's keys and the OAuth clients they allowed, newest first
+/// (never a key or token itself).
 #[utoipa::path(
     tag = "accounts",
     responses(
@@ -45,9 +93,7 @@ pub struct KeyList {
 #[get("/api/keys")]
 pub async fn list(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let owner = key_owner(&caller)?;
-    let mut conn = state.pool.get().await?;
-    let keys = api_keys::of_user(&mut conn, owner).await?;
-    Ok(HttpResponse::Ok().json(KeyList { keys }))
+    Ok(HttpResponse::Ok().json(keys_of(&state, owner).await?))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -139,8 +185,8 @@ pub async fn create(
     }))
 }
 
-/// `DELETE /api/keys/{id}`: 204; the key answers 401 at once, on every instance.
-/// Another person's key is 404 like an absent one.
+/// `DELETE /api/keys/{id}`: 204; the key (or every token of the OAuth grant) answers
+/// 401 at once, on every instance. Another person's key is 404 like an absent one.
 #[utoipa::path(
     tag = "accounts",
     params(("id" = String, Path, description = "the key's id")),
@@ -172,17 +218,45 @@ async fn revoke_key_of(
     let not_found = || ApiError::NotFound("no such key".to_owned());
     let id = Uuid::parse_str(key_id).map_err(|_| not_found())?;
     let mut conn = state.pool.get().await?;
-    let name = api_keys::find(&mut conn, id)
+    let Some(name) = api_keys::find(&mut conn, id)
         .await?
         .filter(|key| key.user_id == owner)
         .map(|key| key.name)
-        .ok_or_else(not_found)?;
+    else {
+        return revoke_grant_of(state, request, owner, id).await;
+    };
     if !api_keys::delete_of_user(&mut conn, id, owner).await? {
         return Err(not_found());
     }
     state.accounts.cache.forget_key(id);
     let revoked = Event::of(request, Action::KeyRevoked, name)
         .with(serde_json::json!({"key_id": id, "owner_id": owner}));
+    audit::record(&state.pool, revoked).await;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Revokes the OAuth grant `id` of `owner` with every token it holds: 204, else 404.
+async fn revoke_grant_of(
+    state: &AppState,
+    request: &HttpRequest,
+    owner: Uuid,
+    id: Uuid,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || ApiError::NotFound("no such key".to_owned());
+    let mut conn = state.pool.get().await?;
+    let grant = oauth::find_grant(&mut conn, id)
+        .await?
+        .filter(|grant| grant.user_id == owner)
+        .ok_or_else(not_found)?;
+    if !oauth::delete_grant(&mut conn, id).await? {
+        return Err(not_found());
+    }
+    state.accounts.cache.forget_tokens_of_grant(id);
+    let client = oauth::find_client(&mut conn, &grant.client_id)
+        .await?
+        .map_or_else(|| grant.client_id.clone(), |client| client.name);
+    let revoked = Event::of(request, Action::OAuthTokensRevoked, client)
+        .with(serde_json::json!({"grant_id": id, "client_id": grant.client_id, "owner_id": owner}));
     audit::record(&state.pool, revoked).await;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -214,9 +288,7 @@ pub async fn list_of_user(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let owner = existing_user(&state, &id).await?;
-    let mut conn = state.pool.get().await?;
-    let keys = api_keys::of_user(&mut conn, owner).await?;
-    Ok(HttpResponse::Ok().json(KeyList { keys }))
+    Ok(HttpResponse::Ok().json(keys_of(&state, owner).await?))
 }
 
 /// `DELETE /api/admin/users/{id}/keys/{key_id}`: 204; the key answers 401 at once, on

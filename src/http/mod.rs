@@ -9,6 +9,7 @@ mod body;
 pub mod chat;
 mod collections;
 mod conversations;
+mod cors;
 pub mod documents;
 pub mod error;
 mod feedback;
@@ -20,6 +21,7 @@ mod keys;
 pub(crate) mod mcp;
 mod metrics;
 mod nul;
+pub(crate) mod oauth;
 mod oidc;
 pub mod openai;
 mod openapi;
@@ -41,6 +43,7 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use admin::Admin;
+pub use cors::cors;
 pub use error::ApiError;
 pub use host::{AllowedHosts, allowed_host};
 pub use nul::refuse_nul;
@@ -122,6 +125,12 @@ pub fn routes(config: &mut ServiceConfig) {
         .route(mcp::MCP_PATH, web::route().to(mcp::not_allowed))
         .service(mcp::protected_resource)
         .service(mcp::protected_resource_of_mcp)
+        .service(oauth::server_metadata)
+        .service(oauth::register)
+        .service(oauth::authorize)
+        .service(oauth::consent)
+        .service(oauth::token)
+        .service(oauth::revoke)
         .service(metrics::scrape)
         .service(openapi::describe)
         .default_service(web::to(not_found));

@@ -332,7 +332,8 @@ pub(super) fn refused(status: StatusCode, reason: &str) -> HttpResponse {
         .body(page)
 }
 
-fn escape_html(text: &str) -> String {
+/// `text` safe inside HTML, as text or as an attribute's quoted value.
+pub(super) fn escape_html(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for character in text.chars() {
         match character {

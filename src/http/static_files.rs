@@ -97,6 +97,60 @@ const PAGE_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'sel
     img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
     form-action 'self'; frame-ancestors 'none'";
 
+/// A page made from the template `name` under `static/` (`{{slot}}` replaced by the
+/// HTML given for it), under the pages' policy; its forms may also be sent on to
+/// `form_origin` (a redirect after the form is a form's target too).
+pub(super) fn filled_page(
+    name: &str,
+    slots: &[(&str, &str)],
+    form_origin: Option<&str>,
+) -> HttpResponse {
+    let Some(file) = StaticFiles::get(name) else {
+        return super::error::ApiError::NotFound(format!("no file {name}")).error_response();
+    };
+    // One pass over the template: what a slot is filled with is never read as slots.
+    let template = String::from_utf8_lossy(&file.data);
+    let mut page = String::with_capacity(template.len());
+    let mut rest = template.as_ref();
+    while let Some(start) = rest.find("{{") {
+        page.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let filled = after.find("}}").and_then(|end| {
+            let html = slots.iter().find(|(slot, _)| *slot == &after[..end])?.1;
+            Some((html, end))
+        });
+        match filled {
+            Some((html, end)) => {
+                page.push_str(html);
+                rest = &after[end + 2..];
+            }
+            None => {
+                page.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    page.push_str(rest);
+    let policy = match form_origin {
+        Some(origin) => PAGE_POLICY.replace(
+            "form-action 'self'",
+            &format!("form-action 'self' {origin}"),
+        ),
+        None => PAGE_POLICY.to_owned(),
+    };
+    let mut response = HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .body(page);
+    if let Ok(policy) = header::HeaderValue::try_from(policy) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    response
+}
+
 fn serve_page(path: &str) -> HttpResponse {
     let mut response = serve(path);
     let headers = response.headers_mut();

@@ -552,12 +552,19 @@ async fn every_read_path_shows_each_role_what_it_may_read_and_nothing_else() {
         let cited = document_ids(&completed.json()["bor"]["sources"], "document_id");
         assert_eq!(cited.contains(&hr_doc), reads, "{name}: /v1 bor {cited:?}");
 
-        // /mcp, by the session cookie and by an API key of the person's.
+        // /mcp, by the session cookie, by an API key of the person's and by an OAuth
+        // access token they allowed.
         let Credential::Cookie(cookie) = who else {
             panic!("{name} signs in with a cookie");
         };
         let (_, key) = app.make_key(cookie, "agent").await;
-        for (kind, credential) in [("cookie", who.clone()), ("key", Credential::Bearer(key))] {
+        let (_, tokens) = app.oauth_tokens(cookie, "agent").await;
+        let token = tokens["access_token"].as_str().unwrap().to_owned();
+        for (kind, credential) in [
+            ("cookie", who.clone()),
+            ("key", Credential::Bearer(key)),
+            ("OAuth token", Credential::Bearer(token)),
+        ] {
             let name = format!("{name} by {kind}");
             mcp_shows_what_may_be_read(&app, &credential, &name, reads, &hr_chunk).await;
         }
@@ -609,11 +616,102 @@ async fn mcp_needs_a_key_or_a_session_and_refuses_other_sites_pages() {
         .await;
     assert_eq!(reply.status, 200, "{}", reply.text());
 
-    // A web page of another site is refused even with a key (DNS rebinding).
+    // A web page of another site (a browser-based MCP client) comes with a key or a
+    // token it holds itself; CORS lets it read the answer, never with a cookie.
     let (_, key) = app.make_key(&cookie, "page").await;
+    let from_page = |credential: Option<&str>| {
+        let request = TestApp::client()
+            .post(format!("{}/mcp", app.address))
+            .insert_header(("Origin", "http://inspector.example"));
+        let request = match credential {
+            Some(credential) => request.bearer_auth(credential),
+            None => request,
+        };
+        async { Reply::read(request.send_json(&ping).await.unwrap()).await }
+    };
+    let reply = from_page(Some(&key)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        reply.headers.get("access-control-allow-origin").unwrap(),
+        "*"
+    );
+    assert!(
+        reply
+            .headers
+            .get("access-control-allow-credentials")
+            .is_none()
+    );
+    let reply = from_page(None).await;
+    assert_eq!(
+        reply.status,
+        401,
+        "told how to get a token: {}",
+        reply.text()
+    );
+    assert!(reply.headers.get("www-authenticate").is_some());
+    assert!(
+        reply
+            .headers
+            .get("access-control-expose-headers")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains("WWW-Authenticate")
+    );
+    let preflight = TestApp::client()
+        .request(Method::OPTIONS, format!("{}/mcp", app.address))
+        .insert_header(("Origin", "http://inspector.example"))
+        .insert_header(("Access-Control-Request-Method", "POST"))
+        .insert_header((
+            "Access-Control-Request-Headers",
+            "authorization, content-type",
+        ))
+        .send()
+        .await
+        .unwrap();
+    let preflight = Reply::read(preflight).await;
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight
+            .headers
+            .get("access-control-allow-origin")
+            .unwrap(),
+        "*"
+    );
+    let allowed = preflight
+        .headers
+        .get("access-control-allow-headers")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(allowed.contains("Authorization"), "{allowed}");
+    let reply = app.mcp(&Credential::Bearer(key), ping.clone()).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "a program sends no Origin: {}",
+        reply.text()
+    );
+    // No preflight lets a page of another site into the cookie-authenticated API.
+    let api_preflight = TestApp::client()
+        .request(Method::OPTIONS, format!("{}/api/keys", app.address))
+        .insert_header(("Origin", "http://inspector.example"))
+        .insert_header(("Access-Control-Request-Method", "POST"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        api_preflight
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none()
+    );
+
+    // With BOR_AUTH=off every request is the admin: a page of another site gets nothing
+    // (DNS rebinding), whatever it sends.
+    let open = TestApp::spawn().await;
     let from_page = TestApp::client()
-        .post(format!("{}/mcp", app.address))
-        .bearer_auth(&key)
+        .post(format!("{}/mcp", open.address))
         .insert_header(("Origin", "http://evil.example"))
         .send_json(&ping)
         .await
@@ -621,13 +719,161 @@ async fn mcp_needs_a_key_or_a_session_and_refuses_other_sites_pages() {
     let reply = Reply::read(from_page).await;
     assert_eq!(reply.status, 403, "{}", reply.text());
     assert_eq!(reply.json()["error"]["code"], "forbidden_origin");
-    let reply = app.mcp(&Credential::Bearer(key), ping).await;
-    assert_eq!(
-        reply.status,
-        200,
-        "a program sends no Origin: {}",
-        reply.text()
-    );
+}
+
+#[actix_web::test]
+async fn the_oauth_routes_answer_every_caller_alike_and_a_token_opens_mcp_only() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    app.add_user("ann", Role::Member).await;
+    app.add_user("bob", Role::Member).await;
+    app.add_user("admin", Role::Admin).await;
+    let ann_cookie = app.sign_in("ann").await;
+    let bob_cookie = app.sign_in("bob").await;
+    let admin_cookie = app.sign_in("admin").await;
+    let (_, ann_key) = app.make_key(&ann_cookie, "ann's").await;
+    let (_, ann_tokens) = app.oauth_tokens(&ann_cookie, "Editor").await;
+    let (_, admin_tokens) = app.oauth_tokens(&admin_cookie, "Editor").await;
+    let token =
+        |tokens: &Value| Credential::Bearer(tokens["access_token"].as_str().unwrap().to_owned());
+    let client = app.oauth_client("Matrix").await;
+    let pairs = app.authorization_request(&client, &[]).await;
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&pairs)
+        .finish();
+    let authorize = format!("/oauth/authorize?{query}");
+
+    // (who, sees the consent page)
+    let everyone = [
+        ("nobody", Credential::Nobody, false),
+        (
+            "a member's session",
+            Credential::Cookie(ann_cookie.clone()),
+            true,
+        ),
+        (
+            "an admin's session",
+            Credential::Cookie(admin_cookie.clone()),
+            true,
+        ),
+        ("a member's key", Credential::Bearer(ann_key), true),
+        (
+            "the service token",
+            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+            false,
+        ),
+        ("a member's OAuth token", token(&ann_tokens), false),
+        ("an admin's OAuth token", token(&admin_tokens), false),
+    ];
+    for (name, who, consents) in &everyone {
+        for path in [
+            "/.well-known/oauth-authorization-server",
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        ] {
+            let reply = call(&app, who, Method::GET, path, None).await;
+            assert_eq!(reply.status, 200, "{name}: {path}");
+        }
+        let registered = call(
+            &app,
+            who,
+            Method::POST,
+            "/oauth/register",
+            Some(json!({"redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "none"})),
+        )
+        .await;
+        assert_eq!(registered.status, 201, "{name}: {}", registered.text());
+        // The token endpoints read the client's proof, never a person's credential.
+        for path in ["/oauth/token", "/oauth/revoke"] {
+            let reply = call(&app, who, Method::POST, path, Some(json!({}))).await;
+            assert_eq!(reply.status, 400, "{name}: {path}: {}", reply.text());
+            assert_eq!(reply.json()["error"], "invalid_request", "{name}: {path}");
+        }
+        let page = call(&app, who, Method::GET, &authorize, None).await;
+        if *consents {
+            assert_eq!(page.status, 200, "{name}: {}", page.text());
+            assert!(page.text().contains("consent-form"), "{name}");
+        } else {
+            assert_eq!(page.status, 302, "{name}: {}", page.text());
+            let location = page.headers.get("location").unwrap().to_str().unwrap();
+            assert!(location.starts_with("/login?next="), "{name}: {location}");
+        }
+    }
+
+    // An OAuth token is no credential anywhere but /mcp, an admin's neither.
+    for (name, who) in [
+        ("a member's", token(&ann_tokens)),
+        ("an admin's", token(&admin_tokens)),
+    ] {
+        for (method, path) in [
+            (Method::GET, "/api/collections"),
+            (Method::GET, "/api/conversations"),
+            (Method::GET, "/api/admin/users"),
+            (Method::POST, "/api/keys"),
+            (Method::GET, "/v1/models"),
+        ] {
+            let reply = call(&app, &who, method, path, Some(json!({"name": "x"}))).await;
+            assert_eq!(reply.status, 401, "{name} token: {path}: {}", reply.text());
+        }
+        let pinged = app
+            .mcp(&who, json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await;
+        assert_eq!(pinged.status, 200, "{name} token on /mcp");
+    }
+
+    // Another person's grant is as absent as one that does not exist.
+    let listed = call(
+        &app,
+        &Credential::Cookie(ann_cookie.clone()),
+        Method::GET,
+        "/api/keys",
+        None,
+    )
+    .await
+    .json();
+    let grant = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|key| key["kind"] == "oauth")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let absent = "00000000-0000-0000-0000-00000000dcba";
+    let bob = Credential::Cookie(bob_cookie);
+    let revoked = call(
+        &app,
+        &bob,
+        Method::DELETE,
+        &format!("/api/keys/{grant}"),
+        None,
+    )
+    .await;
+    let revoked_absent = call(
+        &app,
+        &bob,
+        Method::DELETE,
+        &format!("/api/keys/{absent}"),
+        None,
+    )
+    .await;
+    assert_eq!(as_if(&revoked, &grant, absent), plain(&revoked_absent));
+    assert_eq!(revoked.status, 404);
+    let still = app
+        .mcp(
+            &token(&ann_tokens),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        )
+        .await;
+    assert_eq!(still.status, 200, "ann's grant stands");
+
+    // The consent is a change by cookie: from bor's own pages only.
+    let forged = app
+        .oauth_consent(&ann_cookie, "http://evil.example", &pairs, "allow")
+        .await;
+    assert_eq!(forged.status, 403);
+    assert_eq!(forged.json()["error"]["code"], "forbidden_origin");
 }
 
 #[actix_web::test]

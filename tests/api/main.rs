@@ -24,6 +24,7 @@ mod log_actor;
 mod mcp;
 mod metrics;
 mod nul_input;
+mod oauth;
 mod oidc;
 mod openai_refusals;
 mod openai_turns;

@@ -13,8 +13,9 @@ async fn every_route_refuses_an_unreadable_query_in_the_json_shape() {
     let app = TestApp::spawn().await;
     for query in [REPEATED, "q=%FF%FE&limit=%FF"] {
         for &(method, _, path) in ROUTES {
-            // The sign-in round trip answers pages a browser shows, never JSON.
-            if path.starts_with("/api/auth/oidc/") {
+            // The sign-in round trip and the OAuth consent answer pages a browser shows,
+            // never JSON.
+            if path.starts_with("/api/auth/oidc/") || path == "/oauth/authorize" {
                 continue;
             }
             let reply = app.send(method, &format!("{path}?{query}"), &[]).await;
@@ -29,6 +30,11 @@ async fn every_route_refuses_an_unreadable_query_in_the_json_shape() {
             let content_type = reply.headers.get("content-type").unwrap();
             assert_eq!(content_type, "application/json", "{method} {path}?{query}");
             let error = &reply.json()["error"];
+            if path.starts_with("/oauth/") {
+                // RFC 6749's shape: `error` is the code.
+                assert!(error.is_string(), "{method} {path}?{query}: {error}");
+                continue;
+            }
             if path == "/mcp" {
                 // JSON-RPC's shape: a numeric code.
                 assert!(error["code"].is_i64(), "{method} {path}?{query}: {error}");

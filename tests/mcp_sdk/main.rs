@@ -1,8 +1,10 @@
 //! bor's `/mcp` through a client nobody here wrote: the official MCP Python SDK (from
 //! PyPI, in the virtual environment `make test-mcp-sdk` prepares), connecting over
-//! Streamable HTTP with an API key, with bor on port 0, the mock LLM and a fresh
-//! PostgreSQL database. The SDK side prints what it made of each answer; these tests
-//! check that, and that a person sees through it only what they may read.
+//! Streamable HTTP with an API key or through bor's whole OAuth flow (the person's
+//! sign-in and consent done over HTTP with a cookie, as a browser would), with bor on
+//! port 0, the mock LLM and a fresh PostgreSQL database. The SDK side prints what it
+//! made of each answer; these tests check that, and that a person sees through it only
+//! what they may read.
 
 #![expect(
     clippy::unwrap_used,
@@ -13,7 +15,7 @@ use std::path::Path;
 
 use awc::http::Method;
 use bor::db::users::Role;
-use bor_test_support::{Credential, TestApp, node_scenario, python_scenario};
+use bor_test_support::{Credential, PASSWORD, TestApp, node_scenario, python_scenario};
 use serde_json::{Value, json};
 
 const HR_TEXT: &str = "The salary band review happens every March for the whole staff.";
@@ -193,4 +195,59 @@ async fn each_sdk_without_a_valid_key_is_refused() {
             assert!(error.contains(refusal), "{which:?} {key:?}: {seen}");
         }
     }
+}
+
+#[actix_web::test]
+async fn each_sdk_goes_through_the_whole_oauth_flow_and_refreshes() {
+    for which in SDKS {
+        // A database of its own for each: the revoked grant is checked at the end.
+        let (app, _, _) = app_with_hr().await;
+        oauth_flow(which, &app).await;
+    }
+}
+
+async fn oauth_flow(which: Sdk, app: &TestApp) {
+    let credentials = format!("reader:{PASSWORD}");
+    let seen = sdk(which, app, "oauth", &credentials).await;
+    let page = seen["consent_page"].as_str().unwrap();
+    assert!(page.contains("SDK test client"), "{page}");
+    assert!(
+        page.contains("<li>hr</li>"),
+        "the reader's collections: {page}"
+    );
+    let listed: Vec<&str> = seen["list_collections"]["structuredContent"]["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(listed, ["default", "hr"], "{which:?} as the reader: {seen}");
+    assert_eq!(seen["refreshed"], true, "{which:?}: {seen}");
+    assert!(
+        collections_of(&seen["search"]).contains(&"hr"),
+        "{}",
+        seen["search"]
+    );
+    assert!(
+        seen["first_access"]
+            .as_str()
+            .unwrap()
+            .starts_with("bor_oat_")
+    );
+    assert_eq!(seen["replayed"]["status"], 400, "{seen}");
+    assert_eq!(seen["replayed"]["body"]["error"], "invalid_grant");
+    assert_eq!(
+        seen["after_replay"], 401,
+        "{which:?}: the family is revoked: {seen}"
+    );
+
+    let reader = Credential::Cookie(app.sign_in("reader").await);
+    let keys = app
+        .call(Method::GET, "/api/keys", &reader, None)
+        .await
+        .json();
+    assert!(
+        !keys.to_string().contains("SDK test client"),
+        "the revoked grant is gone: {keys}"
+    );
 }

@@ -26,7 +26,9 @@ use crate::state::AppState;
 use jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RpcError};
 use tools::{Context, Outcome, Tool};
 
-pub use resource::{METADATA_PATH, challenge, protected_resource, protected_resource_of_mcp};
+pub use resource::{
+    METADATA_PATH, challenge, protected_resource, protected_resource_of_mcp, resource_url,
+};
 
 /// Where MCP clients connect.
 pub const MCP_PATH: &str = "/mcp";

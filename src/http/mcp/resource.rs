@@ -33,6 +33,11 @@ fn public_address(state: &AppState, request: &HttpRequest, path: &str) -> Option
         .ok()
 }
 
+/// `<public>/mcp`: the resource an OAuth token is for.
+pub fn resource_url(state: &AppState, request: &HttpRequest) -> Option<Url> {
+    public_address(state, request, MCP_PATH)
+}
+
 /// The challenge of a 401 on `/mcp`: `Bearer resource_metadata="<public>/.well-known/…"`;
 /// a bare `Bearer` when no public address can be made (no `Host`).
 pub fn challenge(state: &AppState, request: &HttpRequest) -> HeaderValue {
@@ -43,7 +48,7 @@ pub fn challenge(state: &AppState, request: &HttpRequest) -> HeaderValue {
 
 fn metadata(state: &AppState, request: &HttpRequest) -> HttpResponse {
     let (Some(resource), Some(issuer)) = (
-        public_address(state, request, MCP_PATH),
+        resource_url(state, request),
         public_address(state, request, "/"),
     ) else {
         return HttpResponse::BadRequest().finish();
