@@ -1,7 +1,7 @@
 // The account page (/account): the person's display name, their theme in this browser,
 // their password, and their API keys (made with a name and an optional expiry, the key
 // shown once with a copy button, each key's last use, revoked after a confirmation
-// that names it).
+// that names it) beside the apps they allowed by OAuth (MCP clients), revoked alike.
 
 import { loginLocation } from "./account.js";
 import { mountAccountMenu, showName } from "./account-menu.js";
@@ -130,8 +130,13 @@ function mountPassword() {
   });
 }
 
+/** An app connected by OAuth (`kind` "oauth"): its name is the client's. */
+const isApp = (key) => key.kind === "oauth";
+
 function keyFacts(key) {
-  const facts = [`starts ${key.prefix}…`, `made ${when.format(new Date(key.created_at))}`];
+  const facts = isApp(key)
+    ? ["an app you allowed to read as you", `allowed ${when.format(new Date(key.created_at))}`]
+    : [`starts ${key.prefix}…`, `made ${when.format(new Date(key.created_at))}`];
   facts.push(key.last_used_at ? `last used ${when.format(new Date(key.last_used_at))}` : "never used");
   if (key.expires_at) {
     const expiry = new Date(key.expires_at);
@@ -173,7 +178,10 @@ function mountKeys() {
       const no = element("button", { type: "button" }, "Keep it");
       const buttons = element("div", { class: "buttons" });
       buttons.append(yes, no);
-      confirm.append(element("p", {}, `Revoke “${key.name}”? Whatever uses it stops working at once; this cannot be undone.`), buttons);
+      const loss = isApp(key)
+        ? `Revoke “${key.name}”? The app loses access at once; connecting it again asks you again.`
+        : `Revoke “${key.name}”? Whatever uses it stops working at once; this cannot be undone.`;
+      confirm.append(element("p", {}, loss), buttons);
       row.append(confirm);
       revoke.disabled = true;
       no.focus();

@@ -41,7 +41,7 @@ for (const [name, viewport] of [
     await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
     await page.getByRole("link", { name: "ann, your account" }).click();
     await page.waitForURL((url) => url.pathname === "/account");
-    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    await page.getByRole("heading", { name: "API keys and connected apps" }).waitFor();
     await page.getByText("No keys yet.").waitFor();
 
     // Made with the keyboard: the name, then Enter.

@@ -18,6 +18,8 @@ let clientId;
 let callback;
 let REDIRECT_URI;
 const returned = [];
+/** The PKCE verifier of each authorization request, by its `state`. */
+const verifiers = new Map();
 
 before(async () => {
   callback = createServer((request, response) => {
@@ -50,6 +52,7 @@ after(async () => {
 /** The authorization request an MCP client sends the browser to. */
 function authorizationPath(state) {
   const verifier = randomBytes(32).toString("base64url");
+  verifiers.set(state, verifier);
   const challenge = createHash("sha256").update(verifier).digest("base64url");
   const query = new URLSearchParams({
     response_type: "code",
@@ -115,6 +118,38 @@ test("a person signs in, reads what the client may read, and allows it by keyboa
   assert.equal(returned.length, 1);
   assert.equal(returned[0].searchParams.get("state"), "state-1");
   assert.match(returned[0].searchParams.get("code"), /^[0-9a-f]{64}$/);
+
+  // The client exchanges the code; the person sees the app on their account page and
+  // revokes it there, which ends its token.
+  const exchanged = await fetch(new URL("/oauth/token", suite.bor.url), {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code: returned[0].searchParams.get("code"),
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      code_verifier: verifiers.get("state-1"),
+      resource: new URL("/mcp", suite.bor.url).toString(),
+    }),
+  });
+  assert.equal(exchanged.status, 200);
+  const { access_token: token } = await exchanged.json();
+  const listTools = () =>
+    fetch(new URL("/mcp", suite.bor.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+  assert.equal((await listTools()).status, 200);
+  await page.goto(new URL("/account", suite.bor.url).toString());
+  const app = page.getByRole("listitem").filter({ hasText: "Editor Agent" });
+  await app.getByText("an app you allowed to read as you").waitFor();
+  await app.getByRole("button", { name: "Revoke Editor Agent" }).click();
+  assert.match(await app.innerText(), /The app loses access at once/);
+  await page.getByRole("button", { name: "Revoke Editor Agent", exact: true }).last().click();
+  await page.getByText("Revoked Editor Agent.").waitFor();
+  assert.equal((await listTools()).status, 401);
   assert.deepEqual(problems, []);
 });
 
