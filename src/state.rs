@@ -102,6 +102,7 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
                     .as_ref()
                     .map(|key| key.expose().to_owned()),
             }),
+        stream_usage: Default::default(),
     }
 }
 

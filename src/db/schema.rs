@@ -185,6 +185,11 @@ diesel::table! {
         conversation_id -> Nullable<Uuid>,
         user_id -> Nullable<Uuid>,
         searched_query -> Nullable<Text>,
+        prompt_tokens -> Int8,
+        completion_tokens -> Int8,
+        tokens_estimated -> Bool,
+        key_id -> Nullable<Uuid>,
+        collection_ids -> Array<Int8>,
     }
 }
 

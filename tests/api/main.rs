@@ -40,6 +40,7 @@ mod shutdown;
 mod trusted_proxy;
 mod turn_events;
 mod uploads;
+mod usage;
 mod watch;
 mod web_pages;
 
