@@ -38,10 +38,12 @@ pub enum Action {
     GrantsSet,
     DocumentAdded,
     DocumentDeleted,
+    LimitSet,
+    LimitRemoved,
 }
 
 impl Action {
-    pub const ALL: [Action; 17] = [
+    pub const ALL: [Action; 19] = [
         Action::SignedIn,
         Action::SignInFailed,
         Action::PasswordChanged,
@@ -59,6 +61,8 @@ impl Action {
         Action::GrantsSet,
         Action::DocumentAdded,
         Action::DocumentDeleted,
+        Action::LimitSet,
+        Action::LimitRemoved,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -80,6 +84,8 @@ impl Action {
             Action::GrantsSet => "grants_set",
             Action::DocumentAdded => "document_added",
             Action::DocumentDeleted => "document_deleted",
+            Action::LimitSet => "limit_set",
+            Action::LimitRemoved => "limit_removed",
         }
     }
 }

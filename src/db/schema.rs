@@ -234,6 +234,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    usage_limits (id) {
+        id -> Int8,
+        subject -> Text,
+        subject_id -> Nullable<Uuid>,
+        turns_per_day -> Nullable<Int8>,
+        tokens_per_day -> Nullable<Int8>,
+        tokens_per_month -> Nullable<Int8>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     users (id) {
         id -> Uuid,
         username -> Text,
@@ -291,6 +303,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     sessions,
     turn_feedback,
     turn_owners,
+    usage_limits,
     user_identities,
     users,
     watched_files,

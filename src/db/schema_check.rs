@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 21] = [
+pub(super) const TABLES: [&str; 22] = [
     "api_keys",
     "audit_log",
     "chunks",
@@ -28,6 +28,7 @@ pub(super) const TABLES: [&str; 21] = [
     "sessions",
     "turn_feedback",
     "turn_owners",
+    "usage_limits",
     "user_identities",
     "users",
     "watched_files",

@@ -17,6 +17,7 @@ pub(crate) mod groups;
 mod health;
 mod host;
 mod keys;
+mod limits;
 pub(crate) mod mcp;
 mod metrics;
 mod nul;
@@ -106,6 +107,9 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(groups::create)
         .service(groups::remove)
         .service(groups::set_members)
+        .service(limits::list)
+        .service(limits::set)
+        .service(limits::remove)
         .service(documents::list)
         .service(documents::passages)
         .service(documents::add)

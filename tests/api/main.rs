@@ -20,6 +20,7 @@ mod fixtures;
 mod hosts;
 mod import;
 mod instances;
+mod limits;
 mod log_actor;
 mod mcp;
 mod metrics;
