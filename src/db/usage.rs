@@ -184,3 +184,123 @@ pub async fn notify(pool: &super::DbPool, channel: &str, payload: &str) -> Resul
         .await?;
     Ok(())
 }
+
+/// One line of a usage report: a day's use by one user, key, collection or model.
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct UsageLine {
+    /// `user`, `key`, `collection` or `model`.
+    #[diesel(sql_type = Text)]
+    pub dimension: String,
+    /// The user's or key's UUID, the collection's id, or the model's name.
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    /// `YYYY-MM-DD`, UTC.
+    #[diesel(sql_type = Text)]
+    pub day: String,
+    #[diesel(sql_type = BigInt)]
+    pub turns: i64,
+    #[diesel(sql_type = BigInt)]
+    pub prompt_tokens: i64,
+    #[diesel(sql_type = BigInt)]
+    pub completion_tokens: i64,
+    /// Tokens of the turns whose counts are (in part) bor's estimate.
+    #[diesel(sql_type = BigInt)]
+    pub estimated_tokens: i64,
+    #[diesel(sql_type = BigInt)]
+    pub grounded: i64,
+    #[diesel(sql_type = BigInt)]
+    pub deflected: i64,
+}
+
+/// The use in `[since, until)` per day and per user, key, collection (a turn counts in
+/// each collection it drew on) and model; of one person only when `user` is given.
+pub async fn report(
+    conn: &mut AsyncPgConnection,
+    since: DateTime<Utc>,
+    until: DateTime<Utc>,
+    user: Option<Uuid>,
+) -> Result<Vec<UsageLine>, DbError> {
+    const SUMS: &str = "count(*)::int8 AS turns,
+        COALESCE(sum(prompt_tokens), 0)::int8 AS prompt_tokens,
+        COALESCE(sum(completion_tokens), 0)::int8 AS completion_tokens,
+        COALESCE(sum(prompt_tokens + completion_tokens) FILTER (WHERE tokens_estimated), 0)::int8 AS estimated_tokens,
+        count(*) FILTER (WHERE path = 'grounded')::int8 AS grounded,
+        count(*) FILTER (WHERE path = 'deflected')::int8 AS deflected";
+    let query = format!(
+        "WITH turns AS (
+             SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, user_id, key_id,
+                 chat_model, collection_ids, prompt_tokens, completion_tokens, tokens_estimated, path
+             FROM query_log
+             WHERE created_at >= $1 AND created_at < $2 AND ($3::uuid IS NULL OR user_id = $3))
+         SELECT 'user' AS dimension, user_id::text AS id, day, {SUMS}
+             FROM turns WHERE user_id IS NOT NULL GROUP BY day, user_id
+         UNION ALL
+         SELECT 'key', key_id::text, day, {SUMS}
+             FROM turns WHERE key_id IS NOT NULL GROUP BY day, key_id
+         UNION ALL
+         SELECT 'collection', collection::text, day, {SUMS}
+             FROM turns, unnest(collection_ids) AS collection GROUP BY day, collection
+         UNION ALL
+         SELECT 'model', chat_model, day, {SUMS}
+             FROM turns GROUP BY day, chat_model
+         ORDER BY day, dimension, id"
+    );
+    Ok(sql_query(query)
+        .bind::<Timestamptz, _>(since)
+        .bind::<Timestamptz, _>(until)
+        .bind::<Nullable<SqlUuid>, _>(user)
+        .load(conn)
+        .await?)
+}
+
+/// The names of the users, keys and collections a report names, by their id as text.
+pub async fn report_names(
+    conn: &mut AsyncPgConnection,
+    lines: &[UsageLine],
+) -> Result<std::collections::HashMap<(String, String), String>, DbError> {
+    use super::schema::{api_keys, collections, users};
+    let ids = |dimension: &str| -> Vec<Uuid> {
+        lines
+            .iter()
+            .filter(|line| line.dimension == dimension)
+            .filter_map(|line| line.id.parse().ok())
+            .collect()
+    };
+    let mut names = std::collections::HashMap::new();
+    let found: Vec<(Uuid, String)> = users::table
+        .filter(users::id.eq_any(ids("user")))
+        .select((users::id, users::username))
+        .load(conn)
+        .await?;
+    names.extend(
+        found
+            .into_iter()
+            .map(|(id, n)| (("user".to_owned(), id.to_string()), n)),
+    );
+    let found: Vec<(Uuid, String)> = api_keys::table
+        .filter(api_keys::id.eq_any(ids("key")))
+        .select((api_keys::id, api_keys::name))
+        .load(conn)
+        .await?;
+    names.extend(
+        found
+            .into_iter()
+            .map(|(id, n)| (("key".to_owned(), id.to_string()), n)),
+    );
+    let collection_ids: Vec<i64> = lines
+        .iter()
+        .filter(|line| line.dimension == "collection")
+        .filter_map(|line| line.id.parse().ok())
+        .collect();
+    let found: Vec<(i64, String)> = collections::table
+        .filter(collections::id.eq_any(collection_ids))
+        .select((collections::id, collections::name))
+        .load(conn)
+        .await?;
+    names.extend(
+        found
+            .into_iter()
+            .map(|(id, n)| (("collection".to_owned(), id.to_string()), n)),
+    );
+    Ok(names)
+}

@@ -33,6 +33,7 @@ mod static_files;
 mod turn;
 mod turns;
 mod upload;
+mod usage;
 pub mod users;
 mod watched;
 
@@ -110,6 +111,8 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(limits::list)
         .service(limits::set)
         .service(limits::remove)
+        .service(usage::everyones)
+        .service(usage::own)
         .service(documents::list)
         .service(documents::passages)
         .service(documents::add)

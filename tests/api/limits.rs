@@ -339,3 +339,115 @@ async fn two_instances_count_each_others_turns() {
     assert_eq!(ask(&first, &ann).await.status, 429);
     assert_eq!(ask(&second, &ann).await.status, 429);
 }
+
+#[actix_web::test]
+async fn usage_is_reported_per_user_key_collection_and_model_and_each_sees_their_own() {
+    let (app, root, ann, ann_id) = people().await;
+    let Credential::Cookie(cookie) = &ann else {
+        unreachable!()
+    };
+    let (key_id, key) = app.make_key(cookie, "script").await;
+    app.insert_document("Refunds", "How long do refunds take?")
+        .await;
+    assert_eq!(
+        ask(&app, &Credential::Bearer(key.clone())).await.status,
+        200
+    );
+    assert_eq!(ask(&app, &Credential::Bearer(key)).await.status, 200);
+    assert_eq!(ask(&app, &ann).await.status, 200);
+    assert_eq!(ask(&app, &root).await.status, 200);
+    app.wait_for_rows(4).await;
+
+    let report = app.call(Method::GET, "/api/admin/usage", &root, None).await;
+    assert_eq!(report.status, 200, "{}", report.text());
+    let rows = report.json()["rows"].as_array().unwrap().clone();
+    let row = |dimension: &str, id: &str| {
+        rows.iter()
+            .find(|row| row["dimension"] == dimension && row["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {dimension} {id} in {rows:?}"))
+    };
+    let ann_row = row("user", &ann_id);
+    assert_eq!(ann_row["name"], "ann");
+    assert_eq!(ann_row["turns"], 3);
+    assert!(ann_row["prompt_tokens"].as_i64().unwrap() > 0);
+    assert!(ann_row["completion_tokens"].as_i64().unwrap() > 0);
+    assert_eq!(ann_row["estimated_share"], 0.0);
+    assert_eq!(ann_row["grounded_share"], 1.0);
+    assert_eq!(
+        ann_row["day"],
+        chrono::Utc::now().format("%Y-%m-%d").to_string()
+    );
+    let key_row = row("key", &key_id);
+    assert_eq!(
+        (key_row["name"].as_str(), key_row["turns"].as_i64()),
+        (Some("script"), Some(2))
+    );
+    let model = rows.iter().find(|row| row["dimension"] == "model").unwrap();
+    assert_eq!(model["turns"], 4);
+    let collection = rows
+        .iter()
+        .find(|row| row["dimension"] == "collection")
+        .unwrap();
+    assert_eq!(
+        collection["turns"], 4,
+        "every turn drew on the one collection"
+    );
+
+    let csv = app
+        .call(Method::GET, "/api/admin/usage?format=csv", &root, None)
+        .await;
+    assert_eq!(csv.status, 200);
+    assert!(
+        csv.headers
+            .get("content-type")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let text = csv.text();
+    assert!(text.starts_with("day,dimension,id,name,turns,prompt_tokens,completion_tokens,"));
+    assert!(text.contains(&format!(",user,{ann_id},ann,3,")), "{text}");
+
+    let own = app.call(Method::GET, "/api/usage", &ann, None).await;
+    assert_eq!(own.status, 200);
+    let own_rows = own.json()["rows"].as_array().unwrap().clone();
+    let users: Vec<&Value> = own_rows
+        .iter()
+        .filter(|row| row["dimension"] == "user")
+        .collect();
+    assert_eq!(users.len(), 1, "only ann's own");
+    assert_eq!(users[0]["turns"], 3);
+    let model = own_rows
+        .iter()
+        .find(|row| row["dimension"] == "model")
+        .unwrap();
+    assert_eq!(model["turns"], 3);
+
+    let later = "2999-01-01T00:00:00Z";
+    let empty = app
+        .call(
+            Method::GET,
+            &format!("/api/usage?since={later}&until={later}"),
+            &ann,
+            None,
+        )
+        .await;
+    assert_eq!(empty.json()["rows"], json!([]));
+    for query in [
+        "since=yesterday",
+        "since=2020-01-01T00:00:00Z&until=2026-01-01T00:00:00Z",
+        "format=xml",
+    ] {
+        let refused = app
+            .call(
+                Method::GET,
+                &format!("/api/admin/usage?{query}"),
+                &root,
+                None,
+            )
+            .await;
+        assert_eq!(refused.status, 400, "{query}");
+    }
+}
