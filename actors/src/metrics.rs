@@ -187,7 +187,7 @@ impl Metrics {
         let turns_refused = IntCounterVec::new(
             Opts::new(
                 "bor_turns_refused_total",
-                "Chat turns refused before they started with 503 busy, by reason (slots: every turn slot taken; log_backlog: the rows waiting to be written passed the high-water mark).",
+                "Chat turns refused before they started, by reason (slots: every turn slot taken, 503 busy; log_backlog: the rows waiting to be written passed the high-water mark, 503 busy; quota: a limit on turns or tokens reached, 429 quota_exceeded).",
             ),
             &["reason"],
         )?;
