@@ -1292,7 +1292,6 @@ async fn limits_and_usage_are_for_admins_and_each_person_reads_their_own() {
     let admin_cookie = app.sign_in("admin").await;
     let admin = Credential::Cookie(admin_cookie.clone());
     let member_cookie = app.sign_in("member").await;
-    let member = Credential::Cookie(member_cookie.clone());
     let (_, member_key) = app.make_key(&member_cookie, "script").await;
     let (_, admin_key) = app.make_key(&admin_cookie, "admin script").await;
     let set = call(
