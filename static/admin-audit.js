@@ -24,6 +24,8 @@ const ACTIONS = [
   ["grants_set", "Grants set"],
   ["document_added", "Document added"],
   ["document_deleted", "Document deleted"],
+  ["limit_set", "Limit set"],
+  ["limit_removed", "Limit removed"],
 ];
 const ACTION_WORDS = new Map(ACTIONS);
 
