@@ -418,8 +418,17 @@ impl UsageLimits {
         };
         add(&mut tallies, &delta);
         drop(tallies);
-        let _ = self.outbox.send(delta);
+        self.tell_others(&snapshot, delta);
         Ok(())
+    }
+
+    /// Tells the other instances of use counted here, while some limit is in force:
+    /// without limits nothing reads it, and a limit set later makes every instance read
+    /// the use again from `query_log`.
+    fn tell_others(&self, snapshot: &Snapshot, delta: Delta) {
+        if !snapshot.rules.is_empty() {
+            let _ = self.outbox.send(delta);
+        }
     }
 
     /// Whether some limit is in force here.
@@ -459,7 +468,7 @@ impl UsageLimits {
             &mut self.tallies.lock().unwrap_or_else(PoisonError::into_inner),
             &delta,
         );
-        let _ = self.outbox.send(delta);
+        self.tell_others(&self.snapshot(), delta);
     }
 
     fn snapshot(&self) -> Arc<Snapshot> {
@@ -539,14 +548,20 @@ fn add(tallies: &mut HashMap<Counted, Tally>, delta: &Delta) {
     }
 }
 
-/// Tells the other instances of this one's use, in order, one notification each.
+/// Most notifications sent in one statement.
+const NOTIFY_BATCH: usize = 500;
+
+/// Tells the other instances of this one's use, in order: whatever waits, in one
+/// statement of one notification each.
 async fn announce(pool: DbPool, mut deltas: mpsc::UnboundedReceiver<Delta>) {
-    while let Some(delta) = deltas.recv().await {
-        let Ok(payload) = serde_json::to_string(&delta) else {
-            continue;
-        };
+    let mut batch = Vec::with_capacity(NOTIFY_BATCH);
+    while deltas.recv_many(&mut batch, NOTIFY_BATCH).await > 0 {
+        let payloads: Vec<String> = batch
+            .drain(..)
+            .filter_map(|delta| serde_json::to_string(&delta).ok())
+            .collect();
         loop {
-            match crate::db::usage::notify(&pool, CHANNEL, &payload).await {
+            match crate::db::usage::notify(&pool, CHANNEL, &payloads).await {
                 Ok(()) => break,
                 Err(error) if error.is_unavailable() => {
                     tokio::time::sleep(RETRY_DELAY).await;
@@ -586,6 +601,7 @@ impl Follower for UsageLimits {
             }
             if limits_changed {
                 self.until_done("the limits", || self.read_limits()).await;
+                self.until_done("the use counted", || self.read_use()).await;
             }
         }
         .boxed()

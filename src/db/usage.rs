@@ -175,11 +175,15 @@ pub async fn subject_names(
     Ok(SubjectNames { names })
 }
 
-/// Sends a notification on `channel`.
-pub async fn notify(pool: &super::DbPool, channel: &str, payload: &str) -> Result<(), DbError> {
-    sql_query("SELECT pg_notify($1, $2)")
+/// Sends one notification on `channel` for each payload, in order.
+pub async fn notify(
+    pool: &super::DbPool,
+    channel: &str,
+    payloads: &[String],
+) -> Result<(), DbError> {
+    sql_query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS p (payload, ord) ORDER BY ord")
         .bind::<Text, _>(channel)
-        .bind::<Text, _>(payload)
+        .bind::<diesel::sql_types::Array<Text>, _>(payloads)
         .execute(&mut *pool.get().await?)
         .await?;
     Ok(())
