@@ -423,8 +423,8 @@ impl UsageLimits {
     }
 
     /// Tells the other instances of use counted here, while some limit is in force:
-    /// without limits nothing reads it, and a limit set later makes every instance read
-    /// the use again from `query_log`.
+    /// without limits nothing reads it, and the first limit set makes every instance
+    /// read the use so far from `query_log`.
     fn tell_others(&self, snapshot: &Snapshot, delta: Delta) {
         if !snapshot.rules.is_empty() {
             let _ = self.outbox.send(delta);
@@ -485,7 +485,7 @@ impl UsageLimits {
             groups_of.entry(user).or_default().push(group);
         }
         let positive = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
-        let rules = rows
+        let rules: Vec<Rule> = rows
             .iter()
             .filter_map(|row| {
                 let subject = Subject::of_row(row)?;
@@ -498,6 +498,13 @@ impl UsageLimits {
                 })
             })
             .collect();
+        // Without limits no instance announces its use: the first limit set makes this
+        // one read the use so far, before it checks turns against it.
+        let first_limits = self.snapshot().rules.is_empty() && !rules.is_empty();
+        drop(conn);
+        if first_limits {
+            self.read_use().await?;
+        }
         *self
             .snapshot
             .write()
@@ -601,7 +608,6 @@ impl Follower for UsageLimits {
             }
             if limits_changed {
                 self.until_done("the limits", || self.read_limits()).await;
-                self.until_done("the use counted", || self.read_use()).await;
             }
         }
         .boxed()
