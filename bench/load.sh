@@ -7,13 +7,13 @@
 # API key add over BOR_AUTH=off) write sections of their own.
 #
 # BENCH_LOAD_QUICK=1 runs every scenario at a small size (a smoke run, figures rough).
-# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained kept peer v1 auth" picks scenarios.
+# BENCH_LOAD_SCENARIOS="micro ttft throughput memory sustained kept peer v1 auth limits" picks scenarios.
 # BENCH_LOAD_SKIP_LITELLM=1 leaves the peer out (no Python virtual environment needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUICK="${BENCH_LOAD_QUICK:-0}"
-SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained kept peer v1 auth}"
+SCENARIOS="${BENCH_LOAD_SCENARIOS:-micro ttft throughput memory sustained kept peer v1 auth limits}"
 OUT=target/bench/load
 VENV=target/bench/litellm-venv
 LITELLM_VERSION=1.106.12
@@ -117,19 +117,28 @@ start_bor() {
     bor_pid=$served_pid
 }
 
-# A user of the instance with accounts, signed in, and a key made with the session: the
-# key in api_key.
+# A user of the instance with accounts (USERNAME, `bench` by default; a second argument
+# `--admin` makes an admin), signed in, and a key made with the session: the key in api_key,
+# its id in api_key_id, the session's cookie in session_cookie.
 make_api_key() {
-    local password cookie
+    local username=${1:-bench} password reply
     password=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
     printf '%s\n' "$password" |
-        BOR_DATABASE_URL="$BENCH_DATABASE_URL" BOR_LOG=warn target/release/bor user add bench --password-stdin > /dev/null
-    cookie=$(curl -sf -D - -o /dev/null -H 'Content-Type: application/json' \
-        -d "{\"username\":\"bench\",\"password\":\"$password\"}" "http://$ACCOUNTS_ADDR/api/auth/login" |
+        BOR_DATABASE_URL="$BENCH_DATABASE_URL" BOR_LOG=warn target/release/bor user add "$username" \
+            ${2:-} --password-stdin > /dev/null
+    session_cookie=$(curl -sf -D - -o /dev/null -H 'Content-Type: application/json' \
+        -d "{\"username\":\"$username\",\"password\":\"$password\"}" "http://$ACCOUNTS_ADDR/api/auth/login" |
         sed -n 's/^set-cookie: bor_session=\([^;]*\).*/\1/ip')
-    api_key=$(curl -sf -H "Cookie: bor_session=$cookie" -H "Origin: http://$ACCOUNTS_ADDR" \
-        -H 'Content-Type: application/json' -d '{"name":"bench-load"}' "http://$ACCOUNTS_ADDR/api/keys" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
+    reply=$(curl -sf -H "Cookie: bor_session=$session_cookie" -H "Origin: http://$ACCOUNTS_ADDR" \
+        -H 'Content-Type: application/json' -d '{"name":"bench-load"}' "http://$ACCOUNTS_ADDR/api/keys")
+    api_key=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["key"])' "$reply")
+    api_key_id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "$reply")
+}
+
+# POST /api/admin/limits with the admin session in admin_cookie.
+set_limit() {
+    curl -sf -o /dev/null -H "Cookie: bor_session=$admin_cookie" -H "Origin: http://$ACCOUNTS_ADDR" \
+        -H 'Content-Type: application/json' -d "$1" "http://$ACCOUNTS_ADDR/api/admin/limits"
 }
 
 stop_bor() {
@@ -431,6 +440,29 @@ if has auth; then
     paired auth off key
 fi
 
+if has limits; then
+    # The same turn asked with the key of a person no limit applies to, and with the key
+    # of a person whose key and self have limits far above the run (none trips).
+    if [ -z "${accounts_pid:-}" ]; then
+        run_bor "$ACCOUNTS_ADDR" accounts bor-accounts.log
+        accounts_pid=$served_pid
+    fi
+    make_api_key bench-limits-admin --admin
+    admin_cookie=$session_cookie
+    make_api_key bench-unlimited
+    unlimited_key=$api_key
+    make_api_key bench-limited
+    limited_key=$api_key
+    high=1000000000000
+    set_limit "{\"user\": \"bench-limited\", \"turns_per_day\": $high, \"tokens_per_day\": $high, \"tokens_per_month\": $high}"
+    set_limit "{\"key\": \"$api_key_id\", \"turns_per_day\": $high, \"tokens_per_month\": $high}"
+    to_key() { echo --addr "$ACCOUNTS_ADDR" --path /api/chat --protocol bor --pid "$accounts_pid" --bearer "$1"; }
+    loadgen warmup-limits closed $(to_key "$limited_key") --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+    UNLIMITED=($(to_key "$unlimited_key") --body "$(bor_body "$QUESTION")")
+    LIMITED=($(to_key "$limited_key") --body "$(bor_body "$QUESTION")")
+    paired limits unlimited limited
+fi
+
 python3 - "$OUT/machine.json" <<'PY'
 import json, sys
 facts = json.load(open(sys.argv[1]))
@@ -448,7 +480,7 @@ if has kept; then
     python3 bench/render_kept.py --write "$OUT" bench/RESULTS.md
     log "wrote the kept section of bench/RESULTS.md"
 fi
-for scenario in v1 auth; do
+for scenario in v1 auth limits; do
     if has "$scenario"; then
         python3 bench/render_pair.py --write "$OUT" bench/RESULTS.md "$scenario"
         log "wrote the $scenario section of bench/RESULTS.md"

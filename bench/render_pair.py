@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Turns a paired scenario of `bench/load.sh` into its section of RESULTS.md: the time
 to first token of the same turn asked two ways, run after run, and what the second way
-adds. `v1`: through `POST /api/chat` and through `POST /v1/chat/completions`. `auth`:
+adds. `v1`: through `POST /api/chat` and through `POST /v1/chat/completions`. `limits`: with limits that apply and with none. `auth`:
 through `POST /api/chat` of bor with `BOR_AUTH=off` and of bor with accounts and an API
 key.
 
-    render_pair.py --write OUT_DIR RESULTS_MD v1|auth
+    render_pair.py --write OUT_DIR RESULTS_MD v1|auth|limits
 """
 
 import glob
@@ -51,6 +51,23 @@ SCENARIOS = {
             "is checked from memory (its hash looked up, its user read), so no PostgreSQL round "
             "trip comes before the first token. The two instances alternate, which goes first "
             "changing from repeat to repeat."
+        ),
+    },
+    "limits": {
+        "base": "unlimited",
+        "other": "limited",
+        "base_label": "no limit applies",
+        "other_label": "limits apply",
+        "title": "## Limits: what a limit adds to the time to first token (`make bench-load`, scenario `limits`)",
+        "what": (
+            "One bor instance with accounts, asked with two API keys of two people: one that "
+            "no limit applies to, and one whose key and person both have limits on turns a "
+            "day and tokens a day and a month (set far above what the run uses, so that no "
+            "turn is refused). The same deflected turn through `POST /api/chat`; time to first "
+            "token from the request's start to the first `delta` frame. Limits are checked "
+            "from memory, and each turn's use is told to other instances by a `NOTIFY` sent "
+            "off the turn's path. The two keys alternate, which goes first changing from "
+            "repeat to repeat."
         ),
     },
 }

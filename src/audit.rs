@@ -50,10 +50,12 @@ pub enum Action {
     OAuthTokensRevoked,
     #[serde(rename = "oauth_refresh_reused")]
     OAuthRefreshReused,
+    LimitSet,
+    LimitRemoved,
 }
 
 impl Action {
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 25] = [
         Action::SignedIn,
         Action::SignInFailed,
         Action::PasswordChanged,
@@ -77,6 +79,8 @@ impl Action {
         Action::OAuthTokensIssued,
         Action::OAuthTokensRevoked,
         Action::OAuthRefreshReused,
+        Action::LimitSet,
+        Action::LimitRemoved,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -104,6 +108,8 @@ impl Action {
             Action::OAuthTokensIssued => "oauth_tokens_issued",
             Action::OAuthTokensRevoked => "oauth_tokens_revoked",
             Action::OAuthRefreshReused => "oauth_refresh_reused",
+            Action::LimitSet => "limit_set",
+            Action::LimitRemoved => "limit_removed",
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod schema;
 pub mod sessions;
 pub mod stats;
 pub mod turn_owners;
+pub mod usage;
 pub mod users;
 pub mod watched_files;
 pub mod words;

@@ -24,6 +24,7 @@ pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod turn_owners;
+pub mod usage;
 pub mod user_command;
 pub mod watch;
 pub mod web;

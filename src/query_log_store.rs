@@ -66,6 +66,7 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
     let status = record.outcome.row_status()?;
     let count = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let millis = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let tokens = millis;
     Some(NewQueryLogEntry {
         turn_id: record.turn_id,
         created_at: record.created_at,
@@ -85,6 +86,10 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         conversation_id: record.conversation_id,
         user_id: record.user_id,
         searched_query: Some(storable_text(&record.query).into_owned()),
+        prompt_tokens: tokens(record.usage.prompt_tokens),
+        completion_tokens: tokens(record.usage.completion_tokens),
+        tokens_estimated: record.usage.estimated,
+        key_id: record.key_id,
     })
 }
 

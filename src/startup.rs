@@ -3,6 +3,7 @@
 //! request under its request-id span), and a graceful stop on SIGTERM/SIGINT: turns
 //! first (see [`crate::lifecycle`]), then the LogActor's queue, then the server.
 
+use crate::usage::{SystemClock, UsageLimits};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -206,23 +207,26 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
     // The writer has a connection of its own: turns waiting for the pool never hold
     // their own rows back.
     let log_pool = DbPool::new(&config.database_url, LOG_WRITER_CONNECTIONS)?;
-    let log = LogActor::new(
-        Arc::new(PgQueryLogStore::new(log_pool)),
-        QueueBounds::for_turns(config.log_queue_rows, config.max_concurrent_turns),
-    );
-    let log_backlog = log.backlog();
-    let log = log.start();
-    // Listening starts before the index and the credentials are loaded, so no
-    // change falls in between.
+    // Listening starts before the index, the credentials and the use counted are
+    // loaded, so no change falls in between.
     let subscription = Subscription::connect(
         &config.database_url,
         &[
             crate::knowledge::notify::CHANNEL,
             auth::CHANNEL,
             auth::access::CHANNEL,
+            crate::usage::CHANNEL,
         ],
     )
     .await?;
+    let usage = UsageLimits::load(pool.clone(), Arc::new(SystemClock)).await?;
+    let log = LogActor::new(
+        Arc::new(PgQueryLogStore::new(log_pool)),
+        QueueBounds::for_turns(config.log_queue_rows, config.max_concurrent_turns),
+    )
+    .observed_by(usage.clone());
+    let log_backlog = log.backlog();
+    let log = log.start();
     let accounts = Arc::new(Accounts::start(&config, pool.clone()).await?);
     let given =
         crate::db::conversations::give_unowned_to_first_admin(&mut *pool.get().await?).await?;
@@ -258,6 +262,7 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
         Arc::new(IndexFollower(Arc::clone(library.index()))),
         accounts.cache.clone(),
         accounts.access.clone(),
+        usage.clone(),
     ];
     actix_web::rt::spawn(notify::follow(
         config.database_url.clone(),
@@ -282,6 +287,7 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
         library,
         (log.clone(), log_backlog),
         accounts,
+        usage,
     ));
     Ok(state)
 }

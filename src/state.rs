@@ -44,6 +44,8 @@ pub struct AppState {
     pub frame_hub: Addr<FrameHub>,
     /// Which instance runs each turn, for readers that reach another one.
     pub turn_owners: TurnOwners,
+    /// The limits on turns and tokens, and the use counted against them.
+    pub usage: Arc<crate::usage::UsageLimits>,
 }
 
 impl AppState {
@@ -53,6 +55,7 @@ impl AppState {
         library: KnowledgeService,
         (log, log_backlog): (Addr<LogActor>, Backlog),
         accounts: Arc<Accounts>,
+        usage: Arc<crate::usage::UsageLimits>,
     ) -> Self {
         let replay_for = Duration::from_secs(config.turn_replay_seconds.into());
         Self {
@@ -69,6 +72,7 @@ impl AppState {
             log,
             log_backlog,
             accounts,
+            usage,
         }
     }
 }
@@ -102,6 +106,7 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
                     .as_ref()
                     .map(|key| key.expose().to_owned()),
             }),
+        stream_usage: Default::default(),
     }
 }
 

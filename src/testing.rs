@@ -280,6 +280,10 @@ pub fn query_log_entry() -> NewQueryLogEntry {
         conversation_id: None,
         user_id: None,
         searched_query: Some("What is in the handbook?".to_owned()),
+        prompt_tokens: 310,
+        completion_tokens: 42,
+        tokens_estimated: false,
+        key_id: None,
     }
 }
 

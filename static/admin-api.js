@@ -379,3 +379,34 @@ export async function fetchAudit(token, filters = {}) {
   if (status === 200 && Array.isArray(body?.entries)) return body;
   throw failure(status, body);
 }
+
+/** `GET /api/admin/limits`: every limit. */
+export async function fetchLimits(token) {
+  const { status, body } = await request("/api/admin/limits", { token });
+  if (status === 200 && Array.isArray(body?.limits)) return body.limits;
+  throw failure(status, body);
+}
+
+/** `POST /api/admin/limits`: `{user|group|key|everyone, turns_per_day?, tokens_per_day?,
+ *  tokens_per_month?}`; the limit set. */
+export async function setLimit(token, limit) {
+  const { status, body } = await request("/api/admin/limits", { token, method: "POST", json: limit });
+  if (status === 201 && body?.id !== undefined) return body;
+  throw failure(status, body);
+}
+
+/** `DELETE /api/admin/limits/{id}`. */
+export async function deleteLimit(token, id) {
+  const { status, body } = await request(`/api/admin/limits/${encodeURIComponent(id)}`, {
+    token,
+    method: "DELETE",
+  });
+  if (status !== 204) throw failure(status, body);
+}
+
+/** `GET /api/admin/usage`: `{since, until, rows}`. */
+export async function fetchUsage(token) {
+  const { status, body } = await request("/api/admin/usage", { token });
+  if (status === 200 && Array.isArray(body?.rows)) return body;
+  throw failure(status, body);
+}

@@ -30,6 +30,8 @@ const ACTIONS = [
   ["oauth_tokens_issued", "OAuth tokens issued"],
   ["oauth_tokens_revoked", "OAuth tokens revoked"],
   ["oauth_refresh_reused", "OAuth refresh token reused"],
+  ["limit_set", "Limit set"],
+  ["limit_removed", "Limit removed"],
 ];
 const ACTION_WORDS = new Map(ACTIONS);
 

@@ -17,6 +17,7 @@ import {
 import { Collections, Groups } from "./admin-collections.js";
 import { DocumentList } from "./admin-documents.js";
 import { AuditTrail } from "./admin-audit.js";
+import { LimitsAndUsage } from "./admin-limits.js";
 import { FeedbackReview } from "./admin-feedback.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
@@ -90,6 +91,7 @@ const collections = new Collections({
 const groups = new Groups({ token: () => state.token, onChanged: () => collections.load() });
 const feedback = new FeedbackReview({ token: () => state.token });
 const audit = new AuditTrail({ token: () => state.token });
+const limits = new LimitsAndUsage({ token: () => state.token });
 
 async function start() {
   ui.urlForm.addEventListener("submit", (event) => {
@@ -201,6 +203,7 @@ function enter(token) {
   ui.adminArea.hidden = false;
   groups.load();
   feedback.load();
+  limits.load();
   audit.load();
 }
 

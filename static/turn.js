@@ -196,6 +196,27 @@ class Watchdog {
   }
 }
 
+const MEASURE_WORDS = {
+  turns_per_day: (n) => `${n} ${n === 1 ? "question" : "questions"} a day`,
+  tokens_per_day: (n) => `${n} tokens a day`,
+  tokens_per_month: (n) => `${n} tokens a month`,
+};
+
+/** A 429 `quota_exceeded` in words: whose limit, what it allows, and when it resets,
+ *  in the reader's time and in UTC. */
+function quotaMessage(limit) {
+  const allows = (MEASURE_WORDS[limit.measure] ?? ((n) => `${n}`))(limit.limit);
+  const whose = {
+    user: "your limit",
+    group: `the limit of the group ${limit.name}`,
+    key: `the limit of the API key ${limit.name}`,
+  }[limit.subject] ?? "the limit set for everyone";
+  const resets = new Date(limit.resets_at);
+  const local = resets.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const utc = `${limit.resets_at.slice(0, 16).replace("T", " ")} UTC`;
+  return `You have reached ${whose} of ${allows}. You can ask again from ${local} (${utc}).`;
+}
+
 function isEventStream(response) {
   return (response.headers.get("Content-Type") ?? "").startsWith("text/event-stream");
 }
@@ -213,6 +234,9 @@ function parseFrame(data) {
 async function refusalMessage(response) {
   try {
     const body = await response.json();
+    if (body?.error?.code === "quota_exceeded" && body.error.limit) {
+      return quotaMessage(body.error.limit);
+    }
     if (typeof body?.error?.message === "string") return body.error.message;
   } catch {
     // Not the JSON error shape: fall back to the status.

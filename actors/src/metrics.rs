@@ -62,6 +62,7 @@ pub struct Metrics {
     turns: IntCounterVec,
     turn_errors: IntCounterVec,
     turn_retries: IntCounter,
+    llm_tokens: IntCounterVec,
     recoveries: IntCounterVec,
     scaffold_stripped: IntCounter,
     tool_calls: IntCounterVec,
@@ -112,6 +113,13 @@ impl Metrics {
         let turn_retries = IntCounter::new(
             "bor_turn_retries_total",
             "Retries of LLM requests made by chat turns.",
+        )?;
+        let llm_tokens = IntCounterVec::new(
+            Opts::new(
+                "bor_llm_tokens_total",
+                "Tokens of chat turns' LLM requests, by chat model and kind (prompt, completion, or estimated: the part of both that bor estimated because the server reported none).",
+            ),
+            &["model", "kind"],
         )?;
         let recoveries = IntCounterVec::new(
             Opts::new(
@@ -179,7 +187,7 @@ impl Metrics {
         let turns_refused = IntCounterVec::new(
             Opts::new(
                 "bor_turns_refused_total",
-                "Chat turns refused before they started with 503 busy, by reason (slots: every turn slot taken; log_backlog: the rows waiting to be written passed the high-water mark).",
+                "Chat turns refused before they started, by reason (slots: every turn slot taken, 503 busy; log_backlog: the rows waiting to be written passed the high-water mark, 503 busy; quota: a limit on turns or tokens reached, 429 quota_exceeded).",
             ),
             &["reason"],
         )?;
@@ -215,6 +223,7 @@ impl Metrics {
         registry.register(Box::new(turns.clone()))?;
         registry.register(Box::new(turn_errors.clone()))?;
         registry.register(Box::new(turn_retries.clone()))?;
+        registry.register(Box::new(llm_tokens.clone()))?;
         registry.register(Box::new(recoveries.clone()))?;
         registry.register(Box::new(scaffold_stripped.clone()))?;
         registry.register(Box::new(tool_calls.clone()))?;
@@ -247,6 +256,7 @@ impl Metrics {
             turns,
             turn_errors,
             turn_retries,
+            llm_tokens,
             recoveries,
             scaffold_stripped,
             tool_calls,
@@ -283,6 +293,19 @@ impl Metrics {
             .with_label_values(&[outcome, record.path.as_str()])
             .inc();
         self.turn_retries.inc_by(u64::from(record.retries));
+        let usage = record.usage;
+        let model = record.chat_model.as_str();
+        self.llm_tokens
+            .with_label_values(&[model, "prompt"])
+            .inc_by(usage.prompt_tokens);
+        self.llm_tokens
+            .with_label_values(&[model, "completion"])
+            .inc_by(usage.completion_tokens);
+        if usage.estimated {
+            self.llm_tokens
+                .with_label_values(&[model, "estimated"])
+                .inc_by(usage.total());
+        }
         self.scaffold_stripped.inc_by(record.scaffold_stripped);
         if record.recovered {
             self.recoveries.with_label_values(&["recovered"]).inc();
@@ -423,6 +446,8 @@ mod tests {
             sources: Vec::new(),
             first_token_ms: Some(120),
             elapsed_ms: 800,
+            key_id: None,
+            usage: Default::default(),
         }
     }
 
@@ -444,6 +469,11 @@ mod tests {
         ));
         let recovered = TurnRecord {
             recovered: true,
+            usage: crate::record::TokenUsage {
+                prompt_tokens: 100,
+                completion_tokens: 20,
+                estimated: true,
+            },
             ..record(TurnOutcome::Done, TurnPath::Grounded)
         };
         metrics.observe_turn(&recovered);
@@ -472,6 +502,14 @@ mod tests {
             1.0
         );
         assert_eq!(sample(&text, "bor_turn_retries_total"), 6.0);
+        assert_eq!(
+            sample(&text, r#"bor_llm_tokens_total{kind="prompt",model="m"}"#),
+            100.0
+        );
+        assert_eq!(
+            sample(&text, r#"bor_llm_tokens_total{kind="estimated",model="m"}"#),
+            120.0
+        );
         assert_eq!(sample(&text, "bor_scaffold_stripped_chars_total"), 15.0);
         assert_eq!(sample(&text, "bor_turn_first_delta_seconds_count"), 3.0);
         assert_eq!(

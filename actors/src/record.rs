@@ -232,7 +232,56 @@ pub struct TurnRecord {
     /// Time to the first `delta` frame.
     pub first_token_ms: Option<u64>,
     pub elapsed_ms: u64,
+    /// The API key the turn was asked with, if any (its use counts toward the key and
+    /// its person).
+    pub key_id: Option<Uuid>,
+    /// Tokens of every chat request of the turn (docs/LIMITS.md, "Usage").
+    pub usage: TokenUsage,
 }
+
+/// Tokens a turn's chat requests took, summed over its requests (tool rounds, the
+/// recovery request): as the LLM server reported them, or bor's estimate for a request
+/// it reported none for (then `estimated`). Embeddings are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// At least one request's count is bor's estimate.
+    pub estimated: bool,
+}
+
+impl TokenUsage {
+    /// Prompt and completion together: what token limits count.
+    pub fn total(self) -> u64 {
+        self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
+
+    /// Both counts added, estimated when either is.
+    pub fn plus(self, other: TokenUsage) -> TokenUsage {
+        TokenUsage {
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_add(other.completion_tokens),
+            estimated: self.estimated || other.estimated,
+        }
+    }
+
+    /// bor's estimate when the server reports no usage: a token for every four
+    /// characters (rounded up) sent and received, the rule of thumb for English text
+    /// with the common tokenizers.
+    pub fn estimate(prompt_chars: usize, completion_chars: usize) -> TokenUsage {
+        let tokens = |chars: usize| chars.div_ceil(CHARS_PER_TOKEN) as u64;
+        TokenUsage {
+            prompt_tokens: tokens(prompt_chars),
+            completion_tokens: tokens(completion_chars),
+            estimated: true,
+        }
+    }
+}
+
+/// Characters per token of bor's estimate ([`TokenUsage::estimate`]).
+pub const CHARS_PER_TOKEN: usize = 4;
 
 #[cfg(test)]
 mod tests {

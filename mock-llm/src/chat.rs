@@ -43,6 +43,13 @@ pub(crate) fn respond(config: &Config, body: &Value, body_hash: u64, attempt: u3
     };
     // No directive answers like an empty one: the default text, no failure.
     let directive = directive.unwrap_or_default();
+    if directive.refuse_stream_options && body.get("stream_options").is_some() {
+        return Reply::error(
+            400,
+            "Unrecognized request argument supplied: stream_options",
+        )
+        .into();
+    }
     let with_usage =
         directive.usage || body["stream_options"]["include_usage"].as_bool() == Some(true);
     let answer = directed_answer(&directive, &question, messages, body);

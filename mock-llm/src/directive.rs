@@ -113,6 +113,8 @@ pub(crate) struct Directive {
     pub reasoning: Option<String>,
     pub reasoning_field: ReasoningField,
     pub usage: bool,
+    /// Refuse a request that has `stream_options`, as servers that do not know it do.
+    pub refuse_stream_options: bool,
     pub tool_calls: Vec<ToolCallSpec>,
     pub tool_rounds: usize,
     pub repeat_ids: bool,
@@ -152,6 +154,8 @@ struct Fields {
     reasoning_field: Option<ReasoningField>,
     #[serde(default)]
     usage: bool,
+    #[serde(default)]
+    refuse_stream_options: bool,
     tool_calls: Option<Vec<ToolCallSpec>>,
     tool_rounds: Option<usize>,
     #[serde(default)]
@@ -276,6 +280,7 @@ impl Directive {
             reasoning: fields.reasoning,
             reasoning_field: fields.reasoning_field.unwrap_or_default(),
             usage: fields.usage,
+            refuse_stream_options: fields.refuse_stream_options,
             tool_calls,
             tool_rounds: fields.tool_rounds.unwrap_or(1),
             repeat_ids: fields.repeat_ids,

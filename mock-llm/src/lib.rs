@@ -55,6 +55,7 @@
 //! | `reasoning` | text | streamed first, token by token, as `reasoning_content` deltas |
 //! | `reasoning_field` | `"reasoning_content"` (default), `"reasoning"` | the delta field that carries `reasoning` |
 //! | `usage` | bool | a usage-only chunk with empty `choices` after the finish chunk (also sent when the request has `stream_options.include_usage`) |
+//! | `refuse_stream_options` | bool | HTTP 400 `Unrecognized request argument supplied: stream_options` for a request that has `stream_options` (servers that do not know the field) |
 //! | **tools** (chat) | | |
 //! | `tool_calls` | array of `{"name", "arguments"}` | when the request offers `tools`, answer with these calls: per call a fragment with `index`, `id`, `type`, `function.name` and empty arguments, then the arguments text in 8-character fragments; finish `tool_calls`. `arguments` is an object (sent as JSON text) or a string (sent as is) |
 //! | `tool_rounds` | n (default 1) | answer with tool calls while the request holds fewer than n assistant messages with `tool_calls`; then `reply` |

@@ -102,6 +102,14 @@ impl Caller {
         (self.via != Via::ServiceToken).then_some(self.user_id)
     }
 
+    /// The API key the caller came with, if that is how.
+    pub fn key_id(&self) -> Option<Uuid> {
+        match self.via {
+            Via::ApiKey(id) => Some(id),
+            _ => None,
+        }
+    }
+
     /// The caller the service token is.
     fn service() -> Caller {
         Caller {

@@ -41,6 +41,14 @@ pub struct QueryLogEntry {
     /// What retrieval searched (the question, then the conversation's previous one);
     /// `None` only on rows from before it was recorded.
     pub searched_query: Option<String>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    /// Some of the tokens are bor's estimate: the server reported none.
+    pub tokens_estimated: bool,
+    /// The API key the turn was asked with.
+    pub key_id: Option<Uuid>,
+    /// The collections of the documents the turn was given, ascending.
+    pub collection_ids: Vec<i64>,
 }
 
 /// A row to write. Owned, so that a writer can keep it queued until the database
@@ -74,6 +82,10 @@ pub struct NewQueryLogEntry {
     /// What retrieval searched (the question, then the conversation's previous one);
     /// `None` only on rows from before it was recorded.
     pub searched_query: Option<String>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub tokens_estimated: bool,
+    pub key_id: Option<Uuid>,
 }
 
 /// The row of a turn, if it has one.
@@ -95,8 +107,9 @@ pub async fn find(
 /// the LogActor's store.)
 ///
 /// The rows travel as one array per column and are unnested by the server: one
-/// statement text whatever the batch size (prepared once per connection), 18 bind
-/// values instead of 18 per row. bench/RESULTS.md ("Writing turns") compares it with
+/// statement text whatever the batch size (prepared once per connection), 22 bind
+/// values instead of 22 per row. A row's collections are read from its sources'
+/// documents as it is written. bench/RESULTS.md ("Writing turns") compares it with
 /// multi-row `VALUES` and with `COPY`.
 pub async fn insert(
     conn: &mut AsyncPgConnection,
@@ -108,17 +121,24 @@ pub async fn insert(
     Ok(sql_query(
         "INSERT INTO query_log (turn_id, created_at, question, answer, path, status,
              chat_model, rounds, tool_calls, retries, scaffold_stripped, recovered, sources,
-             first_token_ms, elapsed_ms, conversation_id, user_id, searched_query)
+             first_token_ms, elapsed_ms, conversation_id, user_id, searched_query,
+             prompt_tokens, completion_tokens, tokens_estimated, key_id, collection_ids)
          SELECT turn_id, created_at, question, answer, path, status,
              chat_model, rounds, tool_calls, retries, scaffold_stripped, recovered, sources,
-             first_token_ms, elapsed_ms, conversation_id, user_id, searched_query
+             first_token_ms, elapsed_ms, conversation_id, user_id, searched_query,
+             prompt_tokens, completion_tokens, tokens_estimated, key_id,
+             ARRAY(SELECT DISTINCT d.collection_id
+                   FROM jsonb_array_elements(row.sources) AS s
+                   JOIN documents d ON d.id = (s->>'document_id')::int8
+                   ORDER BY 1)
          FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
              $6::text[], $7::text[], $8::int4[], $9::int4[], $10::int4[], $11::int4[],
              $12::bool[], $13::jsonb[], $14::int8[], $15::int8[], $16::uuid[], $17::uuid[],
-             $18::text[])
+             $18::text[], $19::int8[], $20::int8[], $21::bool[], $22::uuid[])
              WITH ORDINALITY AS row (turn_id, created_at, question, answer, path, status,
              chat_model, rounds, tool_calls, retries, scaffold_stripped, recovered, sources,
-             first_token_ms, elapsed_ms, conversation_id, user_id, searched_query, ord)
+             first_token_ms, elapsed_ms, conversation_id, user_id, searched_query,
+             prompt_tokens, completion_tokens, tokens_estimated, key_id, ord)
          ORDER BY ord
          ON CONFLICT (turn_id) DO NOTHING",
     )
@@ -172,6 +192,20 @@ pub async fn insert(
             .map(|e| e.searched_query.as_deref())
             .collect::<Vec<_>>(),
     )
+    .bind::<Array<BigInt>, _>(entries.iter().map(|e| e.prompt_tokens).collect::<Vec<_>>())
+    .bind::<Array<BigInt>, _>(
+        entries
+            .iter()
+            .map(|e| e.completion_tokens)
+            .collect::<Vec<_>>(),
+    )
+    .bind::<Array<Bool>, _>(
+        entries
+            .iter()
+            .map(|e| e.tokens_estimated)
+            .collect::<Vec<_>>(),
+    )
+    .bind::<Array<Nullable<SqlUuid>>, _>(entries.iter().map(|e| e.key_id).collect::<Vec<_>>())
     .execute(conn)
     .await?)
 }
@@ -205,6 +239,8 @@ mod tests {
         let written = entry(Uuid::new_v4());
         let stopped = NewQueryLogEntry {
             turn_id: Uuid::new_v4(),
+            tokens_estimated: true,
+            key_id: Some(Uuid::new_v4()),
             path: Word(TurnPath::Deflected),
             status: Word(TurnStatus::Stopped),
             sources: json!([]),
@@ -248,6 +284,20 @@ mod tests {
             );
             assert_eq!(row.recovered, new.recovered);
             assert_eq!(row.sources, new.sources);
+            assert_eq!(
+                (
+                    row.prompt_tokens,
+                    row.completion_tokens,
+                    row.tokens_estimated
+                ),
+                (
+                    new.prompt_tokens,
+                    new.completion_tokens,
+                    new.tokens_estimated
+                )
+            );
+            assert_eq!(row.key_id, new.key_id);
+            assert_eq!(row.collection_ids, Vec::<i64>::new(), "no such document");
             assert_eq!(
                 (row.first_token_ms, row.elapsed_ms),
                 (new.first_token_ms, new.elapsed_ms)

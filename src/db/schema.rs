@@ -241,6 +241,11 @@ diesel::table! {
         conversation_id -> Nullable<Uuid>,
         user_id -> Nullable<Uuid>,
         searched_query -> Nullable<Text>,
+        prompt_tokens -> Int8,
+        completion_tokens -> Int8,
+        tokens_estimated -> Bool,
+        key_id -> Nullable<Uuid>,
+        collection_ids -> Array<Int8>,
     }
 }
 
@@ -280,6 +285,18 @@ diesel::table! {
         issuer -> Text,
         subject -> Text,
         user_id -> Uuid,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    usage_limits (id) {
+        id -> Int8,
+        subject -> Text,
+        subject_id -> Nullable<Uuid>,
+        turns_per_day -> Nullable<Int8>,
+        tokens_per_day -> Nullable<Int8>,
+        tokens_per_month -> Nullable<Int8>,
         created_at -> Timestamptz,
     }
 }
@@ -355,6 +372,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     sessions,
     turn_feedback,
     turn_owners,
+    usage_limits,
     user_identities,
     users,
     watched_files,

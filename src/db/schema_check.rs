@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 26] = [
+pub(super) const TABLES: [&str; 27] = [
     "api_keys",
     "audit_log",
     "chunks",
@@ -33,6 +33,7 @@ pub(super) const TABLES: [&str; 26] = [
     "sessions",
     "turn_feedback",
     "turn_owners",
+    "usage_limits",
     "user_identities",
     "users",
     "watched_files",

@@ -113,6 +113,7 @@ pub async fn chat(
     let spec = TurnSpec {
         conversation_id: Some(conversation_id),
         user_id: caller.user_row(),
+        key_id: caller.key_id(),
         question,
         history,
     };

@@ -94,6 +94,9 @@ pub enum ApiError {
     MisdirectedHost(String),
     #[error("the service is at capacity; try again shortly")]
     Busy,
+    /// A limit on the asker's turns or tokens is reached (docs/LIMITS.md, "Limits").
+    #[error("{0}")]
+    QuotaExceeded(Box<crate::usage::QuotaExceeded>),
     /// The cause is logged with its whole chain, never shown.
     #[error("a dependency is unavailable")]
     Unavailable(#[source] Cause),
@@ -221,6 +224,7 @@ impl ApiError {
             Self::NotFound(_) => ("not_found", StatusCode::NOT_FOUND),
             Self::MisdirectedHost(_) => ("misdirected_host", StatusCode::MISDIRECTED_REQUEST),
             Self::Busy => ("busy", StatusCode::SERVICE_UNAVAILABLE),
+            Self::QuotaExceeded(_) => ("quota_exceeded", StatusCode::TOO_MANY_REQUESTS),
             Self::Unavailable(_) | Self::ShuttingDown => {
                 ("unavailable", StatusCode::SERVICE_UNAVAILABLE)
             }
@@ -282,6 +286,9 @@ struct ErrorDetail {
     code: &'static str,
     /// For people; may change.
     message: String,
+    /// `quota_exceeded`: the limit reached and when it resets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<crate::usage::QuotaExceeded>,
 }
 
 impl ResponseError for ApiError {
@@ -294,6 +301,10 @@ impl ResponseError for ApiError {
             error: ErrorDetail {
                 code: self.code(),
                 message: self.public_message(),
+                limit: match self {
+                    Self::QuotaExceeded(reached) => Some((**reached).clone()),
+                    _ => None,
+                },
             },
         })
     }
@@ -316,6 +327,9 @@ impl ApiError {
             }
             Self::TooManyAttempts { retry_after_secs } => {
                 response.insert_header((header::RETRY_AFTER, *retry_after_secs));
+            }
+            Self::QuotaExceeded(reached) => {
+                response.insert_header((header::RETRY_AFTER, reached.retry_after_secs));
             }
             _ => {}
         }
@@ -411,6 +425,19 @@ pub(crate) mod tests {
                 "misdirected_host",
             ),
             (ApiError::Busy, 503, "busy"),
+            (
+                ApiError::QuotaExceeded(Box::new(crate::usage::QuotaExceeded {
+                    subject: "user",
+                    name: "ann".into(),
+                    measure: crate::usage::Measure::TurnsPerDay,
+                    limit: 3,
+                    used: 3,
+                    resets_at: chrono::DateTime::UNIX_EPOCH,
+                    retry_after_secs: 60,
+                })),
+                429,
+                "quota_exceeded",
+            ),
             (ApiError::Unavailable("db".into()), 503, "unavailable"),
             (ApiError::ShuttingDown, 503, "unavailable"),
             (ApiError::Internal("x".into()), 500, "internal"),
@@ -455,9 +482,10 @@ pub(crate) mod tests {
                 ApiError::NotWritable(_) => 32,
                 ApiError::NulCharacter(_) => 33,
                 ApiError::InvalidFeedback(_) => 34,
+                ApiError::QuotaExceeded(_) => 35,
             })
             .collect();
-        assert_eq!(listed, (0..=34).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=35).collect(), "every variant is listed once");
         cases
     }
 

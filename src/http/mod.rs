@@ -18,6 +18,7 @@ pub(crate) mod groups;
 mod health;
 mod host;
 mod keys;
+mod limits;
 pub(crate) mod mcp;
 mod metrics;
 mod nul;
@@ -34,6 +35,7 @@ mod static_files;
 mod turn;
 mod turns;
 mod upload;
+mod usage;
 pub mod users;
 mod watched;
 
@@ -112,6 +114,11 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(groups::create)
         .service(groups::remove)
         .service(groups::set_members)
+        .service(limits::list)
+        .service(limits::set)
+        .service(limits::remove)
+        .service(usage::everyones)
+        .service(usage::own)
         .service(documents::list)
         .service(documents::passages)
         .service(documents::add)

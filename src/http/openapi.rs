@@ -29,6 +29,7 @@ use utoipa_actix_web::AppExt;
         (name = "mcp", description = "The Model Context Protocol server (stateless Streamable HTTP, JSON-RPC 2.0) and its OAuth metadata"),
         (name = "operations", description = "Liveness, readiness, metrics and this description"),
         (name = "pages", description = "The web pages and their assets"),
+        (name = "usage", description = "Limits on turns and tokens, and the use of each person, key, collection and model"),
     )
 )]
 struct ApiInfo;

@@ -64,7 +64,8 @@ pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
 /// (`None`: all; see [`Readable::scope`](crate::auth::Readable::scope)). Refused with
 /// 503 `busy` when every slot is taken or when the rows waiting to be written have
 /// reached their mark (`BOR_LOG_QUEUE_ROWS`: a turn that cannot be kept is not started),
-/// and 503 `unavailable` while the service stops; the slot is free again once the
+/// 503 `unavailable` while the service stops, and 429 `quota_exceeded` when a limit on
+/// the asker's turns or tokens is reached (docs/LIMITS.md, "Limits"); the slot is free again once the
 /// turn's row is queued (it travels with the record to the LogActor), or when the turn
 /// leaves none.
 pub fn start_turn(
@@ -95,6 +96,14 @@ pub fn start_stoppable_turn(
     // Checked again with the slot held: a stop that began meanwhile either waits for
     // this turn or is seen here.
     refuse_when_stopping(state)?;
+    // Last: a turn admitted here is counted, and nothing refuses it after.
+    state
+        .usage
+        .admit(spec.user_id, spec.key_id)
+        .map_err(|reached| {
+            metrics().count_refused_turn("quota");
+            ApiError::QuotaExceeded(Box::new(reached))
+        })?;
 
     let turn_id = Uuid::new_v4();
     let (sender, receiver) = mpsc::channel::<Frame>(FRAME_CHANNEL_CAPACITY);

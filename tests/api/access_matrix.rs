@@ -1527,3 +1527,137 @@ async fn a_stored_turn_is_read_again_by_its_owner_only() {
     );
     only_the_owner_sees_the_turn(&app, &strangers, &turn_id).await;
 }
+
+/// Limits and everyone's usage are the admins'; each person reads their own usage.
+/// A member's refusal is the same whether the limit asked about exists or not.
+#[actix_web::test]
+async fn limits_and_usage_are_for_admins_and_each_person_reads_their_own() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("admin", Role::Admin).await;
+    app.add_user("member", Role::Member).await;
+    let admin_cookie = app.sign_in("admin").await;
+    let admin = Credential::Cookie(admin_cookie.clone());
+    let member_cookie = app.sign_in("member").await;
+    let (_, member_key) = app.make_key(&member_cookie, "script").await;
+    let (_, admin_key) = app.make_key(&admin_cookie, "admin script").await;
+    let set = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/limits",
+        Some(json!({"user": "member", "turns_per_day": 50})),
+    )
+    .await;
+    assert_eq!(set.status, 201, "{}", set.text());
+    let existing = set.json()["id"].as_i64().unwrap();
+    let absent = existing + 1000;
+    let body = || Some(json!({"everyone": true, "turns_per_day": 100}));
+
+    let refused_as_member = [
+        Credential::Cookie(member_cookie.clone()),
+        Credential::Bearer(member_key.clone()),
+    ];
+    for who in &refused_as_member {
+        for (method, path, body) in [
+            (Method::GET, "/api/admin/limits".to_owned(), None),
+            (Method::POST, "/api/admin/limits".to_owned(), body()),
+            (Method::GET, "/api/admin/usage".to_owned(), None),
+        ] {
+            let reply = call(&app, who, method.clone(), &path, body).await;
+            assert_eq!(
+                reply.status,
+                403,
+                "{method} {path} as a member: {}",
+                reply.text()
+            );
+        }
+        let of_existing = call(
+            &app,
+            who,
+            Method::DELETE,
+            &format!("/api/admin/limits/{existing}"),
+            None,
+        )
+        .await;
+        let of_absent = call(
+            &app,
+            who,
+            Method::DELETE,
+            &format!("/api/admin/limits/{absent}"),
+            None,
+        )
+        .await;
+        assert_eq!(of_existing.status, 403);
+        assert_eq!(plain(&of_existing), plain(&of_absent));
+        assert_eq!(
+            call(&app, who, Method::GET, "/api/usage", None)
+                .await
+                .status,
+            200
+        );
+    }
+    for (method, path) in [
+        (Method::GET, "/api/admin/limits"),
+        (Method::POST, "/api/admin/limits"),
+        (Method::DELETE, "/api/admin/limits/1"),
+        (Method::GET, "/api/admin/usage"),
+        (Method::GET, "/api/usage"),
+    ] {
+        let reply = call(&app, &Credential::Nobody, method.clone(), path, body()).await;
+        assert_eq!(reply.status, 401, "{method} {path} signed out");
+    }
+    let elsewhere = Credential::CookieFrom(admin_cookie.clone(), "http://evil.example".to_owned());
+    for (method, path) in [
+        (Method::POST, "/api/admin/limits".to_owned()),
+        (Method::DELETE, format!("/api/admin/limits/{existing}")),
+    ] {
+        let reply = call(&app, &elsewhere, method.clone(), &path, body()).await;
+        assert_eq!(reply.status, 403, "{method} {path} from another site");
+        assert_eq!(reply.json()["error"]["code"], "forbidden_origin");
+    }
+
+    for who in [admin.clone(), Credential::Bearer(admin_key)] {
+        assert_eq!(
+            call(&app, &who, Method::GET, "/api/admin/limits", None)
+                .await
+                .status,
+            200
+        );
+        assert_eq!(
+            call(&app, &who, Method::GET, "/api/admin/usage", None)
+                .await
+                .status,
+            200
+        );
+        assert_eq!(
+            call(&app, &who, Method::GET, "/api/usage", None)
+                .await
+                .status,
+            200
+        );
+        assert_eq!(
+            call(&app, &who, Method::POST, "/api/admin/limits", body())
+                .await
+                .status,
+            201
+        );
+    }
+    let gone = call(
+        &app,
+        &admin,
+        Method::DELETE,
+        &format!("/api/admin/limits/{existing}"),
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, 204);
+    let again = call(
+        &app,
+        &admin,
+        Method::DELETE,
+        &format!("/api/admin/limits/{existing}"),
+        None,
+    )
+    .await;
+    assert_eq!(again.status, 404);
+}

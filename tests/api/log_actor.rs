@@ -43,6 +43,8 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
         sources: Vec::new(),
         first_token_ms: Some(3),
         elapsed_ms: 10,
+        key_id: None,
+        usage: Default::default(),
     }
 }
 

@@ -20,6 +20,7 @@ mod fixtures;
 mod hosts;
 mod import;
 mod instances;
+mod limits;
 mod log_actor;
 mod mcp;
 mod metrics;
@@ -41,6 +42,7 @@ mod shutdown;
 mod trusted_proxy;
 mod turn_events;
 mod uploads;
+mod usage;
 mod watch;
 mod web_pages;
 

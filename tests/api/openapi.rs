@@ -176,6 +176,11 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ),
     ("get", "/api/admin/feedback", "/api/admin/feedback"),
     ("get", "/api/admin/audit", "/api/admin/audit"),
+    ("get", "/api/admin/limits", "/api/admin/limits"),
+    ("post", "/api/admin/limits", "/api/admin/limits"),
+    ("delete", "/api/admin/limits/{id}", "/api/admin/limits/1"),
+    ("get", "/api/admin/usage", "/api/admin/usage"),
+    ("get", "/api/usage", "/api/usage"),
     (
         "post",
         "/api/admin/feedback/{turn_id}/search",

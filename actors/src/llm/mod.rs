@@ -28,7 +28,7 @@ pub use decode::{ChatStreamDecoder, StreamPiece};
 pub use error::{AttemptError, LlmError};
 pub use handle::LlmClient;
 pub use messages::{ChatRequest, LlmCommand, LlmEvent};
-pub use settings::{LlmSettings, RerankServer};
+pub use settings::{LlmSettings, RerankServer, StreamUsage};
 pub use sse::{MAX_EVENT_BYTES, SseError, SseFramer};
 pub use transport::install_tls_provider;
 pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
@@ -311,6 +311,17 @@ impl LlmActor {
             JobKind::Chat | JobKind::ListModels | JobKind::Rerank { .. } => err,
         };
         job.end_attempt(&err.metric_label());
+        if job.kind == JobKind::Chat
+            && !job.forwarded
+            && refuses_stream_options(&err)
+            && let Some(call) = without_stream_options(&job.call)
+        {
+            tracing::warn!(error = %err, "the LLM server refuses `stream_options`; asking without it from now on (token counts are estimated when it reports none)");
+            self.settings.stream_usage.refused_by_server();
+            job.call = call;
+            self.start_attempt(ctx);
+            return;
+        }
         let max = self.settings.retries;
         let attempts = job.retries_done + 1;
         let failure = if job.forwarded {
@@ -414,6 +425,9 @@ impl Handler<LlmCommand> for LlmActor {
                     messages: &request.messages,
                     stream: true,
                     tools: request.tools.as_deref(),
+                    stream_options: settings.stream_usage.asked().then_some(StreamOptions {
+                        include_usage: true,
+                    }),
                     temperature: settings.temperature,
                     max_tokens: settings.max_tokens,
                 }),
@@ -467,6 +481,8 @@ struct ChatBody<'a> {
     messages: &'a [ChatMessage],
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a [Value]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
@@ -474,10 +490,35 @@ struct ChatBody<'a> {
     max_tokens: Option<u32>,
 }
 
+/// Asks for a last chunk with the request's token counts.
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
 #[derive(Serialize)]
 struct EmbedBody<'a> {
     model: &'a str,
     input: &'a [String],
+}
+
+/// An HTTP 400 that names `stream_options`: a server that does not know the field.
+fn refuses_stream_options(err: &AttemptError) -> bool {
+    matches!(err, AttemptError::Status { status: 400, body } if body.contains("stream_options"))
+}
+
+/// The same chat request without `stream_options`; `None` when it has none.
+fn without_stream_options(call: &Call) -> Option<Call> {
+    let Call::Post { path, body } = call else {
+        return None;
+    };
+    let mut json: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+    json.remove("stream_options")?;
+    let body = serde_json::to_vec(&json).ok()?;
+    Some(Call::Post {
+        path,
+        body: Bytes::from(body),
+    })
 }
 
 /// One vector per input, in input order (`data[].index`), from an embeddings response.
@@ -628,6 +669,38 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_stream_options_is_left_out_of_the_next_attempt() {
+        let refusal = AttemptError::Status {
+            status: 400,
+            body: "Unrecognized request argument supplied: stream_options".into(),
+        };
+        assert!(refuses_stream_options(&refusal));
+        let other = AttemptError::Status {
+            status: 400,
+            body: "bad model".into(),
+        };
+        assert!(!refuses_stream_options(&other));
+        let call = Call::Post {
+            path: "chat/completions",
+            body: Bytes::from_static(
+                br#"{"model":"m","stream":true,"stream_options":{"include_usage":true}}"#,
+            ),
+        };
+        let Some(Call::Post { body, .. }) = without_stream_options(&call) else {
+            panic!("a chat call");
+        };
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body, json!({"model": "m", "stream": true}));
+        assert!(
+            without_stream_options(&Call::Post {
+                path: "chat/completions",
+                body: Bytes::from_static(br#"{"model":"m"}"#),
+            })
+            .is_none()
+        );
+    }
+
+    #[test]
     fn model_ids_are_listed() {
         let body = json!({"object": "list", "data": [{"id": "a"}, {"id": "b"}, {"x": 1}]});
         assert_eq!(parse_model_ids(&body).unwrap(), vec!["a", "b"]);
@@ -640,11 +713,15 @@ mod tests {
             model: "m",
             messages: &messages,
             stream: true,
+            stream_options: Some(StreamOptions {
+                include_usage: true,
+            }),
             tools: None,
             temperature: None,
             max_tokens: Some(512),
         })
         .unwrap();
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert!(body.get("tools").is_none());
         assert!(body.get("temperature").is_none(), "left to the server");
         assert_eq!(body["max_tokens"], json!(512));

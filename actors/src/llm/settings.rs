@@ -1,6 +1,8 @@
 //! What an LlmActor needs to know about the LLM server.
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Connection and retry settings of the LLM server (`BOR_LLM_*` in .env.example;
@@ -33,6 +35,27 @@ pub struct LlmSettings {
     pub embeddings_fix: String,
     /// The re-ranking server, when re-ranking is on.
     pub rerank: Option<RerankServer>,
+    /// Whether streamed chat requests ask for the usage chunk.
+    pub stream_usage: StreamUsage,
+}
+
+/// Whether streamed chat requests ask for a usage chunk (`stream_options:
+/// {"include_usage": true}`): yes until the chat server refuses the field (HTTP 400
+/// naming it), then never again in this process. Every clone of the settings shares it.
+#[derive(Clone, Default)]
+pub struct StreamUsage {
+    refused: Arc<AtomicBool>,
+}
+
+impl StreamUsage {
+    pub fn asked(&self) -> bool {
+        !self.refused.load(Ordering::Relaxed)
+    }
+
+    /// The server refused the field: stop asking.
+    pub fn refused_by_server(&self) {
+        self.refused.store(true, Ordering::Relaxed);
+    }
 }
 
 /// A server of the `/rerank` shape (`BOR_RERANK_*`; docs/RETRIEVAL.md, "Re-ranking").
@@ -102,6 +125,7 @@ impl fmt::Debug for LlmSettings {
             .field("max_tokens", &self.max_tokens)
             .field("embeddings_fix", &self.embeddings_fix)
             .field("rerank", &self.rerank)
+            .field("stream_usage", &self.stream_usage.asked())
             .finish()
     }
 }
@@ -140,6 +164,7 @@ mod tests {
                 model: None,
                 api_key: Some("rerank-secret".into()),
             }),
+            stream_usage: StreamUsage::default(),
         };
         let shown = format!("{settings:?}");
         assert!(!shown.contains("sk-very-secret"), "{shown}");
@@ -164,6 +189,7 @@ mod tests {
             max_tokens: None,
             embeddings_fix: String::new(),
             rerank: None,
+            stream_usage: StreamUsage::default(),
         }
     }
 

@@ -73,6 +73,12 @@ pub trait QueryLogStore: Send + Sync + 'static {
     fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>>;
 }
 
+/// Told of every turn that ends, rows or not, before its row is queued: what counts
+/// the turns' use (limits).
+pub trait TurnObserver: Send + Sync + 'static {
+    fn turn_ended(&self, record: &TurnRecord);
+}
+
 /// The queue's two bounds, in rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueBounds {
@@ -137,6 +143,7 @@ pub struct LogActor {
     refusals: HashMap<Uuid, u32>,
     stats: LogStats,
     flush_waiters: Vec<oneshot::Sender<usize>>,
+    observer: Option<Arc<dyn TurnObserver>>,
 }
 
 impl LogActor {
@@ -157,6 +164,15 @@ impl LogActor {
             refusals: HashMap::new(),
             stats: LogStats::default(),
             flush_waiters: Vec::new(),
+            observer: None,
+        }
+    }
+
+    /// The same, telling `observer` of every turn that ends.
+    pub fn observed_by(self, observer: Arc<dyn TurnObserver>) -> Self {
+        Self {
+            observer: Some(observer),
+            ..self
         }
     }
 
@@ -301,6 +317,9 @@ impl Handler<TurnFinished> for LogActor {
         span.in_scope(|| log_turn_line(&record));
         self.stats.turns.count(&record);
         metrics().observe_turn(&record);
+        if let Some(observer) = &self.observer {
+            observer.turn_ended(&record);
+        }
         if record.outcome.row_status().is_none() {
             return;
         }

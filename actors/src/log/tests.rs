@@ -32,6 +32,8 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
         sources: Vec::new(),
         first_token_ms: Some(5),
         elapsed_ms: 840,
+        key_id: None,
+        usage: Default::default(),
     }
 }
 

@@ -148,7 +148,10 @@ impl TurnActor {
                 self.tool_finished(run, outcome, ctx)
             }
             (Phase::RunningTools(run), ToolDone(outcome)) => self.tool_finished(run, outcome, ctx),
-            (_, Llm(Failed(err))) => self.fail(error_code(&err), ctx),
+            (_, Llm(Failed(err))) => {
+                self.transcript.request_failed();
+                self.fail(error_code(&err), ctx)
+            }
             (_, Retrieved(Err(err))) => {
                 tracing::error!(turn_id = %self.turn_id, error = %error_chain(&err), "retrieval failed");
                 self.fail(ErrorCode::Internal, ctx)

@@ -15,6 +15,8 @@ pub struct TurnSpec {
     pub conversation_id: Option<Uuid>,
     /// The person who asks; `None` for no user row (a caller without one).
     pub user_id: Option<Uuid>,
+    /// The API key the turn is asked with; `None` for a session or another way in.
+    pub key_id: Option<Uuid>,
     /// As sent, trimmed.
     pub question: String,
     /// Earlier user and assistant messages, oldest first.

@@ -119,6 +119,7 @@ impl TurnActor {
             system.content = Some(prompts::with_correction(&original));
         }
         self.transcript.counters.rounds += 1;
+        self.transcript.request_sent(&messages);
         self.llm_send(LlmCommand::Chat(ChatRequest {
             messages,
             tools: tools_offered.then(tools::definitions),
@@ -138,6 +139,7 @@ impl TurnActor {
         text: &str,
         ctx: &mut Context<Self>,
     ) {
+        self.transcript.reply_received(text);
         let mut events = Vec::new();
         round.filter.push(text, &mut events);
         self.relay_filtered(round, events, ctx);
@@ -145,6 +147,7 @@ impl TurnActor {
     }
 
     pub(super) fn relay_reasoning(&mut self, text: String, ctx: &mut Context<Self>) {
+        self.transcript.reply_received(&text);
         if let Some(text) = self.transcript.within_bound(text) {
             self.send_frame(Frame::Thinking { text }, ctx);
         }
@@ -205,6 +208,15 @@ impl TurnActor {
         completion: ChatCompletion,
         ctx: &mut Context<Self>,
     ) -> Phase {
+        let tool_call_chars = completion
+            .tool_calls
+            .iter()
+            .map(|call| {
+                call.function.name.chars().count() + call.function.arguments.chars().count()
+            })
+            .sum();
+        self.transcript
+            .request_ended(completion.usage, tool_call_chars);
         let mut events = Vec::new();
         round.filter.finish(&mut events);
         self.relay_filtered(&mut round, events, ctx);

@@ -10,7 +10,8 @@ use uuid::Uuid;
 use super::frames::DoneFrame;
 use super::messages::TurnSpec;
 use crate::knowledge::ChunkHit;
-use crate::record::{Source, TurnOutcome, TurnPath, TurnRecord, snippet_of};
+use crate::llm::{ChatMessage, Usage};
+use crate::record::{Source, TokenUsage, TurnOutcome, TurnPath, TurnRecord, snippet_of};
 use crate::text::prefix_chars;
 
 #[derive(Debug)]
@@ -26,6 +27,17 @@ pub(super) struct Transcript {
     created_at: DateTime<Utc>,
     started: Instant,
     first_delta_ms: Option<u64>,
+    /// Tokens of the chat requests that ended.
+    usage: TokenUsage,
+    /// The chat request under way, for an estimate of what it has taken so far.
+    open_request: Option<OpenRequest>,
+}
+
+/// A chat request sent and not yet ended: what bor's estimate of its tokens counts.
+#[derive(Debug, Clone, Copy)]
+struct OpenRequest {
+    prompt_chars: usize,
+    reply_chars: usize,
 }
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -73,6 +85,57 @@ impl Transcript {
             created_at: Utc::now(),
             started: Instant::now(),
             first_delta_ms: None,
+            usage: TokenUsage::default(),
+            open_request: None,
+        }
+    }
+
+    /// A chat request of `messages` was sent.
+    pub fn request_sent(&mut self, messages: &[ChatMessage]) {
+        self.settle_open_request(None);
+        let prompt_chars = messages.iter().map(message_chars).sum();
+        self.open_request = Some(OpenRequest {
+            prompt_chars,
+            reply_chars: 0,
+        });
+    }
+
+    /// Text of the reply (answer, reasoning, scaffolding) arrived.
+    pub fn reply_received(&mut self, text: &str) {
+        if let Some(open) = &mut self.open_request {
+            open.reply_chars += text.chars().count();
+        }
+    }
+
+    /// The request ended: its tokens are the server's `usage`, else bor's estimate
+    /// (with the characters of the tool calls it made).
+    pub fn request_ended(&mut self, reported: Option<Usage>, tool_call_chars: usize) {
+        if let Some(open) = &mut self.open_request {
+            open.reply_chars += tool_call_chars;
+        }
+        self.settle_open_request(reported);
+    }
+
+    /// The request failed: what it streamed before failing is estimated; one that
+    /// failed before any reply took nothing.
+    pub fn request_failed(&mut self) {
+        if self.open_request.is_some_and(|open| open.reply_chars == 0) {
+            self.open_request = None;
+        }
+        self.settle_open_request(None);
+    }
+
+    fn settle_open_request(&mut self, reported: Option<Usage>) {
+        if let Some(open) = self.open_request.take() {
+            self.usage = self.usage.plus(request_usage(open, reported));
+        }
+    }
+
+    /// Tokens so far: the ended requests, and the one under way as estimated.
+    pub fn usage(&self) -> TokenUsage {
+        match self.open_request {
+            Some(open) => self.usage.plus(request_usage(open, None)),
+            None => self.usage,
         }
     }
 
@@ -149,6 +212,8 @@ impl Transcript {
             sources: ranked_sources(&self.sources),
             first_token_ms: self.first_delta_ms,
             elapsed_ms: self.elapsed_ms(),
+            key_id: turn.spec.key_id,
+            usage: self.usage(),
         }
     }
 
@@ -172,6 +237,29 @@ impl Transcript {
     fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
+}
+
+/// A request's tokens: as reported, else estimated from its characters.
+fn request_usage(open: OpenRequest, reported: Option<Usage>) -> TokenUsage {
+    match reported {
+        Some(usage) => TokenUsage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            estimated: false,
+        },
+        None => TokenUsage::estimate(open.prompt_chars, open.reply_chars),
+    }
+}
+
+/// The characters of a message the model reads: its text and its tool calls.
+fn message_chars(message: &ChatMessage) -> usize {
+    let text = message.content.as_deref().map_or(0, |c| c.chars().count());
+    let calls: usize = message
+        .tool_calls
+        .iter()
+        .map(|call| call.function.name.chars().count() + call.function.arguments.chars().count())
+        .sum();
+    text + calls
 }
 
 fn source_of(hit: &ChunkHit, n: u32) -> Source {
@@ -216,6 +304,7 @@ mod tests {
         TurnSpec {
             conversation_id: Some(Uuid::from_u128(2)),
             user_id: Some(Uuid::from_u128(3)),
+            key_id: None,
             question: "Why?".into(),
             history: Vec::new(),
         }

@@ -136,6 +136,57 @@ async fn usage_only_final_chunk_is_reported() {
 }
 
 #[actix::test]
+async fn streams_ask_for_usage_and_get_it_without_a_directive() {
+    let mock = mock();
+    let events = run(
+        settings(mock.base_url()),
+        chat(json!({"reply": "Three words here."})),
+    )
+    .await;
+    let Some(LlmEvent::ChatDone(done)) = events.last() else {
+        panic!("{events:?}");
+    };
+    let usage = done.usage.expect("the server's usage");
+    assert!(
+        usage.prompt_tokens > 0 && usage.completion_tokens > 0,
+        "{usage:?}"
+    );
+    let asked = &mock.chat_requests()[0];
+    assert_eq!(asked["stream_options"], json!({"include_usage": true}));
+}
+
+#[actix::test]
+async fn a_server_that_refuses_stream_options_is_asked_again_without_them() {
+    let mock = mock();
+    let settings = settings(mock.base_url());
+    let stream_usage = settings.stream_usage.clone();
+    let directive = json!({"refuse_stream_options": true, "reply": "Fine."});
+    let events = run(settings.clone(), chat(directive.clone())).await;
+    assert_eq!(content(&events), "Fine.");
+    let Some(LlmEvent::ChatDone(done)) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(done.usage, None, "no usage: the turn estimates it");
+    assert!(
+        retries(&events).is_empty(),
+        "not a retry: the same attempt, reworded"
+    );
+    assert!(!stream_usage.asked(), "not asked again in this process");
+    let asked = mock.chat_requests();
+    assert_eq!(asked.len(), 2);
+    assert!(asked[0].get("stream_options").is_some());
+    assert!(asked[1].get("stream_options").is_none());
+
+    let events = run(settings, chat(directive)).await;
+    assert_eq!(content(&events), "Fine.");
+    assert_eq!(
+        mock.chat_requests().len(),
+        3,
+        "the next request goes without at once"
+    );
+}
+
+#[actix::test]
 async fn models_are_listed() {
     let mock = mock();
     let events = run(settings(mock.base_url()), LlmCommand::ListModels).await;

@@ -39,6 +39,7 @@ pub fn settings(base_url: String) -> LlmSettings {
         max_tokens: None,
         embeddings_fix: EMBEDDINGS_FIX.to_owned(),
         rerank: None,
+        stream_usage: Default::default(),
     }
 }
 

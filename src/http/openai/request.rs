@@ -111,6 +111,7 @@ pub fn parse_completion_request(
         input: TurnSpec {
             conversation_id: None,
             user_id: None,
+            key_id: None,
             question,
             history,
         },

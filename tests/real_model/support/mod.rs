@@ -76,6 +76,7 @@ pub fn llm_client(base_url: &str) -> LlmClient {
         max_tokens: None,
         embeddings_fix: format!("embeddings go to {base_url}, the model server under test"),
         rerank: None,
+        stream_usage: Default::default(),
     }))
 }
 

@@ -6,6 +6,7 @@ mod paths;
 mod recovery;
 mod relay;
 mod rerank;
+mod usage;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -391,6 +392,7 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
         TurnSpec {
             conversation_id: None,
             user_id: None,
+            key_id: None,
             question: setup.question.to_owned(),
             history: setup.history,
         },
