@@ -1,4 +1,5 @@
-// The account page (/account): the person's display name, their theme in this browser,
+// The account page (/account): the person's display name, their use of the last 30 days,
+// their theme in this browser,
 // their password, and their API keys (made with a name and an optional expiry, the key
 // shown once with a copy button, each key's last use, revoked after a confirmation
 // that names it) beside the apps they allowed by OAuth (MCP clients), revoked alike.
@@ -133,6 +134,40 @@ function mountPassword() {
 /** An app connected by OAuth (`kind` "oauth"): its name is the client's. */
 const isApp = (key) => key.kind === "oauth";
 
+const count = new Intl.NumberFormat();
+
+/** The caller's own use by day (`GET /api/usage`, their rows), newest first. */
+async function mountUsage() {
+  const summary = document.getElementById("usage-summary");
+  const table = document.getElementById("usage-table");
+  const { status, body } = await call("/api/usage");
+  if (status !== 200) {
+    summary.textContent = refusal(body);
+    return;
+  }
+  const days = body.rows.filter((row) => row.dimension === "user").sort((a, b) => b.day.localeCompare(a.day));
+  const total = days.reduce((sum, row) => sum + row.turns, 0);
+  const tokens = days.reduce((sum, row) => sum + row.prompt_tokens + row.completion_tokens, 0);
+  summary.textContent =
+    total === 0
+      ? "No questions in the last 30 days."
+      : `${count.format(total)} ${total === 1 ? "question" : "questions"}, ${count.format(tokens)} tokens in all.`;
+  table.tBodies[0].replaceChildren(
+    ...days.map((row) => {
+      const mark = row.estimated_share > 0 ? "≈ " : "";
+      const tr = element("tr");
+      tr.append(
+        element("th", { scope: "row" }, row.day),
+        element("td", {}, count.format(row.turns)),
+        element("td", {}, mark + count.format(row.prompt_tokens)),
+        element("td", {}, mark + count.format(row.completion_tokens)),
+      );
+      return tr;
+    }),
+  );
+  table.hidden = days.length === 0;
+}
+
 function keyFacts(key) {
   const facts = isApp(key)
     ? ["an app you allowed to read as you", `allowed ${when.format(new Date(key.created_at))}`]
@@ -261,7 +296,7 @@ async function main() {
   if (me.session) mountPassword();
   else document.getElementById("password-section").hidden = true;
   try {
-    await mountKeys();
+    await Promise.all([mountKeys(), mountUsage()]);
   } catch (error) {
     banner.textContent = error.message;
     banner.hidden = false;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { screenshot, signedInAs } from "./chat-page.mjs";
+import { ask, screenshot, signedInAs, waitForStatus } from "./chat-page.mjs";
 import { runBor, startSuite, waitUntil } from "./harness.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -18,6 +18,7 @@ before(async () => {
   suite = await startSuite({ borEnv: { BOR_AUTH: "accounts" } });
   runBor(suite.database, ["user", "add", "ann", "--password-stdin"], `${PASSWORD}\n`);
   runBor(suite.database, ["user", "add", "bob", "--password-stdin"], `${PASSWORD}\n`);
+  runBor(suite.database, ["user", "add", "cy", "--password-stdin"], `${PASSWORD}\n`);
 });
 
 after(async () => {
@@ -148,4 +149,34 @@ test("the display name, the theme and the password are changed on the account pa
   // The refusals' 400 (the empty name) and 401 (the wrong password) are the browser's
   // console lines for them, expected here.
   assert.ok(problems.every((problem) => /status of 40[01]/.test(problem)), problems.join("\n"));
+});
+
+test("a person sees their own use of the last 30 days, and nobody else's", async (t) => {
+  const { page, problems } = await signedInAs(suite, t, {
+    username: "cy",
+    password: PASSWORD,
+    viewport: { width: 390, height: 844 },
+  });
+  await page.goto(new URL("/account", suite.bor.url).toString());
+  await page.getByText("No questions in the last 30 days.").waitFor();
+  await page.goto(suite.bor.url);
+  await ask(page, "What is in the handbook?");
+  await waitForStatus(page, "Answer ready.");
+  await page.goto(new URL("/account", suite.bor.url).toString());
+  await page.getByText(/^1 question, [\d,]+ tokens in all\.$/).waitFor();
+  const table = page.getByRole("table", { name: "Your use, the last 30 days" });
+  const today = new Date().toISOString().slice(0, 10);
+  const row = table.getByRole("row", { name: new RegExp(`^${today}`) });
+  const cells = await row.getByRole("cell").allInnerTexts();
+  assert.equal(cells[0], "1");
+  assert.ok(cells.slice(1).every((cell) => /^(≈ )?[\d,]+$/.test(cell)), cells.join(" | "));
+  await screenshot(page, "account-usage-phone");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+
+  // Ann asked nothing: her page says so.
+  const ann = await signedInAs(suite, t, { username: "ann", password: PASSWORD, path: "/account" });
+  await ann.page.getByText("No questions in the last 30 days.").waitFor();
+  assert.deepEqual(problems, []);
+  assert.deepEqual(ann.problems, []);
 });
