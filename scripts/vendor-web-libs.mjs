@@ -18,6 +18,11 @@ const LIBRARIES = {
     ["dist/purify.min.js", "purify.min.js"],
     ["LICENSE", "dompurify.LICENSE.txt"],
   ],
+  uplot: [
+    ["dist/uPlot.iife.min.js", "uPlot.iife.min.js"],
+    ["dist/uPlot.min.css", "uPlot.min.css"],
+    ["LICENSE", "uplot.LICENSE.txt"],
+  ],
 };
 
 mkdirSync(vendor, { recursive: true });

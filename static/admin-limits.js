@@ -4,6 +4,7 @@
 
 import { deleteLimit, fetchGroups, fetchLimits, fetchUsage, fetchUsers, setLimit } from "./admin-api.js";
 import { element } from "./dom.js";
+import { drawUsageChart } from "./usage-chart.js";
 
 const MEASURES = ["turns_per_day", "tokens_per_day", "tokens_per_month"];
 const SUBJECT_WORDS = { user: "Person", group: "Group", key: "API key", everyone: "Everyone" };
@@ -19,6 +20,7 @@ export class LimitsAndUsage {
     this.table = document.getElementById("limits-table");
     this.status = document.getElementById("limits-status");
     this.usageTable = document.getElementById("usage-table");
+    this.usageChart = document.getElementById("usage-chart");
     this.usageStatus = document.getElementById("usage-status");
     this.people = [];
     this.groups = [];
@@ -122,6 +124,7 @@ export class LimitsAndUsage {
     try {
       const report = await fetchUsage(this.token());
       const rows = report.rows.filter((row) => row.dimension === "user").reverse();
+      drawUsageChart(this.usageChart, report);
       this.usageTable.tBodies[0].replaceChildren(...rows.map(usageRow));
       this.usageTable.hidden = rows.length === 0;
       this.usageStatus.textContent = rows.length === 0 ? "No turns in the last 30 days." : "";

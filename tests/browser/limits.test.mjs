@@ -58,6 +58,13 @@ for (const [name, viewport] of [
     await waitUntil(async () => (await row.count()) === 1, { what: "the member's usage row" });
     const cells = await row.locator("td").allInnerTexts();
     assert.equal(cells[2], "3", `three turns: ${cells}`);
+    // The chart draws the same days, and says what it shows in words.
+    const chart = admin.page.getByRole("img", { name: /^Tokens per day from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}: \d+ in and \d+ out, over \d+ turns\.$/ });
+    await chart.waitFor();
+    assert.equal(await chart.locator("canvas").count(), 1, "uPlot drew it");
+    assert.match(await chart.innerText(), /Tokens in[\s\S]*Tokens out/, "its legend names both series");
+    await chart.scrollIntoViewIfNeeded();
+    await screenshot(admin.page, `limits-usage-chart-${name}`);
     const audit = admin.page.getByRole("table", { name: "Audit trail" });
     await audit.getByRole("cell", { name: "Limit set" }).first().waitFor();
     await usage.scrollIntoViewIfNeeded();
