@@ -278,15 +278,17 @@ async function openConversation(id) {
     scrollToEnd();
   } catch (error) {
     if (opening.signal.aborted) return;
-    // Absent, or another person's (the server answers both alike): the page is a new
-    // chat, and the next question starts a conversation under an address of its own.
-    if (error.status === 404) {
+    if (error.status !== 404) {
+      setStatus("");
+      showBanner(LOAD_FAILURE(error.message));
+    } else if (runningTurnOf(id) === null) {
+      // Absent, or another person's (the server answers both alike): the page is a new
+      // chat, and the next question starts a conversation under an address of its own.
+      // (A conversation whose first turn this browser asked is stored with that turn's
+      // row: until then it is 404 too, and the turn is followed below.)
       history.replaceState(null, "", conversationHref(null));
       showConversation(null, null);
       setStatus(STATUS.missing);
-    } else {
-      setStatus("");
-      showBanner(LOAD_FAILURE(error.message));
     }
   } finally {
     if (state.opening === opening) {
