@@ -141,7 +141,7 @@ first_admin() {
     fi
     if [ -s "$FIRST_ADMIN_FILE" ]; then
         read -r name password <"$FIRST_ADMIN_FILE"
-        SIGN_IN_NOTE="sign in at $ADDRESS/login as $name, password $password (change it on the chat page; then remove $FIRST_ADMIN_FILE)"
+        SIGN_IN_NOTE="sign in at $ADDRESS/login as $name, password $password (change it on the account page, /account; then remove $FIRST_ADMIN_FILE)"
     else
         SIGN_IN_NOTE="sign in at $ADDRESS/login"
     fi
