@@ -4,7 +4,7 @@
 // shown once with a copy button, each key's last use, revoked after a confirmation
 // that names it) beside the apps they allowed by OAuth (MCP clients), revoked alike.
 
-import { loginLocation } from "./account.js";
+import { unlessSignedOut } from "./account.js";
 import { mountAccountMenu, showName } from "./account-menu.js";
 import { element } from "./dom.js";
 
@@ -35,10 +35,8 @@ async function call(path, { method = "GET", json } = {}) {
   } catch {
     throw new Error("Could not reach bor: check the connection, then try again.");
   }
-  if (response.status === 401 && path !== "/api/auth/password") {
-    window.location.assign(loginLocation());
-    throw new Error("Your session has ended: sign in again.");
-  }
+  // The password's 401 is a wrong current password, not an ended session.
+  if (path !== "/api/auth/password") unlessSignedOut(response);
   const body = await response.json().catch(() => null);
   return { status: response.status, body };
 }

@@ -21,6 +21,14 @@ export function loginLocation() {
   return `/login?next=${encodeURIComponent(here)}`;
 }
 
+/** Sends the browser to sign in and back when `response` says the session has ended
+ *  (401), and throws; else returns `response`. */
+export function unlessSignedOut(response) {
+  if (response.status !== 401) return response;
+  window.location.assign(loginLocation());
+  throw new Error("Your session has ended: sign in again.");
+}
+
 /** `GET /api/auth/me`: the user, or null when nobody is signed in. */
 export async function currentUser() {
   const response = await fetch("/api/auth/me", { credentials: "same-origin" });

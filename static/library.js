@@ -2,7 +2,7 @@
 // each title opening its passage page; a filter narrows the list by title or summary.
 // Titles, summaries and descriptions are document content: they only go in as text.
 
-import { loginLocation } from "./account.js";
+import { unlessSignedOut } from "./account.js";
 import { mountAccountMenu } from "./account-menu.js";
 import { element } from "./dom.js";
 
@@ -10,11 +10,9 @@ const added = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
 
 /** `GET path` as JSON; a session that has ended goes to the sign-in page and back. */
 async function getJson(path) {
-  const response = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
-  if (response.status === 401) {
-    window.location.assign(loginLocation());
-    throw new Error("Your session has ended: sign in again.");
-  }
+  const response = unlessSignedOut(
+    await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } }),
+  );
   if (!response.ok) throw new Error(`bor answered ${response.status}: reload the page to try again.`);
   return response.json();
 }
