@@ -119,7 +119,7 @@ pub async fn chat(
     };
     let turn = start_stoppable_turn(&state, spec, scope)?;
     let turn_id = turn.turn.turn_id;
-    let frames = keep_turn(&state.frame_hub, turn, caller.user_id).await?;
+    let frames = keep_turn(&state.frame_hub, turn, caller.user_id);
     state.turn_owners.record(turn_id, caller.user_id);
     let events = frames.map(|frame| numbered_event(&frame));
     Ok(event_stream(events, state.config.sse_keepalive)

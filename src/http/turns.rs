@@ -62,11 +62,27 @@ const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Hands a started turn's frames to the hub, for `owner` to read and stop, and returns
 /// a reader of them from the first. The turn no longer depends on any reader: one that
 /// leaves stops nothing.
-pub async fn keep_turn(
+///
+/// The response that started the turn reads its frames straight from the turn, numbered
+/// as the hub numbers them, without a message to the hub per frame read; should it fall
+/// [`DIRECT_FRAMES`] behind, it reads the rest from the hub like any other reader.
+pub fn keep_turn(
     hub: &Addr<FrameHub>,
     turn: StoppableTurn,
     owner: Uuid,
-) -> Result<LocalBoxStream<'static, NumberedFrame>, ApiError> {
+) -> LocalBoxStream<'static, NumberedFrame> {
+    keep_turn_within(hub, turn, owner, DIRECT_FRAMES)
+}
+
+/// Frames the response that started a turn may have unread before it reads from the hub.
+const DIRECT_FRAMES: usize = 256;
+
+fn keep_turn_within(
+    hub: &Addr<FrameHub>,
+    turn: StoppableTurn,
+    owner: Uuid,
+    direct_frames: usize,
+) -> LocalBoxStream<'static, NumberedFrame> {
     let StoppableTurn {
         turn: StartedTurn { turn_id, frames },
         stop: turn_actor,
@@ -76,21 +92,51 @@ pub async fn keep_turn(
         owner,
         stop: turn_actor,
     });
-    actix_web::rt::spawn(publish_frames(hub.clone(), turn_id, frames));
-    let reader = follow(hub, turn_id, owner, 0).await?;
-    reader.ok_or_else(|| ApiError::internal("following a new turn", "the hub lost the turn"))
+    let (direct, direct_reader) = mpsc::channel(direct_frames);
+    actix_web::rt::spawn(publish_frames(hub.clone(), turn_id, frames, direct));
+    let first = FirstReader {
+        hub: hub.clone(),
+        turn_id,
+        owner,
+        after: 0,
+        reading: FirstReading::Direct(direct_reader),
+    };
+    futures_util::stream::unfold(first, FirstReader::next).boxed_local()
 }
 
 /// Frames handed to the hub in one message at most.
 const PUBLISH_BATCH: usize = 64;
 
 /// Moves the turn's frames to the hub as the turn sends them, those waiting together
-/// in one message; reading at once, so the turn is never held back by a reader.
-async fn publish_frames(hub: Addr<FrameHub>, turn_id: Uuid, mut frames: mpsc::Receiver<Frame>) {
+/// in one message, and a numbered copy of each to the response that started the turn
+/// while it keeps up; reading at once, so the turn is never held back by a reader.
+async fn publish_frames(
+    hub: Addr<FrameHub>,
+    turn_id: Uuid,
+    mut frames: mpsc::Receiver<Frame>,
+    direct: mpsc::Sender<NumberedFrame>,
+) {
+    let mut direct = Some(direct);
+    // Numbered as the hub numbers what it keeps: 1, 2, … up to the terminal frame.
+    let mut last_id = 0;
     loop {
         let mut batch = Vec::with_capacity(PUBLISH_BATCH);
         if frames.recv_many(&mut batch, PUBLISH_BATCH).await == 0 {
             break;
+        }
+        if let Some(sender) = &direct {
+            for frame in &batch {
+                last_id += 1;
+                let numbered = NumberedFrame {
+                    id: last_id,
+                    frame: frame.clone(),
+                };
+                // A reader that left, fell behind or has the terminal frame takes no more.
+                if sender.try_send(numbered).is_err() || frame.is_terminal() {
+                    direct = None;
+                    break;
+                }
+            }
         }
         hub.do_send(Publish {
             turn_id,
@@ -98,6 +144,53 @@ async fn publish_frames(hub: Addr<FrameHub>, turn_id: Uuid, mut frames: mpsc::Re
         });
     }
     hub.do_send(TurnClosed { turn_id });
+}
+
+/// The response that started a turn: its frames straight from the turn, then, should
+/// that stream end before the terminal frame (the reader fell behind, or the turn
+/// ended without one), from the hub after the last frame read.
+struct FirstReader {
+    hub: Addr<FrameHub>,
+    turn_id: Uuid,
+    owner: Uuid,
+    /// The number of the last frame read.
+    after: u64,
+    reading: FirstReading,
+}
+
+enum FirstReading {
+    Direct(mpsc::Receiver<NumberedFrame>),
+    FromHub(LocalBoxStream<'static, NumberedFrame>),
+    Finished,
+}
+
+impl FirstReader {
+    async fn next(mut self) -> Option<(NumberedFrame, Self)> {
+        loop {
+            match &mut self.reading {
+                FirstReading::Direct(direct) => {
+                    let Some(numbered) = direct.recv().await else {
+                        let from_hub = follow(&self.hub, self.turn_id, self.owner, self.after)
+                            .await
+                            .ok()
+                            .flatten()?;
+                        self.reading = FirstReading::FromHub(from_hub);
+                        continue;
+                    };
+                    self.after = numbered.id;
+                    if numbered.frame.is_terminal() {
+                        self.reading = FirstReading::Finished;
+                    }
+                    return Some((numbered, self));
+                }
+                FirstReading::FromHub(from_hub) => {
+                    let numbered = from_hub.next().await?;
+                    return Some((numbered, self));
+                }
+                FirstReading::Finished => return None,
+            }
+        }
+    }
 }
 
 /// A reader of `owner`'s turn from the frame after `after`; `None` when the hub keeps
@@ -402,4 +495,121 @@ fn stored_frames(row: QueryLogEntry) -> Vec<NumberedFrame> {
             frame: Frame::Done(done),
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use actix::{Actor, Context, Handler};
+    use bor_actors::record::ErrorCode;
+    use bor_actors::turn::StopTurn;
+
+    use super::*;
+
+    /// A turn's actor as far as the hub knows it: told to stop, it does nothing.
+    struct TurnStandIn;
+
+    impl Actor for TurnStandIn {
+        type Context = Context<Self>;
+    }
+
+    impl Handler<StopTurn> for TurnStandIn {
+        type Result = ();
+
+        fn handle(&mut self, _: StopTurn, _: &mut Self::Context) {}
+    }
+
+    /// Ten deltas, then a terminal frame.
+    fn turn_frames(turn_id: Uuid) -> Vec<Frame> {
+        let mut frames: Vec<Frame> = (1..=10)
+            .map(|n| Frame::Delta {
+                text: format!("piece {n} "),
+            })
+            .collect();
+        frames.push(Frame::Error {
+            turn_id,
+            conversation_id: None,
+            code: ErrorCode::LlmInterrupted,
+            detail: "interrupted",
+        });
+        frames
+    }
+
+    /// A turn whose frames are all sent before anyone reads, kept with `direct_frames`.
+    async fn kept_turn(
+        hub: &Addr<FrameHub>,
+        owner: Uuid,
+        direct_frames: usize,
+    ) -> (Uuid, Vec<Frame>, LocalBoxStream<'static, NumberedFrame>) {
+        let turn_id = Uuid::new_v4();
+        let sent = turn_frames(turn_id);
+        let (sender, frames) = mpsc::channel(sent.len());
+        for frame in &sent {
+            sender
+                .send(frame.clone())
+                .await
+                .expect("the turn's channel is open");
+        }
+        drop(sender);
+        let turn = StoppableTurn {
+            turn: StartedTurn { turn_id, frames },
+            stop: TurnStandIn.start().recipient(),
+        };
+        let reader = keep_turn_within(hub, turn, owner, direct_frames);
+        (turn_id, sent, reader)
+    }
+
+    fn numbered(sent: &[Frame]) -> Vec<NumberedFrame> {
+        (1..)
+            .zip(sent)
+            .map(|(id, frame)| NumberedFrame {
+                id,
+                frame: frame.clone(),
+            })
+            .collect()
+    }
+
+    fn hub() -> Addr<FrameHub> {
+        FrameHub::new(Duration::from_secs(60), 1 << 20).start()
+    }
+
+    #[actix_web::test]
+    async fn the_first_reader_gets_every_frame_once_numbered_as_the_hub_numbers_them() {
+        let hub = hub();
+        let owner = Uuid::new_v4();
+        let (turn_id, sent, reader) = kept_turn(&hub, owner, DIRECT_FRAMES).await;
+        let read: Vec<NumberedFrame> = reader.collect().await;
+        assert_eq!(read, numbered(&sent));
+        // A reader coming back later reads the same frames under the same numbers.
+        let again = follow(&hub, turn_id, owner, 0)
+            .await
+            .expect("the hub answers")
+            .expect("the hub keeps the turn");
+        assert_eq!(again.collect::<Vec<_>>().await, numbered(&sent));
+    }
+
+    #[actix_web::test]
+    async fn a_first_reader_that_falls_behind_reads_the_rest_from_the_hub_exactly_once() {
+        let hub = hub();
+        let owner = Uuid::new_v4();
+        // Room for two unread frames only: the turn's eleven overflow it at once.
+        let (_, sent, reader) = kept_turn(&hub, owner, 2).await;
+        let read: Vec<NumberedFrame> = reader.collect().await;
+        assert_eq!(read, numbered(&sent));
+    }
+
+    #[actix_web::test]
+    async fn a_first_reader_that_leaves_takes_nothing_from_the_turn() {
+        let hub = hub();
+        let owner = Uuid::new_v4();
+        let (turn_id, sent, reader) = kept_turn(&hub, owner, DIRECT_FRAMES).await;
+        drop(reader);
+        let reader = follow(&hub, turn_id, owner, 4)
+            .await
+            .expect("the hub answers")
+            .expect("the hub keeps the turn");
+        assert_eq!(
+            reader.collect::<Vec<_>>().await,
+            numbered(&sent).split_off(4)
+        );
+    }
 }
