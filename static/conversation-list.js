@@ -20,12 +20,14 @@ const VIEWS = {
   active: {
     heading: "Conversations",
     toggle: "Archived conversations",
+    placeholder: "Search conversations…",
     empty: "No conversations yet.",
     unmatched: (query) => `No conversation matches “${query}”.`,
   },
   archived: {
     heading: "Archived conversations",
     toggle: "Back to conversations",
+    placeholder: "Search archived conversations…",
     empty: "No archived conversations.",
     unmatched: (query) => `No archived conversation matches “${query}”.`,
   },
@@ -87,6 +89,7 @@ export class ConversationList {
     const view = this.#view();
     this.#ui.heading.textContent = view.heading;
     this.#ui.archivedToggle.textContent = view.toggle;
+    this.#ui.search.placeholder = view.placeholder;
     this.#pinned = [];
     this.#listed = [];
     this.#before = null;

@@ -180,6 +180,13 @@ for (const [name, viewport] of VIEWS) {
     const listed = page.locator("#conversation-list a[data-id]");
     assert.match(await listed.innerText(), /1 turn/);
     await screenshot(page, `chat-list-archived-${name}`);
+    // The search box searches the archived ones here.
+    const search = page.getByRole("searchbox", { name: "Search conversations" });
+    assert.equal(await search.getAttribute("placeholder"), "Search archived conversations…");
+    await search.fill("kettle");
+    await page.getByText("No archived conversation matches “kettle”.").waitFor();
+    await search.fill("hose");
+    await waitForGroups(page, [["Today", ["Garden hose"]]]);
 
     // Opened from there and brought back: pinned as before.
     await listed.click();
@@ -190,6 +197,8 @@ for (const [name, viewport] of VIEWS) {
     await waitForStatus(page, "Conversation unarchived: it is back in the list.");
     assert.equal(await page.locator("#conversation-archived").isVisible(), false);
     if (name === "phone") await page.getByRole("button", { name: "Conversations", exact: true }).click();
+    await page.getByText("No archived conversation matches “hose”.").waitFor();
+    await page.getByRole("searchbox", { name: "Search conversations" }).fill("");
     await page.getByText("No archived conversations.").waitFor();
     await back.click();
     await waitForGroups(page, [["Pinned", ["Garden hose"]], ["Today", ["Kettle notes"]]]);
