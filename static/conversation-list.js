@@ -77,11 +77,6 @@ export class ConversationList {
     this.#render();
   }
 
-  /** Whether the archived view is shown. */
-  get showsArchived() {
-    return this.#archived;
-  }
-
   /** Switches between the archived conversations and the others; the button keeps the
    *  keyboard, its label saying the way back. */
   async #showArchived(archived) {
@@ -126,15 +121,14 @@ export class ConversationList {
 
   async #loadMore() {
     if (this.#before === null) return;
-    const shown = new Set(this.#ui.list.querySelectorAll("a[data-id]"));
+    const shown = new Set([...this.#ui.list.querySelectorAll("a[data-id]")].map((link) => link.dataset.id));
     const pages = await this.#fetch(this.#before);
     if (pages === null) return;
     this.#listed = appendPage(this.#listed, pages[0]);
     this.#render();
     // The button may go (last page): keep the keyboard on the first new conversation.
     const links = [...this.#ui.list.querySelectorAll("a[data-id]")];
-    const shownIds = new Set([...shown].map((link) => link.dataset.id));
-    (links.find((link) => !shownIds.has(link.dataset.id)) ?? links.at(-1) ?? this.#ui.search).focus();
+    (links.find((link) => !shown.has(link.dataset.id)) ?? links.at(-1) ?? this.#ui.search).focus();
   }
 
   /** `[page, pinned]` from the server: a page of the view's conversations (but the
