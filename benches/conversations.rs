@@ -129,7 +129,7 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
         started.elapsed().as_secs_f64()
     );
 
-    let first_page = conversations::list(&mut conn, OWNER, &[], 50, None)
+    let first_page = conversations::list(&mut conn, OWNER, Default::default(), &[], 50, None)
         .await
         .expect("a page");
     let before = first_page.last().map(|c| conversations::PageStart {
@@ -176,9 +176,10 @@ async fn run(conversations: i32, turns: i32) -> Vec<Row> {
         let mut found = 0;
         for _ in 0..RUNS {
             let started = Instant::now();
-            let listed = conversations::list(&mut conn, OWNER, &words, 50, before)
-                .await
-                .expect("the query runs");
+            let listed =
+                conversations::list(&mut conn, OWNER, Default::default(), &words, 50, before)
+                    .await
+                    .expect("the query runs");
             times.push(started.elapsed());
             found = listed.len();
         }

@@ -15,7 +15,9 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::db::conversations::{self as stored, ConversationTurn, NewConversation, PageStart};
+use crate::db::conversations::{
+    self as stored, ConversationTurn, ListFilter, NewConversation, PageStart,
+};
 use crate::db::feedback::StoredFeedback;
 use crate::db::query_log::NewQueryLogEntry;
 use crate::db::{DbError, DbPool};
@@ -159,6 +161,23 @@ pub struct Listing {
     pub start: Option<PageStart>,
 }
 
+/// The filter of the query's `archived` and `pinned` (`true` or `false`; `archived`
+/// absent is `false`, `pinned` absent keeps both).
+pub fn list_filter(archived: Option<&str>, pinned: Option<&str>) -> Result<ListFilter, String> {
+    let flag = |name: &str, raw: &str| match raw.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("`{name}` must be true or false")),
+    };
+    Ok(ListFilter {
+        archived: archived
+            .map(|raw| flag("archived", raw))
+            .transpose()?
+            .unwrap_or(false),
+        pinned: pinned.map(|raw| flag("pinned", raw)).transpose()?,
+    })
+}
+
 impl Listing {
     /// The page from the query's texts (`q`, `limit`, `before`, `before_id`); a text that
     /// does not parse is refused with what it must be.
@@ -210,6 +229,10 @@ pub struct Conversation {
     pub title: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// As in the list: pinned by its owner.
+    pub pinned: bool,
+    /// As in the list: archived by its owner (it opens and continues all the same).
+    pub archived: bool,
     pub turns: Vec<LoadedTurn>,
 }
 
@@ -255,6 +278,8 @@ pub async fn load(pool: &DbPool, owner: Uuid, id: Uuid) -> Result<Option<Convers
         title: summary.title,
         created_at: summary.created_at,
         updated_at: summary.updated_at,
+        pinned: summary.pinned,
+        archived: summary.archived,
         turns,
     }))
 }
@@ -336,6 +361,28 @@ mod tests {
             assert!(
                 Listing::parse(None, limit, before, before_id).is_err(),
                 "{limit:?} {before:?} {before_id:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_list_filter_is_parsed_from_archived_and_pinned() {
+        assert_eq!(list_filter(None, None), Ok(ListFilter::default()));
+        assert_eq!(
+            list_filter(Some("true"), Some("false")),
+            Ok(ListFilter {
+                archived: true,
+                pinned: Some(false)
+            })
+        );
+        assert_eq!(
+            list_filter(Some("false"), Some(" true ")).map(|filter| filter.pinned),
+            Ok(Some(true))
+        );
+        for (archived, pinned) in [(Some("yes"), None), (None, Some("1")), (Some(""), None)] {
+            assert!(
+                list_filter(archived, pinned).is_err(),
+                "{archived:?} {pinned:?}"
             );
         }
     }

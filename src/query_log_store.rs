@@ -158,9 +158,16 @@ mod tests {
         assert_eq!(query_log_rows(&db.pool()).await.len(), 10);
         for words in [["a0b1", "a9b9000"], ["a5b77", "handbook"]] {
             let words = words.map(str::to_owned);
-            let found = crate::db::conversations::list(&mut conn, owner.id, &words, 10, None)
-                .await
-                .unwrap();
+            let found = crate::db::conversations::list(
+                &mut conn,
+                owner.id,
+                Default::default(),
+                &words,
+                10,
+                None,
+            )
+            .await
+            .unwrap();
             assert_eq!(found.len(), 1, "{words:?}");
             assert_eq!((found[0].id, found[0].turns), (conversation, 10));
         }
@@ -203,7 +210,7 @@ mod tests {
 
         let found = async |conn: &mut crate::db::DbConnection, words: &[&str]| {
             let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
-            crate::db::conversations::list(conn, owner.id, &words, 100, None)
+            crate::db::conversations::list(conn, owner.id, Default::default(), &words, 100, None)
                 .await
                 .unwrap()
         };

@@ -37,6 +37,10 @@ const STATUS = {
     "No conversation of yours is saved at this address (it may have been deleted, or be someone else's): a question starts a new one.",
   renamed: "Conversation renamed.",
   deleted: "Conversation deleted.",
+  pinned: "Conversation pinned: it is listed first.",
+  unpinned: "Conversation unpinned.",
+  archived: "Conversation archived: it is listed under Archived conversations.",
+  unarchived: "Conversation unarchived: it is back in the list.",
   retrying: (attempt, max) => `Communication interrupted — retrying (${attempt} of ${max})…`,
   silent: (ms) =>
     `No word from the service for ${Math.round(ms / 1000)} seconds — the connection may be lost. ` +
@@ -86,7 +90,14 @@ const ui = {
 const byId = (id) => document.getElementById(id);
 
 const list = new ConversationList(
-  { list: byId("conversation-list"), search: byId("search"), more: byId("more"), note: byId("list-note") },
+  {
+    list: byId("conversation-list"),
+    search: byId("search"),
+    more: byId("more"),
+    note: byId("list-note"),
+    heading: byId("sidebar-heading"),
+    archivedToggle: byId("archived-toggle"),
+  },
   { onOpen: openFromList },
 );
 
@@ -94,7 +105,13 @@ const actions = new ConversationActions(
   {
     bar: byId("conversation-bar"),
     title: byId("conversation-title"),
+    archived: byId("conversation-archived"),
+    actionsToggle: byId("actions-toggle"),
+    actionsArea: byId("actions-area"),
+    actionsMenu: byId("actions-menu"),
     rename: byId("rename"),
+    pin: byId("pin"),
+    archive: byId("archive"),
     delete: byId("delete"),
     export: byId("export"),
     exportArea: byId("export-area"),
@@ -112,7 +129,12 @@ const actions = new ConversationActions(
     deleteConfirm: byId("delete-confirm"),
     deleteCancel: byId("delete-cancel"),
   },
-  { renamed: onRenamed, deleted: onDeleted },
+  {
+    renamed: onRenamed,
+    changed: onChanged,
+    deleted: onDeleted,
+    failed: (message) => showBanner(message),
+  },
 );
 
 const collectionChoice = new CollectionChoice({
@@ -330,8 +352,8 @@ function showConversation(id, summary) {
 }
 
 function summaryOf(conversation) {
-  const { id, title, created_at, updated_at } = conversation;
-  return { id, title, created_at, updated_at, turns: conversation.turns.length };
+  const { id, title, created_at, updated_at, pinned, archived } = conversation;
+  return { id, title, created_at, updated_at, pinned, archived, turns: conversation.turns.length };
 }
 
 /** The id the server gave the turn's conversation: a new chat takes it as its own, and
@@ -351,10 +373,12 @@ function adoptConversation(turn, id) {
  */
 async function syncAfterTurn(id) {
   const wanted = state.exchanges.filter(isStored).length;
+  // A follow-up leaves an archived conversation archived: it is among those.
+  const archived = state.summary?.archived === true;
   let summary;
   for (let tries = 0; tries < STORED_POLL_TRIES; tries += 1) {
     try {
-      const newest = await listConversations({ limit: STORED_POLL_PAGE });
+      const newest = await listConversations({ limit: STORED_POLL_PAGE, archived });
       summary = newest.find((listed) => listed.id === id);
     } catch {
       break;
@@ -370,6 +394,16 @@ function onRenamed(summary) {
   if (summary.id === state.conversationId) showConversation(summary.id, summary);
   list.update(summary);
   setStatus(STATUS.renamed);
+}
+
+/** Pinned, unpinned, archived or unarchived: the bar and the list show it, the status
+ *  line says it. An archived conversation stays open (it leaves the list). */
+function onChanged(summary, changes) {
+  if (summary.id === state.conversationId) showConversation(summary.id, summary);
+  hideBanner();
+  list.refresh();
+  if ("pinned" in changes) setStatus(summary.pinned ? STATUS.pinned : STATUS.unpinned);
+  else setStatus(summary.archived ? STATUS.archived : STATUS.unarchived);
 }
 
 function onDeleted(id) {
@@ -624,7 +658,7 @@ function scrollToEndOf(node) {
  *  "Add documents". */
 async function mountCollections() {
   const account = byId("account");
-  const [me, collections] = await Promise.all([mountAccountMenu(account, { adminLink: true }), fetchReadableCollections()]);
+  const [me, collections] = await Promise.all([mountAccountMenu(account, { adminLink: true, compact: true }), fetchReadableCollections()]);
   // A source's score is a retrieval figure for admins; people read its place and text.
   document.body.classList.toggle("shows-scores", me?.user?.role === "admin");
   collectionChoice.show(collections);

@@ -1,10 +1,13 @@
 // The open conversation's bar: its title, and Rename (a dialog with the title to edit),
-// Delete (a dialog that asks first) and Export (a menu of the Markdown and JSON
-// downloads). Dialogs are modal `<dialog>`s: Escape or Cancel closes them, and the
-// keyboard goes back to the button that opened them.
+// Pin or Unpin, Archive or Unarchive, Export (a menu of the Markdown and JSON
+// downloads) and Delete (a dialog that asks first); at phone width they are a menu of
+// their own. Dialogs are modal `<dialog>`s: Escape or Cancel closes them, and the
+// keyboard goes back to the button that opened them (at phone width, to the menu's
+// button).
 
 import { exportHref, turnsLabel } from "./conversation.js";
-import { deleteConversation, renameConversation } from "./conversations-api.js";
+import { changeConversation, deleteConversation } from "./conversations-api.js";
+import { Disclosure } from "./disclosure.js";
 
 /** The longest title the server takes (docs/PROTOCOL.md, "Conversations"). */
 const MAX_TITLE_CHARS = 200;
@@ -14,61 +17,80 @@ export class ConversationActions {
   #handlers;
   /** The summary of the conversation the bar is for, or null when none is stored. */
   #summary = null;
+  #actionsMenu;
+  #exportMenu;
+  /** Whether a pin or an archive is on its way to the server (a second waits). */
+  #changing = false;
 
   /**
    * `ui` holds the bar's elements and the two dialogs'; `handlers` are
-   * `renamed(summary)` and `deleted(id)`, called once the server did it.
+   * `renamed(summary)`, `changed(summary, changes)` (pinned, unpinned, archived or
+   * unarchived) and `deleted(id)`, called once the server did it, and `failed(message)`
+   * when a pin or an archive could not be done.
    */
   constructor(ui, handlers) {
     this.#ui = ui;
     this.#handlers = handlers;
+    this.#actionsMenu = new Disclosure({ toggle: ui.actionsToggle, area: ui.actionsArea, menu: ui.actionsMenu });
+    this.#exportMenu = new Disclosure({ toggle: ui.export, area: ui.exportArea, menu: ui.exportMenu });
     ui.rename.addEventListener("click", () => this.#openRename());
     ui.renameForm.addEventListener("submit", (event) => {
       event.preventDefault();
       this.#rename();
     });
     ui.renameCancel.addEventListener("click", () => ui.renameDialog.close());
-    ui.renameDialog.addEventListener("close", () => ui.rename.focus());
+    ui.renameDialog.addEventListener("close", () => this.#focusBack(ui.rename));
+    ui.pin.addEventListener("click", () => this.#change({ pinned: !this.#summary?.pinned }, ui.pin));
+    ui.archive.addEventListener("click", () => this.#change({ archived: !this.#summary?.archived }, ui.archive));
 
     ui.delete.addEventListener("click", () => this.#openDelete());
     ui.deleteConfirm.addEventListener("click", () => this.#delete());
     ui.deleteCancel.addEventListener("click", () => ui.deleteDialog.close());
     ui.deleteDialog.addEventListener("close", () => {
       // After a delete the bar is gone: the caller has put the keyboard elsewhere.
-      if (this.#summary !== null) ui.delete.focus();
-    });
-
-    ui.export.addEventListener("click", () => this.#setExportOpen(ui.exportMenu.hidden));
-    ui.exportArea.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && !ui.exportMenu.hidden) {
-        event.stopPropagation();
-        this.#setExportOpen(false);
-        ui.export.focus();
-      }
-    });
-    ui.exportArea.addEventListener("focusout", (event) => {
-      if (!ui.exportArea.contains(event.relatedTarget)) this.#setExportOpen(false);
-    });
-    ui.exportMenu.addEventListener("click", (event) => {
-      if (event.target.closest("a") !== null) this.#setExportOpen(false);
+      if (this.#summary !== null) this.#focusBack(ui.delete);
     });
   }
 
-  /** Shows the bar for the stored conversation `summary` (`{id, title, turns}`), or
-   *  hides it (null: a new chat, or a conversation the server does not hold yet). */
+  /** Shows the bar for the stored conversation `summary` (`{id, title, turns, pinned,
+   *  archived}`), or hides it (null: a new chat, or a conversation the server does not
+   *  hold yet). */
   show(summary) {
     this.#summary = summary;
     this.#ui.bar.hidden = summary === null;
-    this.#setExportOpen(false);
+    this.#exportMenu.setOpen(false);
+    this.#actionsMenu.setOpen(false);
     if (summary === null) return;
     this.#ui.title.textContent = summary.title;
+    this.#ui.archived.hidden = summary.archived !== true;
+    this.#ui.pin.textContent = summary.pinned ? "Unpin" : "Pin";
+    this.#ui.archive.textContent = summary.archived ? "Unarchive" : "Archive";
     this.#ui.exportMarkdown.href = exportHref(summary.id, "markdown");
     this.#ui.exportJson.href = exportHref(summary.id, "json");
   }
 
-  #setExportOpen(open) {
-    this.#ui.exportMenu.hidden = !open;
-    this.#ui.export.setAttribute("aria-expanded", String(open));
+  /** Pins, unpins, archives or unarchives the conversation; `button` keeps the keyboard
+   *  (at phone width the menu's button takes it), its new label saying what it does
+   *  now, and the status line says what was done (the caller's `changed`). */
+  async #change(changes, button) {
+    if (this.#summary === null || this.#changing) return;
+    const { id } = this.#summary;
+    this.#changing = true;
+    try {
+      const summary = await changeConversation(id, changes);
+      this.#handlers.changed(summary, changes);
+    } catch (error) {
+      this.#handlers.failed(error.message);
+    } finally {
+      this.#changing = false;
+      this.#focusBack(button);
+    }
+  }
+
+  /** Puts the keyboard back on `button`, or on the menu's button when the menu it is
+   *  in is closed (phone width). */
+  #focusBack(button) {
+    (button.checkVisibility() ? button : this.#ui.actionsToggle).focus();
   }
 
   #openRename() {
@@ -88,7 +110,7 @@ export class ConversationActions {
     }
     const { id } = this.#summary;
     await this.#whileBusy(this.#ui.renameDialog, this.#ui.renameError, async () => {
-      const summary = await renameConversation(id, title);
+      const summary = await changeConversation(id, { title });
       this.#ui.renameDialog.close();
       this.#handlers.renamed(summary);
     });

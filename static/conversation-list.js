@@ -1,19 +1,47 @@
 // The list of conversations kept by the server (docs/PROTOCOL.md, "Conversations"):
-// newest first, searched on the server as the reader types, a page at a time ("More"),
-// the open one marked.
+// the pinned ones first, then the others newest first in groups by day and month
+// (conversation-groups.js), each group a list under its heading; searched on the server
+// as the reader types, a page at a time ("More"), the open one marked. The archived
+// ones are a view of their own, searched alike.
 
 import { appendPage, conversationHref, nextBefore, turnsLabel } from "./conversation.js";
+import { groupConversations } from "./conversation-groups.js";
 import { listConversations } from "./conversations-api.js";
 import { element } from "./dom.js";
 
 /** Typing pauses this long before the search goes to the server. */
 const SEARCH_DELAY_MS = 250;
 
+/** The pinned conversations listed (the server's largest page). */
+const PINNED_LIMIT = 200;
+
+/** What the list says of itself in each view. */
+const VIEWS = {
+  active: {
+    heading: "Conversations",
+    toggle: "Archived conversations",
+    placeholder: "Search conversations…",
+    empty: "No conversations yet.",
+    unmatched: (query) => `No conversation matches “${query}”.`,
+  },
+  archived: {
+    heading: "Archived conversations",
+    toggle: "Back to conversations",
+    placeholder: "Search archived conversations…",
+    empty: "No archived conversations.",
+    unmatched: (query) => `No archived conversation matches “${query}”.`,
+  },
+};
+
 export class ConversationList {
   #ui;
   #onOpen;
-  /** The conversations on screen, in list order. */
+  /** The pinned conversations on screen (none in the archived view). */
+  #pinned = [];
+  /** The others on screen, newest first, a page at a time. */
   #listed = [];
+  /** Whether the archived ones are listed instead of the others. */
+  #archived = false;
   #current = null;
   /** The `before` of the next page, or null when the last page is listed. */
   #before = null;
@@ -22,12 +50,15 @@ export class ConversationList {
   #searchTimer = null;
 
   /**
-   * `ui` holds the `list`, the `search` box, the `more` button and the `note` under the
-   * search box; `onOpen(id)` runs when the reader picks a conversation.
+   * `ui` holds the `list` (the groups go in it), the `search` box, the `more` button,
+   * the `note` under the search box, the `heading` of the list and the `archivedToggle`
+   * that switches between the views; `onOpen(id)` runs when the reader picks a
+   * conversation.
    */
   constructor(ui, { onOpen }) {
     this.#ui = ui;
     this.#onOpen = onOpen;
+    ui.archivedToggle.addEventListener("click", () => this.#showArchived(!this.#archived));
     ui.search.addEventListener("input", () => {
       clearTimeout(this.#searchTimer);
       this.#searchTimer = setTimeout(() => this.refresh(), SEARCH_DELAY_MS);
@@ -36,13 +67,33 @@ export class ConversationList {
     ui.list.addEventListener("click", (event) => this.#onClick(event));
   }
 
-  /** Lists the first page again, for the words in the search box. */
+  /** Lists the first page again, for the words in the search box (and the pinned
+   *  ones, but in the archived view). */
   async refresh() {
     clearTimeout(this.#searchTimer);
-    const page = await this.#fetch(null);
-    if (page === null) return;
-    this.#listed = page;
+    const pages = await this.#fetch(null);
+    if (pages === null) return;
+    [this.#listed, this.#pinned] = pages;
     this.#render();
+  }
+
+  /** Switches between the archived conversations and the others; the button keeps the
+   *  keyboard, its label saying the way back. */
+  async #showArchived(archived) {
+    this.#archived = archived;
+    const view = this.#view();
+    this.#ui.heading.textContent = view.heading;
+    this.#ui.archivedToggle.textContent = view.toggle;
+    this.#ui.search.placeholder = view.placeholder;
+    this.#pinned = [];
+    this.#listed = [];
+    this.#before = null;
+    this.#render();
+    await this.refresh();
+  }
+
+  #view() {
+    return this.#archived ? VIEWS.archived : VIEWS.active;
   }
 
   /** Marks conversation `id` (null: none) as the open one. */
@@ -56,42 +107,48 @@ export class ConversationList {
 
   /** Shows a conversation's new summary (after a rename) where it is listed. */
   update(summary) {
-    this.#listed = this.#listed.map((listed) => (listed.id === summary.id ? summary : listed));
+    const updated = (listed) => (listed.id === summary.id ? summary : listed);
+    this.#listed = this.#listed.map(updated);
+    this.#pinned = this.#pinned.map(updated);
     this.#render();
   }
 
   remove(id) {
     this.#listed = this.#listed.filter((listed) => listed.id !== id);
+    this.#pinned = this.#pinned.filter((listed) => listed.id !== id);
     this.#render();
   }
 
   async #loadMore() {
     if (this.#before === null) return;
-    const count = this.#listed.length;
-    const page = await this.#fetch(this.#before);
-    if (page === null) return;
-    this.#listed = appendPage(this.#listed, page);
+    const shown = new Set([...this.#ui.list.querySelectorAll("a[data-id]")].map((link) => link.dataset.id));
+    const pages = await this.#fetch(this.#before);
+    if (pages === null) return;
+    this.#listed = appendPage(this.#listed, pages[0]);
     this.#render();
     // The button may go (last page): keep the keyboard on the first new conversation.
-    const links = this.#ui.list.querySelectorAll("a[data-id]");
-    (links[count] ?? links[links.length - 1] ?? this.#ui.search).focus();
+    const links = [...this.#ui.list.querySelectorAll("a[data-id]")];
+    (links.find((link) => !shown.has(link.dataset.id)) ?? links.at(-1) ?? this.#ui.search).focus();
   }
 
-  /** One page from the server, or null when a newer request replaced this one or it
-   *  failed (the note then says why). */
+  /** `[page, pinned]` from the server: a page of the view's conversations (but the
+   *  pinned ones), and with the first page of the others the pinned ones (else none);
+   *  null when a newer request replaced this one or it failed (the note then says
+   *  why). */
   async #fetch(before) {
     this.#request?.abort();
     const request = new AbortController();
     this.#request = request;
     this.#ui.list.setAttribute("aria-busy", "true");
+    const asked = { query: this.#ui.search.value, archived: this.#archived, signal: request.signal };
+    const withPinned = before === null && !this.#archived;
     try {
-      const page = await listConversations({
-        query: this.#ui.search.value,
-        before,
-        signal: request.signal,
-      });
+      const [page, pinned] = await Promise.all([
+        listConversations({ ...asked, before, pinned: this.#archived ? null : false }),
+        withPinned ? listConversations({ ...asked, pinned: true, limit: PINNED_LIMIT }) : this.#pinned,
+      ]);
       this.#before = nextBefore(page);
-      return page;
+      return [page, pinned];
     } catch (error) {
       if (request.signal.aborted) return null;
       this.#showNote(`The conversations could not be listed. ${error.message}`);
@@ -104,13 +161,26 @@ export class ConversationList {
     }
   }
 
+  /** The groups, each a list under its heading (a screen reader moves between them by
+   *  heading, and names each list by it). */
   #render() {
-    this.#ui.list.replaceChildren(...this.#listed.map((summary) => this.#item(summary)));
+    const groups = groupConversations([...this.#pinned, ...this.#listed], { pinnedFirst: !this.#archived });
+    this.#ui.list.replaceChildren(
+      ...groups.map(({ label, conversations }, index) => {
+        const id = `conversation-group-${index}`;
+        const group = element("div", { class: "conversation-group" });
+        const list = element("ul", { class: "conversation-list", role: "list", "aria-labelledby": id });
+        list.append(...conversations.map((summary) => this.#item(summary)));
+        group.append(element("h3", { class: "group-heading", id }, label), list);
+        return group;
+      }),
+    );
     this.#ui.more.hidden = this.#before === null;
     const query = this.#ui.search.value.trim();
-    if (this.#listed.length > 0) this.#showNote("");
-    else if (query === "") this.#showNote("No conversations yet.");
-    else this.#showNote(`No conversation matches “${query}”.`);
+    const view = this.#view();
+    if (groups.length > 0) this.#showNote("");
+    else if (query === "") this.#showNote(view.empty);
+    else this.#showNote(view.unmatched(query));
   }
 
   /** A conversation: its title opens it; how many turns and when it was last added to. */

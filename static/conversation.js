@@ -68,10 +68,13 @@ export function chatBody(message, conversationId, collections = null) {
 }
 
 /** `GET /api/conversations` for the words of `query`, the page before `before` (an
- *  `updated_at`, or null for the first page). */
-export function listHref({ query = "", before = null, limit = PAGE_SIZE } = {}) {
+ *  `updated_at`, or null for the first page); the `archived` ones instead of the others;
+ *  with `pinned` true or false, only the pinned ones or only the others. */
+export function listHref({ query = "", before = null, limit = PAGE_SIZE, archived = false, pinned = null } = {}) {
   const params = new URLSearchParams({ limit: String(limit) });
   if (query.trim() !== "") params.set("q", query.trim());
+  if (archived) params.set("archived", "true");
+  if (pinned !== null) params.set("pinned", String(pinned));
   if (before !== null) {
     params.set("before", before.updated_at);
     params.set("before_id", before.id);

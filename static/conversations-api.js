@@ -15,9 +15,10 @@ export class ApiError extends Error {
   }
 }
 
-/** One page of the list: `[{id, title, created_at, updated_at, turns}]`, newest first. */
-export function listConversations({ query, before, limit, signal }) {
-  return request(listHref({ query, before, limit }), { signal });
+/** One page of the list: `[{id, title, created_at, updated_at, turns, pinned,
+ *  archived}]`, newest first (`archived`, `pinned`: as `listHref` takes them). */
+export function listConversations({ query, before, limit, archived, pinned, signal }) {
+  return request(listHref({ query, before, limit, archived, pinned }), { signal });
 }
 
 /** `{id, title, created_at, updated_at, turns: [...]}`; `ApiError` 404 when absent. */
@@ -25,12 +26,13 @@ export function fetchConversation(id, { signal } = {}) {
   return request(conversationApiHref(id), { signal });
 }
 
-/** Resolves with the renamed conversation's summary. */
-export function renameConversation(id, title) {
+/** Renames, pins or archives a conversation (`changes`: any of `{title, pinned,
+ *  archived}`); resolves with its new summary. */
+export function changeConversation(id, changes) {
   return request(conversationApiHref(id), {
     method: "PATCH",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ title }),
+    body: JSON.stringify(changes),
   });
 }
 

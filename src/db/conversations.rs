@@ -41,6 +41,33 @@ pub struct ConversationSummary {
     pub updated_at: DateTime<Utc>,
     /// How many turns it holds.
     pub turns: i64,
+    /// Whether its owner pinned it: the chat page lists it above the others.
+    pub pinned: bool,
+    /// Whether its owner archived it: it leaves the list and is listed with
+    /// `archived=true` only; it still opens and continues.
+    pub archived: bool,
+}
+
+/// Which of the owner's conversations a list holds: the archived ones or the others,
+/// and of those the pinned ones, the others, or both (`pinned: None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListFilter {
+    pub archived: bool,
+    pub pinned: Option<bool>,
+}
+
+/// What a `PATCH` of a conversation changes; a field left `None` stays as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConversationChanges<'a> {
+    pub title: Option<&'a str>,
+    pub pinned: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+impl ConversationChanges<'_> {
+    pub fn is_empty(&self) -> bool {
+        self.title.is_none() && self.pinned.is_none() && self.archived.is_none()
+    }
 }
 
 /// A turn of a conversation.
@@ -208,20 +235,25 @@ pub struct PageStart {
     pub id: Option<Uuid>,
 }
 
-/// The owner's conversations newest first (ties by id), `limit` of them, after `start`
-/// when given, whose title, questions and answers together hold every word of `words`
-/// (case-insensitive; a word matches the start of a word).
+/// The owner's conversations that `filter` keeps, newest first (ties by id), `limit` of
+/// them, after `start` when given, whose title, questions and answers together hold
+/// every word of `words` (case-insensitive; a word matches the start of a word).
 pub async fn list(
     conn: &mut AsyncPgConnection,
     owner: Uuid,
+    filter: ListFilter,
     words: &[String],
     limit: i64,
     start: Option<PageStart>,
 ) -> Result<Vec<ConversationSummary>, DbError> {
     let mut query = summaries()
         .filter(conversations::user_id.eq(owner))
+        .filter(conversations::archived_at.is_not_null().eq(filter.archived))
         .order((conversations::updated_at.desc(), conversations::id))
         .limit(limit);
+    if let Some(pinned) = filter.pinned {
+        query = query.filter(conversations::pinned_at.is_not_null().eq(pinned));
+    }
     match start {
         None => {}
         Some(PageStart {
@@ -267,18 +299,19 @@ pub async fn list(
     Ok(query.load(conn).await?)
 }
 
+/// The SQL types of a [`ConversationSummary`] row.
+type SummaryRow = (
+    SqlUuid,
+    Text,
+    Timestamptz,
+    Timestamptz,
+    diesel::sql_types::BigInt,
+    Bool,
+    Bool,
+);
+
 /// The conversations with their number of turns: [`ConversationSummary`] rows.
-fn summaries<'a>() -> conversations::BoxedQuery<
-    'a,
-    diesel::pg::Pg,
-    (
-        SqlUuid,
-        Text,
-        Timestamptz,
-        Timestamptz,
-        diesel::sql_types::BigInt,
-    ),
-> {
+fn summaries<'a>() -> conversations::BoxedQuery<'a, diesel::pg::Pg, SummaryRow> {
     let turns = query_log::table
         .filter(query_log::conversation_id.eq(conversations::id.nullable()))
         .count()
@@ -291,6 +324,8 @@ fn summaries<'a>() -> conversations::BoxedQuery<
             conversations::created_at,
             conversations::updated_at,
             turns,
+            conversations::pinned_at.is_not_null(),
+            conversations::archived_at.is_not_null(),
         ))
         .into_boxed()
 }
@@ -354,23 +389,51 @@ pub async fn owner(
         .optional()?)
 }
 
-/// Renames one of the owner's conversations; `None` when they have none of that id.
-pub async fn rename(
+/// The columns a change writes: a field left `None` is not written.
+#[derive(AsChangeset)]
+#[diesel(table_name = conversations)]
+struct ChangedColumns<'a> {
+    title: Option<&'a str>,
+    pinned_at: Option<Option<DateTime<Utc>>>,
+    archived_at: Option<Option<DateTime<Utc>>>,
+}
+
+/// Renames, pins or unpins, archives or unarchives one of the owner's conversations;
+/// `None` when they have none of that id. Pinning or archiving one that is already so
+/// keeps the time it was first done. `changes` must change something.
+pub async fn change(
     conn: &mut AsyncPgConnection,
     owner: Uuid,
     id: Uuid,
-    title: &str,
+    changes: ConversationChanges<'_>,
 ) -> Result<Option<ConversationSummary>, DbError> {
+    let Some(current) = find(conn, owner, id).await? else {
+        return Ok(None);
+    };
+    let now = Utc::now();
+    // A flag already as asked is not written again, so its time stays the first one.
+    let time_of = |asked: Option<bool>, already: bool| match asked {
+        Some(wanted) if wanted != already => Some(wanted.then_some(now)),
+        _ => None,
+    };
+    let columns = ChangedColumns {
+        title: changes.title,
+        pinned_at: time_of(changes.pinned, current.pinned),
+        archived_at: time_of(changes.archived, current.archived),
+    };
+    if columns.title.is_none() && columns.pinned_at.is_none() && columns.archived_at.is_none() {
+        return Ok(Some(current));
+    }
     // The title's words follow it (a generated column); the turns' words stay.
-    let renamed = diesel::update(
+    let changed = diesel::update(
         conversations::table
             .filter(conversations::id.eq(id))
             .filter(conversations::user_id.eq(owner)),
     )
-    .set(conversations::title.eq(title))
+    .set(columns)
     .execute(conn)
     .await?;
-    if renamed == 0 {
+    if changed == 0 {
         return Ok(None);
     }
     find(conn, owner, id).await

@@ -80,6 +80,8 @@ diesel::table! {
         updated_at -> Timestamptz,
         title_words -> Tsvector,
         user_id -> Nullable<Uuid>,
+        pinned_at -> Nullable<Timestamptz>,
+        archived_at -> Nullable<Timestamptz>,
     }
 }
 

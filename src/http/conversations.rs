@@ -1,5 +1,5 @@
 //! The conversations API (docs/PROTOCOL.md, "Conversations"): list and search, one
-//! conversation with its turns, rename, delete, export; what they read and write is in
+//! conversation with its turns, rename, pin, archive, delete, export; what they read and write is in
 //! `crate::conversations` and `db::conversations`.
 
 use actix_web::http::header;
@@ -14,12 +14,12 @@ use crate::auth::Caller;
 use crate::auth::access::Refusal;
 use crate::conversations::{self, Conversation, Listing};
 use crate::db::DbPool;
-use crate::db::conversations::{self as stored, ConversationSummary};
+use crate::db::conversations::{self as stored, ConversationChanges, ConversationSummary};
 use crate::state::AppState;
 /// The longest title a conversation may be given, in characters.
 const MAX_TITLE_CHARS: usize = 200;
-/// The largest rename body.
-const MAX_RENAME_BODY_BYTES: usize = 16 * 1024;
+/// The largest body of a change (a rename, a pin, an archive).
+const MAX_CHANGE_BODY_BYTES: usize = 16 * 1024;
 
 /// The query of `GET /api/conversations`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -34,15 +34,20 @@ pub struct ListQuery {
     /// With `before`, the `id` of the previous page's last conversation: conversations
     /// updated at that same moment and listed after it come too, so no page skips one.
     before_id: Option<String>,
+    /// `true`: the archived conversations instead of the others (default `false`).
+    archived: Option<String>,
+    /// `true`: only the pinned ones; `false`: only the others; absent: both.
+    pinned: Option<String>,
 }
 
-/// `GET /api/conversations`: newest first, searched and paged.
+/// `GET /api/conversations`: newest first, searched and paged; the archived ones on
+/// their own.
 #[utoipa::path(
     tag = "conversations",
     params(ListQuery),
     responses(
         (status = 200, description = "the conversations, newest `updated_at` first", body = [ConversationSummary]),
-        (status = 400, description = "`invalid_json`: a `limit`, `before` or `before_id` that does not parse, or `before_id` without `before`", body = ErrorBody),
+        (status = 400, description = "`invalid_json`: a `limit`, `before`, `before_id`, `archived` or `pinned` that does not parse, or `before_id` without `before`", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
     )
 )]
@@ -59,10 +64,13 @@ pub async fn list(
         query.before_id.as_deref(),
     )
     .map_err(ApiError::InvalidJson)?;
+    let filter = conversations::list_filter(query.archived.as_deref(), query.pinned.as_deref())
+        .map_err(ApiError::InvalidJson)?;
     let mut conn = connection(&state.pool).await?;
     let listed = stored::list(
         &mut conn,
         owner(&caller)?,
+        filter,
         &listing.words,
         listing.limit,
         listing.start,
@@ -91,36 +99,49 @@ pub async fn one(
     Ok(HttpResponse::Ok().json(conversation))
 }
 
-/// The body of a rename.
+/// The body of a change: any of its fields, at least one.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(expecting = "a JSON object with a `title`")]
-struct RenameBody {
-    /// 1 to 200 characters after trimming.
-    title: String,
+#[serde(
+    deny_unknown_fields,
+    expecting = "a JSON object with a `title`, `pinned` or `archived`"
+)]
+struct ChangeBody {
+    /// The new title: 1 to 200 characters after trimming.
+    title: Option<String>,
+    /// `true` pins the conversation (the chat page lists it first), `false` unpins it.
+    pinned: Option<bool>,
+    /// `true` archives it (it leaves the list; `GET /api/conversations?archived=true`
+    /// lists it), `false` brings it back.
+    archived: Option<bool>,
 }
 
-/// Whatever does not fit is `invalid_title`.
-impl RequestBody for RenameBody {
-    fn refusal(_field: Option<&str>, message: String) -> ApiError {
-        ApiError::InvalidTitle(message)
+/// A title that does not fit is `invalid_title`; any other misfit `invalid_json`.
+impl RequestBody for ChangeBody {
+    fn refusal(field: Option<&str>, message: String) -> ApiError {
+        if field == Some("title") {
+            ApiError::InvalidTitle(message)
+        } else {
+            ApiError::InvalidJson(message)
+        }
     }
 }
 
-/// `PATCH /api/conversations/{id}` `{"title"}`: renamed.
+/// `PATCH /api/conversations/{id}` `{"title"?, "pinned"?, "archived"?}`: renamed,
+/// pinned or unpinned, archived or brought back.
 #[utoipa::path(
     tag = "conversations",
     params(("id" = String, Path, description = "the conversation's id (a UUID)")),
-    request_body(content = RenameBody, content_type = "application/json"),
+    request_body(content = ChangeBody, content_type = "application/json"),
     responses(
-        (status = 200, description = "renamed", body = ConversationSummary),
-        (status = 400, description = "`invalid_title` or `invalid_json`", body = ErrorBody),
-        (status = 404, description = "`not_found`: no such conversation, or not a UUID", body = ErrorBody),
+        (status = 200, description = "changed: the conversation as the list shows it", body = ConversationSummary),
+        (status = 400, description = "`invalid_title`, or `invalid_json` (no field, an unknown one, or a `pinned` or `archived` that is not a boolean)", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such conversation of the caller's, or not a UUID", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database is down", body = ErrorBody),
     )
 )]
 #[patch("/api/conversations/{id}")]
-pub async fn rename(
+pub async fn change(
     request: HttpRequest,
     payload: web::Payload,
     id: web::Path<String>,
@@ -128,19 +149,29 @@ pub async fn rename(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let conversation_id = parse_id(&id)?;
-    let body: RenameBody = read_json_body(
+    let body: ChangeBody = read_json_body(
         &request,
         payload,
-        MAX_RENAME_BODY_BYTES,
+        MAX_CHANGE_BODY_BYTES,
         state.config.request_body_timeout,
     )
     .await?;
-    let title = checked_title(&body.title)?;
+    let title = body.title.as_deref().map(checked_title).transpose()?;
+    let changes = ConversationChanges {
+        title: title.as_deref(),
+        pinned: body.pinned,
+        archived: body.archived,
+    };
+    if changes.is_empty() {
+        return Err(ApiError::InvalidJson(
+            "the body must hold a `title`, `pinned` or `archived`".to_owned(),
+        ));
+    }
     let mut conn = connection(&state.pool).await?;
-    let renamed = stored::rename(&mut conn, owner(&caller)?, conversation_id, &title)
+    let changed = stored::change(&mut conn, owner(&caller)?, conversation_id, changes)
         .await?
         .ok_or_else(|| not_found(&id))?;
-    Ok(HttpResponse::Ok().json(renamed))
+    Ok(HttpResponse::Ok().json(changed))
 }
 
 /// `DELETE /api/conversations/{id}`: the conversation and its turns' rows.

@@ -99,7 +99,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(conversations::list)
         .service(conversations::export)
         .service(conversations::one)
-        .service(conversations::rename)
+        .service(conversations::change)
         .service(conversations::remove)
         .service(openai::models)
         .service(openai::model)

@@ -1,6 +1,10 @@
 //! Conversations kept by the server (docs/PROTOCOL.md, "Conversations"): every route
 //! and refusal, and the history a turn of a conversation sends the model.
 
+use bor::db::schema::conversations;
+use chrono::{DateTime, Utc};
+use diesel::QueryDsl as _;
+use diesel_async::RunQueryDsl as _;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -166,11 +170,15 @@ async fn conversations_are_renamed_deleted_with_their_turns_and_404_when_absent(
     assert_eq!(renamed.status, 200);
     assert_eq!(renamed.json()["title"], "Kept");
     assert_eq!(renamed.json()["turns"], 1);
-    for bad in [
-        json!({"title": "  "}),
-        json!({"title": "x".repeat(201)}),
-        json!({"title": 3}),
-        json!({}),
+    for (bad, code) in [
+        (json!({"title": "  "}), "invalid_title"),
+        (json!({"title": "x".repeat(201)}), "invalid_title"),
+        (json!({"title": 3}), "invalid_title"),
+        (json!({}), "invalid_json"),
+        (json!({"title": null}), "invalid_json"),
+        (json!({"pinned": "yes"}), "invalid_json"),
+        (json!({"archived": 1}), "invalid_json"),
+        (json!({"starred": true}), "invalid_json"),
     ] {
         let refused = call(
             &app,
@@ -180,7 +188,7 @@ async fn conversations_are_renamed_deleted_with_their_turns_and_404_when_absent(
         )
         .await;
         assert_eq!(refused.status, 400, "{bad}");
-        assert_eq!(refused.json()["error"]["code"], "invalid_title");
+        assert_eq!(refused.json()["error"]["code"], code, "{bad}");
     }
     // A later turn does not take the name back.
     ask(&app, "Another?", Some(&id)).await;
@@ -543,4 +551,118 @@ async fn a_follow_up_retrieves_the_passage_its_conversation_is_about() {
     assert_eq!(rows[0].searched_query.as_deref(), Some(first_question));
     assert_eq!(rows[1].question, follow_up);
     assert_eq!(rows[1].searched_query.as_deref(), Some(searched.as_str()));
+}
+
+/// The ids of a list reply, in order.
+fn listed_ids(reply: &Reply) -> Vec<String> {
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply
+        .json()
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[actix_web::test]
+async fn pinned_and_archived_conversations_are_listed_on_their_own_and_still_continue() {
+    let app = TestApp::spawn().await;
+    let mut ids = Vec::new();
+    for question in ["Oldest kettle?", "Middle kettle?", "Newest kettle?"] {
+        ids.push(conversation_of(&ask(&app, question, None).await));
+        app.wait_for_rows(ids.len()).await;
+    }
+    let [oldest, middle, newest] = [ids[0].as_str(), ids[1].as_str(), ids[2].as_str()];
+    let patch = async |id: &str, body: Value| {
+        call(
+            &app,
+            "PATCH",
+            &format!("/api/conversations/{id}"),
+            Some(body),
+        )
+        .await
+    };
+    let list = async |query: &str| {
+        listed_ids(&call(&app, "GET", &format!("/api/conversations{query}"), None).await)
+    };
+
+    let listed = call(&app, "GET", "/api/conversations", None).await.json();
+    assert_eq!(listed[0]["pinned"], false);
+    assert_eq!(listed[0]["archived"], false);
+
+    let pinned = patch(oldest, json!({"pinned": true})).await;
+    assert_eq!(pinned.status, 200, "{}", pinned.text());
+    assert_eq!(pinned.json()["pinned"], true);
+    assert_eq!(
+        pinned.json()["title"],
+        "Oldest kettle?",
+        "nothing else changes"
+    );
+    let archived = patch(middle, json!({"archived": true})).await;
+    assert_eq!(archived.json()["archived"], true);
+    assert_eq!(archived.json()["pinned"], false);
+
+    // The list keeps its order, without the archived one; `pinned` picks either side.
+    assert_eq!(list("").await, [newest, oldest]);
+    assert_eq!(list("?pinned=true").await, [oldest]);
+    assert_eq!(list("?pinned=false").await, [newest]);
+    assert_eq!(list("?archived=true").await, [middle]);
+    assert_eq!(list("?archived=false&pinned=true").await, [oldest]);
+    // Search keeps to the side asked for.
+    assert_eq!(list("?q=kettle").await, [newest, oldest]);
+    assert_eq!(list("?q=kettle&archived=true").await, [middle]);
+    for bad in ["archived=yes", "pinned=1", "archived="] {
+        let reply = call(&app, "GET", &format!("/api/conversations?{bad}"), None).await;
+        assert_eq!(reply.status, 400, "{bad}");
+        assert_eq!(reply.json()["error"]["code"], "invalid_json", "{bad}");
+    }
+
+    // An archived conversation opens by its id and answers a follow-up, staying archived.
+    let one = call(&app, "GET", &format!("/api/conversations/{middle}"), None).await;
+    assert_eq!(
+        (one.json()["archived"].clone(), one.json()["pinned"].clone()),
+        (json!(true), json!(false))
+    );
+    ask(&app, "And the lid?", Some(middle)).await;
+    app.wait_for_rows(4).await;
+    let archived_now = call(&app, "GET", "/api/conversations?archived=true", None)
+        .await
+        .json();
+    assert_eq!(archived_now[0]["id"], middle);
+    assert_eq!(archived_now[0]["turns"], 2);
+    assert_eq!(list("").await, [newest, oldest]);
+
+    // Pinning again keeps the first pin's time; unpinning and unarchiving bring all back.
+    let pinned_at = async |id: &str| {
+        let mut conn = app.pool.get().await.unwrap();
+        conversations::table
+            .find(Uuid::parse_str(id).unwrap())
+            .select(conversations::pinned_at)
+            .first::<Option<DateTime<Utc>>>(&mut conn)
+            .await
+            .unwrap()
+    };
+    let first = pinned_at(oldest).await;
+    assert!(first.is_some());
+    assert_eq!(patch(oldest, json!({"pinned": true})).await.status, 200);
+    assert_eq!(pinned_at(oldest).await, first);
+    let both = patch(oldest, json!({"pinned": false, "title": "Renamed kettle"})).await;
+    assert_eq!(both.json()["pinned"], false);
+    assert_eq!(both.json()["title"], "Renamed kettle");
+    assert_eq!(pinned_at(oldest).await, None);
+    assert_eq!(
+        patch(middle, json!({"archived": false})).await.json()["archived"],
+        false
+    );
+    assert_eq!(list("").await, [middle, newest, oldest]);
+    assert!(list("?archived=true").await.is_empty());
+    assert!(list("?pinned=true").await.is_empty());
+
+    let absent = Uuid::new_v4();
+    for body in [json!({"pinned": true}), json!({"archived": true})] {
+        let reply = patch(&absent.to_string(), body.clone()).await;
+        assert_eq!(reply.status, 404, "{body}");
+        assert_eq!(reply.json()["error"]["code"], "not_found");
+    }
 }

@@ -378,3 +378,38 @@ async fn every_admin_route_lists_the_same_refusals_of_the_door() {
         assert!(forbidden.contains(code), "{forbidden}");
     }
 }
+
+#[actix_web::test]
+async fn pinning_and_archiving_conversations_are_described() {
+    let app = TestApp::spawn().await;
+    let description = description(&app).await;
+    let schemas = &description["components"]["schemas"];
+    let change = &description["paths"]["/api/conversations/{id}"]["patch"];
+    let body = &change["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+    let name = body
+        .as_str()
+        .unwrap()
+        .trim_start_matches("#/components/schemas/");
+    let fields: BTreeSet<&str> = schemas[name]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(fields, BTreeSet::from(["title", "pinned", "archived"]));
+    let summary = &schemas["ConversationSummary"];
+    for flag in ["pinned", "archived"] {
+        assert_eq!(summary["properties"][flag]["type"], "boolean", "{flag}");
+    }
+    let list = &description["paths"]["/api/conversations"]["get"];
+    let parameters: Vec<&str> = list["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|parameter| parameter["name"].as_str())
+        .collect();
+    assert!(
+        parameters.contains(&"archived") && parameters.contains(&"pinned"),
+        "{parameters:?}"
+    );
+}

@@ -88,11 +88,34 @@ async fn each_person_reaches_only_their_own_conversations_on_every_route() {
             assert_eq!(refusal(&other, theirs), refusal(&none, &absent), "{path}");
         }
 
-        let rename = json!({ "title": "Taken over" });
-        let other = send(&app, me, Method::PATCH, theirs, Some(rename.clone())).await;
-        let none = send(&app, me, Method::PATCH, &absent, Some(rename)).await;
-        assert_eq!(refusal(&other, theirs), refusal(&none, &absent));
-        assert_eq!(other.status, 404);
+        for change in [
+            json!({ "title": "Taken over" }),
+            json!({ "pinned": true }),
+            json!({ "archived": true }),
+        ] {
+            let other = send(&app, me, Method::PATCH, theirs, Some(change.clone())).await;
+            let none = send(&app, me, Method::PATCH, &absent, Some(change.clone())).await;
+            assert_eq!(refusal(&other, theirs), refusal(&none, &absent), "{change}");
+            assert_eq!(other.status, 404, "{change}");
+        }
+        // Each pins and archives their own, and lists only their own either way.
+        for change in [json!({ "pinned": true }), json!({ "archived": true })] {
+            let own = send(&app, me, Method::PATCH, mine, Some(change.clone())).await;
+            assert_eq!(own.status, 200, "{change}: {}", own.text());
+        }
+        let archived = get(&app, me, "/api/conversations?archived=true&pinned=true").await;
+        assert_eq!(&ids(&archived.json()), std::slice::from_ref(mine));
+        let unarchived = get(&app, me, "/api/conversations").await;
+        assert!(ids(&unarchived.json()).is_empty());
+        let own = send(
+            &app,
+            me,
+            Method::PATCH,
+            mine,
+            Some(json!({ "archived": false })),
+        )
+        .await;
+        assert_eq!(own.json()["archived"], false);
 
         let continued = app
             .call(
@@ -127,6 +150,10 @@ async fn each_person_reaches_only_their_own_conversations_on_every_route() {
             .json();
         assert_eq!(one["title"], title);
         assert_eq!(one["turns"].as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            (&one["pinned"], &one["archived"]),
+            (&json!(true), &json!(false))
+        );
     }
     let rows = app.query_log().await;
     assert_eq!(rows.len(), 2, "no turn of a refused continuation");

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { ask, screenshot, signedInAs, waitForStatus } from "./chat-page.mjs";
+import { ask, openAccountMenu, screenshot, signedInAs, waitForStatus } from "./chat-page.mjs";
 import { runBor, startSuite, waitUntil } from "./harness.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -40,6 +40,7 @@ for (const [name, viewport] of [
   test(`a person makes, copies, uses and revokes a key on the account page (${name})`, async (t) => {
     const { page, problems } = await signedInAs(suite, t, { username: "ann", password: PASSWORD, viewport });
     await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+    await openAccountMenu(page);
     await page.getByRole("link", { name: "ann, your account" }).click();
     await page.waitForURL((url) => url.pathname === "/account");
     await page.getByRole("heading", { name: "API keys and connected apps" }).waitFor();

@@ -67,8 +67,8 @@ export async function openChat(suite, contextOptions = {}, prepare = async () =>
  * sign-in page with `password` and sent on to `path` (the chat page by default, then
  * ready for a question); its page and the problems the page logs.
  */
-export async function signedInAs(suite, t, { username, password, viewport, path = "/" }) {
-  const context = await suite.browser.newContext(viewport ? { viewport } : {});
+export async function signedInAs(suite, t, { username, password, viewport, path = "/", contextOptions = {} }) {
+  const context = await suite.browser.newContext({ ...(viewport ? { viewport } : {}), ...contextOptions });
   context.setDefaultTimeout(15_000);
   t.after(() => context.close());
   const page = await context.newPage();
@@ -81,6 +81,14 @@ export async function signedInAs(suite, t, { username, password, viewport, path 
   await page.waitForURL((url) => url.pathname === path);
   if (path === "/") await page.getByRole("textbox", { name: "Message" }).waitFor();
   return { page, problems };
+}
+
+/** Opens the chat page's account menu where it is one (phone width), so that its
+ *  items (the account link, Sign out, the admin page, Add documents) show. */
+export async function openAccountMenu(page) {
+  const toggle = page.locator("#account .account-toggle");
+  await toggle.waitFor({ state: "attached" });
+  if ((await toggle.isVisible()) && (await toggle.getAttribute("aria-expanded")) !== "true") await toggle.click();
 }
 
 /** Types `text` into the message box and presses Send. */

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { ask, screenshot, signedInAs, waitForIdle, waitForStatus } from "./chat-page.mjs";
+import { ask, openAccountMenu, screenshot, signedInAs, waitForIdle, waitForStatus } from "./chat-page.mjs";
 import { ARTIFACTS, runBor, startSuite, waitUntil } from "./harness.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -242,6 +242,7 @@ test("a member browses the documents they read, by collection, and opens one", a
 
 test("a writer adds a file to their collection from the chat page", async (t) => {
   const { page, problems } = await signedIn(t, "wes", "/");
+  await openAccountMenu(page);
   const add = page.getByRole("button", { name: "Add documents" });
   await add.click();
   const dialog = page.getByRole("dialog", { name: "Add documents" });

@@ -49,7 +49,8 @@ async function askAndWait(page, question) {
   return { body: sent.request().postDataJSON(), conversation: sent.headers()["x-conversation-id"] };
 }
 
-const conversationList = (page) => page.getByRole("list", { name: "Conversations" });
+/** The list of conversations: every group of it (Today, Yesterday, …). */
+const conversationList = (page) => page.locator("#conversation-list");
 const listedTitles = (page) => conversationList(page).locator(".conversation-title").allInnerTexts();
 const openId = (page) => new URL(page.url()).searchParams.get("c");
 /** The title a conversation takes from its first question (short ones only). */
@@ -175,7 +176,7 @@ test("search finds a conversation by a word of its answer, asking the server onc
     page.on("request", (request) => {
       const url = new URL(request.url());
       if (url.pathname === "/api/conversations" && url.searchParams.has("q")) {
-        searches.push(url.searchParams.get("q"));
+        searches.push(`${url.searchParams.get("q")} (pinned=${url.searchParams.get("pinned")})`);
       }
     });
     const search = page.getByRole("searchbox", { name: "Search conversations" });
@@ -188,7 +189,8 @@ test("search finds a conversation by a word of its answer, asking the server onc
       }
     });
     await waitForList(page, [titleOf(smiles)]);
-    assert.deepEqual(searches, ["QUOKKA"], "one search, for the whole word");
+    // The pinned ones and the others are asked for side by side.
+    assert.deepEqual(searches.sort(), ["QUOKKA (pinned=false)", "QUOKKA (pinned=true)"], "one search, for the whole word");
     await screenshot(page, "25-search");
 
     await search.fill("quokka penguin");

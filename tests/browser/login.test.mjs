@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { recordProblems } from "./chat-page.mjs";
+import { openAccountMenu, recordProblems } from "./chat-page.mjs";
 import { ARTIFACTS, runBor, startSuite } from "./harness.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -100,6 +100,7 @@ test("at phone width in dark mode the form fits and signing out ends the session
   await signInByKeyboard(page, "ann", PASSWORD);
   await page.waitForURL((url) => url.pathname === "/");
   await page.getByRole("textbox", { name: "Message" }).waitFor();
+  await openAccountMenu(page);
   await page.getByRole("button", { name: "Sign out" }).waitFor();
   const chatFits = await page.evaluate(
     () => document.documentElement.scrollWidth <= document.documentElement.clientWidth,
@@ -144,6 +145,7 @@ for (const look of LOOKS) {
     const admin = await open(t, "/login?next=%2F", contextOptions);
     await signInByKeyboard(admin.page, "root", PASSWORD);
     await admin.page.waitForURL((url) => url.pathname === "/");
+    await openAccountMenu(admin.page);
     const link = admin.page.getByRole("link", { name: "Admin page" });
     await link.waitFor();
     await admin.page.screenshot({ path: join(ARTIFACTS, `login-admin-link-${name}.png`) });
@@ -155,6 +157,7 @@ for (const look of LOOKS) {
     const member = await open(t, "/login?next=%2F", contextOptions);
     await signInByKeyboard(member.page, "ann", PASSWORD);
     await member.page.waitForURL((url) => url.pathname === "/");
+    await openAccountMenu(member.page);
     await member.page.getByRole("button", { name: "Sign out" }).waitFor();
     assert.equal(await member.page.getByRole("link", { name: "Admin page" }).count(), 0);
     assert.deepEqual(member.problems, []);

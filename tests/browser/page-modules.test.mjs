@@ -18,6 +18,7 @@ import {
   nextBefore,
   turnsLabel,
 } from "../../static/conversation.js";
+import { groupConversations } from "../../static/conversation-groups.js";
 
 function parseInPieces(pieces) {
   const parser = new EventStreamParser();
@@ -137,6 +138,8 @@ test("the list's addresses: search words, page size, the page after a conversati
     listHref({ before: { updated_at: "2025-01-02T03:04:05.123456Z", id: ID } }),
     `/api/conversations?limit=50&before=2025-01-02T03%3A04%3A05.123456Z&before_id=${ID}`,
   );
+  assert.equal(listHref({ archived: true }), "/api/conversations?limit=50&archived=true");
+  assert.equal(listHref({ pinned: false, limit: 200 }), "/api/conversations?limit=200&pinned=false");
   assert.equal(exportHref(ID, "markdown"), `/api/conversations/${ID}/export?format=markdown`);
   assert.equal(exportHref(ID, "json"), `/api/conversations/${ID}/export?format=json`);
 });
@@ -150,6 +153,45 @@ test("a full page leads to the next one; pages join without repeating a conversa
   assert.deepEqual(nextBefore(page(0, 2), 2), { updated_at: "t1", id: "c1" });
   const joined = appendPage(page(0, 3), [...page(2, 3)]);
   assert.deepEqual(joined.map((conversation) => conversation.id), ["c0", "c1", "c2", "c3", "c4"]);
+});
+
+test("the list is grouped: pinned first, then by the local day, older ones by month", () => {
+  // Noon of 15 March 2026 where the test runs; each conversation some local days before.
+  const now = new Date(2026, 2, 15, 12, 0);
+  const at = (days, hours = 12) => new Date(2026, 2, 15 - days, hours, 30).toISOString();
+  const month = (date) => new Intl.DateTimeFormat(undefined, { month: "long", year: "numeric" }).format(date);
+  const conversations = [
+    { id: "today", updated_at: at(0) },
+    { id: "pinned", updated_at: at(0, 1), pinned: true },
+    { id: "early today", updated_at: at(0, 0) },
+    { id: "late yesterday", updated_at: at(1, 23) },
+    { id: "two days", updated_at: at(2) },
+    { id: "a week", updated_at: at(7) },
+    { id: "eight days", updated_at: at(8) },
+    { id: "a month", updated_at: at(30) },
+    { id: "old pinned", updated_at: at(40), pinned: true },
+    { id: "february", updated_at: at(31) },
+    { id: "january", updated_at: new Date(2026, 0, 3).toISOString() },
+    { id: "last year", updated_at: new Date(2025, 11, 31, 23, 59).toISOString() },
+  ];
+  const shown = (groups) => groups.map(({ label, conversations: listed }) => [label, listed.map(({ id }) => id)]);
+  assert.deepEqual(shown(groupConversations(conversations, { now })), [
+    ["Pinned", ["pinned", "old pinned"]],
+    ["Today", ["today", "early today"]],
+    ["Yesterday", ["late yesterday"]],
+    ["Previous 7 days", ["two days", "a week"]],
+    ["Previous 30 days", ["eight days", "a month"]],
+    [month(new Date(2026, 1, 12)), ["february"]],
+    [month(new Date(2026, 0, 3)), ["january"]],
+    [month(new Date(2025, 11, 31)), ["last year"]],
+  ]);
+  // The archived view has no pinned group; a time ahead of the clock is today.
+  const archived = [{ id: "ahead", updated_at: at(-1) }, { id: "old pinned", updated_at: at(40), pinned: true }];
+  assert.deepEqual(shown(groupConversations(archived, { now, pinnedFirst: false })), [
+    ["Today", ["ahead"]],
+    [month(new Date(2026, 1, 3)), ["old pinned"]],
+  ]);
+  assert.deepEqual(groupConversations([], { now }), []);
 });
 
 test("turn counts read in words", () => {

@@ -26,7 +26,7 @@ after(async () => {
 const signedIn = (t, username) => signedInAs(suite, t, { username, password: PASSWORD });
 
 const listedTitles = (page) =>
-  page.getByRole("list", { name: "Conversations" }).locator(".conversation-title").allInnerTexts();
+  page.locator("#conversation-list .conversation-title").allInnerTexts();
 
 async function askAndWait(page, question) {
   const response = page.waitForResponse((r) => r.url().endsWith("/api/chat"));

@@ -1,0 +1,1 @@
+ALTER TABLE conversations DROP COLUMN pinned_at, DROP COLUMN archived_at;
