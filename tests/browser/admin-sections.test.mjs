@@ -90,6 +90,16 @@ for (const [name, viewport] of VIEWPORTS) {
     const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
     assert.ok(widths[0] <= widths[1], `no sideways scroll of the page: ${widths}`);
     await screenshot(page, `admin-sections-${name}`);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await screenshot(page, `admin-sections-${name}-dark`);
+
+    // How tall the page is on each section (the whole page was one scroll before).
+    const heights = [];
+    for (const link of await nav(page).getByRole("link").all()) {
+      await link.click();
+      heights.push(`${await link.innerText()} ${await page.evaluate(() => document.documentElement.scrollHeight)}`);
+    }
+    t.diagnostic(`page height by section (${name}): ${heights.join(", ")}`);
     assert.deepEqual(problems, []);
   });
 }
@@ -254,6 +264,39 @@ for (const [name, viewport] of VIEWPORTS) {
     await list.getByRole("link", { name: `Boiler manual ${name}` }).click();
     await page.waitForURL((url) => /^\/documents\/\d+$/.test(url.pathname));
     await page.getByRole("heading", { name: `Boiler manual ${name}` }).waitFor();
+    assert.deepEqual(problems, []);
+  });
+}
+
+for (const [name, viewport] of VIEWPORTS) {
+  test(`a thousand documents come 50 at a time, the keyboard going on with the next page (${name})`, async (t) => {
+    const tag = `bulk-${name}`;
+    suite.database.query(
+      `INSERT INTO documents (title, content, content_sha256, collection_id)
+       SELECT 'Ledger ${tag} ' || lpad(n::text, 4, '0'), content, encode(sha256(convert_to(content, 'UTF8')), 'hex'),
+              (SELECT id FROM collections WHERE name = 'default')
+       FROM generate_series(1, 1000) AS n, LATERAL (SELECT 'Entry ' || n || ' of ${tag}' AS content) AS entry`,
+    );
+    t.after(() => suite.database.query(`DELETE FROM documents WHERE title LIKE 'Ledger ${tag} %'`));
+    const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport, path: "/admin/documents" });
+    const panel = page.getByRole("region", { name: "Documents" });
+    await panel.getByRole("searchbox", { name: "Title or source" }).fill(tag);
+    await page.keyboard.press("Enter");
+    const count = page.locator("#documents-count");
+    await waitForText(count, "Showing 50 of 1000 documents that match.");
+    const titles = page.getByRole("list", { name: "Stored documents" }).getByRole("link");
+    assert.equal(await titles.first().innerText(), `Ledger ${tag} 1000`, "newest first");
+    const more = panel.getByRole("button", { name: "More documents" });
+    await more.focus();
+    await page.keyboard.press("Enter");
+    await waitForText(count, "Showing 100 of 1000 documents that match.");
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.textContent),
+      `Ledger ${tag} 0950`,
+      "the focus on the first document of the new page",
+    );
+    assert.equal(await titles.count(), 100);
+    await screenshot(page, `admin-documents-paged-${name}`);
     assert.deepEqual(problems, []);
   });
 }
