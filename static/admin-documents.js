@@ -95,7 +95,16 @@ export class DocumentFinder {
     this.list.show([...this.list.documents, ...page.documents]);
     this.#showPaging(page);
     // The keyboard goes on with the first document of the new page.
-    this.list.list.children[shown]?.querySelector("a")?.focus();
+    this.list.focusTitle(shown);
+  }
+
+  /** Empties the list and its count (the token was forgotten). */
+  clear() {
+    this.ticket += 1;
+    this.cursor = null;
+    this.more.hidden = true;
+    this.count.textContent = "";
+    this.list.show([]);
   }
 
   #showPaging(page) {
@@ -133,10 +142,7 @@ function offer(select, options, keep = 1) {
   const kept = [...select.options].slice(0, keep);
   select.replaceChildren(
     ...kept,
-    ...options.map(([value, words]) => {
-      const option = element("option", { value }, words);
-      return option;
-    }),
+    ...options.map(([value, words]) => element("option", { value }, words)),
   );
   select.value = [...select.options].some((option) => option.value === chosen) ? chosen : "";
 }
@@ -159,6 +165,11 @@ export class DocumentList {
         this.cancel();
       }
     });
+  }
+
+  /** Moves the focus to the title of the document at `index`, if there is one. */
+  focusTitle(index) {
+    this.list.children[index]?.querySelector("a")?.focus();
   }
 
   /** Shows `documents` (as `GET /api/admin/documents` lists them, newest first). */

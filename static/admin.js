@@ -252,7 +252,7 @@ function leave(message) {
   setStatus(ui.tokenStatus, "");
   setStatus(ui.healthStatus, "");
   setStatus(ui.documentsStatus, "");
-  documentList.show([]);
+  finder.clear();
   uploads.clear();
   if (message) showAuthMessage(message);
   else hideAuthMessage();
