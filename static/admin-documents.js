@@ -11,6 +11,11 @@ const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", ti
 const PAGE_SIZE = 50;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The address of the documents section; its query holds the filters set. */
+const SECTION_PATH = "/admin/documents";
+/** The form's fields the address keeps. */
+const FILTER_FIELDS = ["q", "collection", "kind", "added_by", "since", "until"];
+
 /** How a document came in, in words, when no person is named. */
 const ORIGINS = {
   folder_sync: "folder sync",
@@ -62,6 +67,10 @@ export class DocumentFinder {
     this.addedBy = document.getElementById("document-added-by");
     this.cursor = null;
     this.ticket = 0;
+    /** Choices the address names whose options are not offered yet (a collection, a
+     *  person), by field. */
+    this.pending = {};
+    this.#readAddress();
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.reload();
@@ -72,18 +81,49 @@ export class DocumentFinder {
     this.more.addEventListener("click", () => this.#next());
   }
 
-  /** The filters the form says now. */
-  get filters() {
-    return filtersOf(Object.fromEntries(new FormData(this.form)));
+  /** The form's values, with the choices the address named that are not offered yet. */
+  get values() {
+    const values = Object.fromEntries(new FormData(this.form));
+    for (const [field, value] of Object.entries(this.pending)) values[field] ||= value;
+    return values;
   }
 
-  /** The first page for the filters set. */
+  /** The filters the form says now. */
+  get filters() {
+    return filtersOf(this.values);
+  }
+
+  /** The first page for the filters set; the address of the documents section keeps
+   *  them, so that a reload or a shared link shows the same list. */
   async reload() {
     const ticket = (this.ticket += 1);
     const page = await this.fetchPage({ ...this.filters, limit: PAGE_SIZE });
     if (page === null || ticket !== this.ticket) return;
     this.list.show(page.documents);
     this.#showPaging(page);
+    this.keepInAddress();
+  }
+
+  /** Fills the form from the address's query, when it is the documents section's. */
+  #readAddress() {
+    if (window.location.pathname !== SECTION_PATH) return;
+    const query = new URLSearchParams(window.location.search);
+    for (const field of FILTER_FIELDS) {
+      const value = query.get(field);
+      if (value === null) continue;
+      const control = this.form.elements.namedItem(field);
+      control.value = value;
+      if (control.value !== value) this.pending[field] = value;
+    }
+  }
+
+  /** Puts the filters set in the address, when it is the documents section's. */
+  keepInAddress() {
+    if (window.location.pathname !== SECTION_PATH) return;
+    const values = this.values;
+    const query = new URLSearchParams(FILTER_FIELDS.filter((field) => values[field]).map((field) => [field, values[field]]));
+    const search = query.toString() === "" ? "" : `?${query}`;
+    if (search !== window.location.search) history.replaceState(history.state, "", `${SECTION_PATH}${search}`);
   }
 
   async #next() {
@@ -122,7 +162,14 @@ export class DocumentFinder {
 
   /** The collections the filter offers (by name), the one chosen kept while it exists. */
   offerCollections(names) {
-    offer(this.collection, names.map((name) => [name, name]));
+    offer(this.collection, names.map((name) => [name, name]), 1, this.#take("collection"));
+  }
+
+  /** The value the address named for `field`, once: its options are offered now. */
+  #take(field) {
+    const value = this.pending[field];
+    delete this.pending[field];
+    return value;
   }
 
   /** The people the filter offers, `[{id, display_name, username}]`. */
@@ -131,14 +178,15 @@ export class DocumentFinder {
       this.addedBy,
       people.map((person) => [String(person.id), `${person.display_name} (${person.username})`]),
       2,
+      this.#take("added_by"),
     );
   }
 }
 
 /** Replaces the options of `select` after its first `keep` with `[value, words]`,
- *  keeping the one chosen when it is still there. */
-function offer(select, options, keep = 1) {
-  const chosen = select.value;
+ *  keeping the one chosen (or choosing `wanted`) when it is there. */
+function offer(select, options, keep = 1, wanted = undefined) {
+  const chosen = wanted ?? select.value;
   const kept = [...select.options].slice(0, keep);
   select.replaceChildren(
     ...kept,

@@ -113,7 +113,12 @@ const audit = new AuditTrail({ token: () => state.token });
 const limits = new LimitsAndUsage({ token: () => state.token, names });
 /** The People panel: an admin's session only (it is made then). */
 let people = null;
-const sections = new SectionNav({ onChange: () => people?.forgetSecret() });
+const sections = new SectionNav({
+  onChange: (section) => {
+    people?.forgetSecret();
+    if (section === "documents") finder.keepInAddress();
+  },
+});
 
 async function start() {
   ui.urlForm.addEventListener("submit", (event) => {

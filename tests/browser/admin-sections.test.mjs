@@ -262,6 +262,16 @@ for (const [name, viewport] of VIEWPORTS) {
     await waitUntil(async () => (await list.getByRole("listitem").count()) === 1, { what: "the Markdown one" });
     await screenshot(page, `admin-documents-${name}`);
 
+    // The address keeps the filters: a reload (or the link shared) shows the same list.
+    const address = new URL(page.url());
+    assert.equal(address.searchParams.get("q"), `boiler manual ${name}`);
+    assert.equal(address.searchParams.get("kind"), "text/markdown");
+    await page.reload();
+    await waitForText(page.locator("#documents-count"), "Showing 1 of 1 document that match.");
+    assert.equal(await panel.getByRole("searchbox", { name: "Title or source" }).inputValue(), `boiler manual ${name}`);
+    await waitUntil(async () => (await panel.getByLabel("Added by").inputValue()) !== "", { what: "the person chosen again" });
+    assert.equal(await list.getByRole("listitem").count(), 1);
+
     // The title opens the document's page.
     await list.getByRole("link", { name: `Boiler manual ${name}` }).click();
     await page.waitForURL((url) => /^\/documents\/\d+$/.test(url.pathname));
