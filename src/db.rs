@@ -9,6 +9,7 @@ pub mod audit;
 pub mod chunks;
 pub mod collections;
 pub mod conversations;
+pub mod document_list;
 pub mod documents;
 mod error;
 pub mod feedback;

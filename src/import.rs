@@ -82,10 +82,12 @@ pub trait DocumentSink {
     }
 }
 
-/// A sink that stores into the collection `collection_id`.
+/// A sink that stores into the collection `collection_id`, as added by `added_by`.
 pub struct InCollection<'a, S> {
     pub sink: &'a S,
     pub collection_id: i64,
+    /// The person importing (a URL import from the admin page); `None` for `bor import`.
+    pub added_by: Option<uuid::Uuid>,
 }
 
 impl<S: DocumentSink> DocumentSink for InCollection<'_, S> {
@@ -98,7 +100,10 @@ impl<S: DocumentSink> DocumentSink for InCollection<'_, S> {
         document: &SourceDocument,
         progress: &dyn IngestProgress,
     ) -> Result<PreparedDocument, IngestError> {
-        let document = document.clone().in_collection(Some(self.collection_id));
+        let document = document
+            .clone()
+            .in_collection(Some(self.collection_id))
+            .added_by(self.added_by);
         self.sink.prepare(&document, progress).await
     }
 
@@ -310,6 +315,7 @@ pub async fn into_collection<'a, S: DocumentSink>(
         Ok(collection) => Ok(InCollection {
             sink,
             collection_id: collection.id,
+            added_by: None,
         }),
         Err(error) => {
             eprintln!(

@@ -41,13 +41,6 @@ export async function fetchHealth(token) {
   throw failure(status, body);
 }
 
-/** `GET /api/documents`: `[{id, title, chunks, created_at, summary}]`. */
-export async function fetchDocuments() {
-  const { status, body } = await request("/api/documents");
-  if (status === 200 && Array.isArray(body)) return body;
-  throw failure(status, body);
-}
-
 /**
  * `POST /api/admin/documents` into `collection` with `file` as the one `file` part of a
  * multipart body:
@@ -150,6 +143,26 @@ export async function deleteDocument(token, id) {
 export async function fetchUsers(token) {
   const { status, body } = await request("/api/admin/users", { token });
   if (status === 200 && Array.isArray(body?.users)) return body.users;
+  throw failure(status, body);
+}
+
+/** `GET /api/admin/users/{id}/keys`: the person's API keys. */
+export async function fetchUserKeys(token, id) {
+  const { status, body } = await request(`/api/admin/users/${encodeURIComponent(id)}/keys`, { token });
+  if (status === 200 && Array.isArray(body?.keys)) return body.keys;
+  throw failure(status, body);
+}
+
+/**
+ * `GET /api/admin/documents`: a page of documents, newest first, `{documents: [{id,
+ * title, source, content_type, created_at, collection, chunks, added_by, origin}],
+ * total, next_cursor}`; `filters` as the route takes them (`q`, `collection`, `kind`,
+ * `added_by`, `since`, `until`, `cursor`, `limit`), the empty ones left out.
+ */
+export async function fetchAdminDocuments(token, filters = {}) {
+  const query = new URLSearchParams(Object.entries(filters).filter(([, value]) => value !== "" && value != null));
+  const { status, body } = await request(`/api/admin/documents?${query}`, { token });
+  if (status === 200 && Array.isArray(body?.documents)) return body;
   throw failure(status, body);
 }
 

@@ -1,7 +1,8 @@
 // The admin page's Collections and Groups panels: make, describe and delete collections
-// and edit who may read or write each (rows of a user or group and an access, saved
-// together); make and delete groups and set their members. The server checks every
-// name: its refusals are shown in the panel's alert region as it words them.
+// and edit who may read or write each (rows of a user or group, picked from those that
+// exist, and an access, saved together); make and delete groups and set their members
+// (picked alike). The server checks every name again: its refusals are shown in the
+// panel's alert region as it words them.
 
 import {
   createCollection,
@@ -14,9 +15,13 @@ import {
   putMembers,
   updateCollection,
 } from "./admin-api.js";
+import { confirmLoss } from "./admin-confirm.js";
+import { NamePicker } from "./admin-picker.js";
 import { element } from "./dom.js";
 
 const ACCESS = ["read", "write"];
+/** The collection the server never deletes. */
+const DEFAULT_COLLECTION = "default";
 const GRANTEE_KINDS = [
   ["group", "Group"],
   ["user", "User"],
@@ -27,12 +32,14 @@ export function counted(count, one, many) {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** The usernames typed in a members box: split on commas and line ends, blanks dropped. */
-export function usernamesOf(text) {
-  return text
-    .split(/[,\n]/)
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
+/** The `offers` whose value is not among `taken`. */
+function offersNotIn(offers, taken) {
+  return offers.filter(({ value }) => !taken.includes(value));
+}
+
+/** A grant in words: "ann (write)", "group staff (read)". */
+function grantee(grant) {
+  return "group" in grant ? `group ${grant.group} (${grant.access})` : `${grant.user} (${grant.access})`;
 }
 
 /** The grants a collection's rows say, `[{user | group: name, access}]`; rows without a
@@ -77,11 +84,13 @@ class PanelVoice {
 }
 
 export class Collections {
-  /** `token()` is the admin token in use ("" with a session); `onList(collections)`
-   *  hears every list loaded (the upload chooser offers its names); `onDeleted()` hears
-   *  a collection deleted (its documents went with it). */
-  constructor({ token, onList, onDeleted }) {
+  /** `token()` is the admin token in use ("" with a session); `names` offers the people
+   *  and groups a grant may name (`people()`, `groups()`: `[{value, label}]`);
+   *  `onList(collections)` hears every list loaded (the upload chooser offers its
+   *  names); `onDeleted()` hears a collection deleted (its documents went with it). */
+  constructor({ token, names, onList, onDeleted }) {
     this.token = token;
+    this.names = names;
     this.onList = onList;
     this.onDeleted = onDeleted;
     this.voice = new PanelVoice("collections");
@@ -156,16 +165,34 @@ export class Collections {
         `${counted(collection.documents, "document", "documents")}, ${counted(collection.chunks, "chunk", "chunks")}`,
       ),
     );
-    const remove = element("button", { type: "button", class: "danger", "aria-label": `Delete collection ${name}` }, "Delete");
-    remove.addEventListener("click", async () => {
-      const documents = counted(collection.documents, "document goes", "documents go");
-      if (!window.confirm(`Delete the collection ${name}? Its ${documents} with it.`)) return;
-      const deleted = await this.#act(() => deleteCollection(this.token(), name), `Deleted the collection ${name}.`);
-      if (deleted) this.onDeleted();
-    });
-    head.append(remove);
+    // `default` is where documents go when no collection is named: the server keeps it.
+    if (name !== DEFAULT_COLLECTION) head.append(this.#deleteButton(collection, name));
     item.append(head, this.#descriptionForm(name, collection.description ?? ""), this.#grantsEditor(name, collection.grants ?? []));
     return item;
+  }
+
+  #deleteButton(collection, name) {
+    const remove = element("button", { type: "button", class: "danger", "aria-label": `Delete collection ${name}` }, "Delete");
+    remove.addEventListener("click", async () => {
+      const grants = collection.grants ?? [];
+      const confirmed = await confirmLoss({
+        title: `Delete the collection ${name}?`,
+        losses: [
+          `Its ${counted(collection.documents, "document", "documents")} (${counted(collection.chunks, "chunk", "chunks")}) ${collection.documents === 1 ? "is" : "are"} deleted with it: questions will no longer find them.`,
+          grants.length === 0
+            ? "It is granted to no one."
+            : `Its ${counted(grants.length, "grant goes", "grants go")}: ${grants.map(grantee).join(", ")}.`,
+        ],
+        action: `Delete ${name}`,
+      });
+      if (!confirmed) return;
+      const deleted = await this.#act(() => deleteCollection(this.token(), name), `Deleted the collection ${name}.`);
+      if (deleted) {
+        this.onDeleted();
+        this.name.focus();
+      }
+    });
+    return remove;
   }
 
   #descriptionForm(name, description) {
@@ -203,16 +230,22 @@ export class Collections {
     const add = element("button", { type: "button", "aria-label": `Add a grant to ${name}` }, "Add grant");
     add.addEventListener("click", () => {
       addRow({ kind: "group", name: "", access: "read" });
-      rows.lastElementChild.querySelector("input").focus();
+      rows.lastElementChild.picker.focus();
     });
     const save = element("button", { type: "button", class: "primary", "aria-label": `Save the grants of ${name}` }, "Save grants");
     save.addEventListener("click", () => {
-      const typed = [...rows.children].map((row) => ({
+      const unknown = [...rows.children].find((row) => !row.picker.check());
+      if (unknown) {
+        this.voice.refuse(`Pick who the grant is for from the list: no one is named “${unknown.picker.input.value.trim()}”.`);
+        unknown.picker.focus();
+        return;
+      }
+      const picked = [...rows.children].map((row) => ({
         kind: row.querySelector(".grant-kind").value,
-        name: row.querySelector(".grant-name").value,
+        name: row.picker.value,
         access: row.querySelector(".grant-access").value,
       }));
-      this.#act(() => putGrants(this.token(), name, grantsOf(typed)), `Saved the grants of ${name}.`);
+      this.#act(() => putGrants(this.token(), name, grantsOf(picked)), `Saved the grants of ${name}.`);
     });
     const buttons = element("div", { class: "grant-buttons" });
     buttons.append(add, save);
@@ -225,14 +258,18 @@ export class Collections {
     const kind = element("select", { class: "grant-kind", "aria-label": `Grantee kind, ${collection}` });
     for (const [value, label] of GRANTEE_KINDS) kind.append(element("option", { value }, label));
     kind.value = grant.kind;
-    const name = element("input", {
-      class: "grant-name",
-      autocomplete: "off",
-      autocapitalize: "none",
-      spellcheck: "false",
-      "aria-label": `User or group name, ${collection}`,
+    const picker = new NamePicker({
+      label: `User or group name, ${collection}`,
+      offers: () => (kind.value === "user" ? this.names.people() : this.names.groups()),
+      kind: "user or group",
     });
-    name.value = grant.name;
+    picker.value = grant.name;
+    picker.root.classList.add("grant-name");
+    row.picker = picker;
+    kind.addEventListener("change", () => {
+      if (picker.input.value.trim() !== "") picker.check();
+    });
+    const name = picker.input;
     const access = element("select", { class: "grant-access", "aria-label": `Access, ${collection}` });
     for (const value of ACCESS) access.append(element("option", { value }, value));
     access.value = grant.access;
@@ -240,22 +277,24 @@ export class Collections {
     const describeRemove = () => remove.setAttribute("aria-label", `Remove the grant to ${name.value.trim() || "no one yet"}, ${collection}`);
     describeRemove();
     name.addEventListener("input", describeRemove);
+    picker.onPick = describeRemove;
     remove.addEventListener("click", () => {
       const next = row.nextElementSibling ?? row.previousElementSibling;
       row.remove();
       onRemoved();
       (next?.querySelector("input") ?? remove.closest("fieldset")?.querySelector("button"))?.focus();
     });
-    row.append(kind, name, access, remove);
+    row.append(kind, picker.root, access, remove);
     return row;
   }
 }
 
 export class Groups {
-  /** `token()` as for `Collections`; `onChanged()` hears a group deleted (its grants
-   *  went with it). */
-  constructor({ token, onChanged }) {
+  /** `token()` and `names` as for `Collections`; `onChanged()` hears a group made,
+   *  deleted or changed (grants name groups). */
+  constructor({ token, names, onChanged }) {
     this.token = token;
+    this.names = names;
     this.onChanged = onChanged;
     this.voice = new PanelVoice("groups");
     this.list = document.getElementById("groups");
@@ -286,6 +325,7 @@ export class Groups {
       this.name.value = "";
       this.voice.say(`Made the group ${made.name}.`);
       await this.load();
+      this.onChanged();
     } catch (error) {
       this.voice.refuse(error.message);
       this.name.focus();
@@ -308,40 +348,93 @@ export class Groups {
     }
     const remove = element("button", { type: "button", class: "danger", "aria-label": `Delete group ${name}` }, "Delete");
     remove.addEventListener("click", async () => {
-      if (!window.confirm(`Delete the group ${name}, with its memberships and grants?`)) return;
+      let granted;
+      try {
+        granted = (await fetchCollections(this.token())).filter((collection) =>
+          (collection.grants ?? []).some((grant) => grant.group === name),
+        );
+      } catch (error) {
+        this.voice.refuse(error.message);
+        return;
+      }
+      const members = group.members ?? [];
+      const confirmed = await confirmLoss({
+        title: `Delete the group ${name}?`,
+        losses: [
+          members.length === 0
+            ? "It has no members."
+            : `Its ${counted(members.length, "member", "members")} (${members.join(", ")}) leave it; they stay as people.`,
+          granted.length === 0
+            ? "It is granted no collection."
+            : `Its ${counted(granted.length, "grant goes", "grants go")}: ${granted.map(({ name: collection }) => collection).join(", ")}; its members no longer read them through it.`,
+        ],
+        action: `Delete ${name}`,
+      });
+      if (!confirmed) return;
       try {
         await deleteGroup(this.token(), name);
         this.voice.say(`Deleted the group ${name}.`);
         await this.load();
         this.onChanged();
+        this.name.focus();
       } catch (error) {
         this.voice.refuse(error.message);
       }
     });
     head.append(remove);
-    const form = element("form", { class: "members-form", novalidate: "" });
-    const boxId = `group-${name}-members`;
-    const hintId = `${boxId}-hint`;
-    const box = element("textarea", { id: boxId, rows: "3", spellcheck: "false", autocapitalize: "none", "aria-describedby": hintId });
-    box.value = (group.members ?? []).join("\n");
-    form.append(
-      element("label", { for: boxId }, `Members of ${name}`),
-      box,
-      element("p", { id: hintId, class: "hint" }, "Usernames, separated by commas or one per line."),
-      element("button", { type: "submit", "aria-label": `Save the members of ${name}` }, "Save members"),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+    item.append(this.#membersEditor(name, group.members ?? []));
+    return item;
+  }
+
+  /** The members of `name`, each with a Remove button, a picker that adds a person, and
+   *  Save members. */
+  #membersEditor(name, members) {
+    const fieldset = element("fieldset", { class: "members-form" });
+    fieldset.append(element("legend", {}, `Members of ${name}`));
+    const list = element("ul", { class: "member-list", "aria-label": `Members of ${name}` });
+    const empty = element("p", { class: "muted" }, "No members yet.");
+    const refreshEmpty = () => {
+      empty.hidden = list.children.length > 0;
+    };
+    const picker = new NamePicker({ label: `Add a member to ${name}`, offers: () => offersNotIn(this.names.people(), chosen()), kind: "person" });
+    const chosen = () => [...list.children].map((item) => item.dataset.username);
+    const addMember = (username) => {
+      const item = element("li", { class: "member", "data-username": username });
+      const remove = element("button", { type: "button", class: "quiet", "aria-label": `Remove ${username} from ${name}` }, "Remove");
+      remove.addEventListener("click", () => {
+        const next = item.nextElementSibling ?? item.previousElementSibling;
+        item.remove();
+        refreshEmpty();
+        (next?.querySelector("button") ?? picker.input).focus();
+      });
+      item.append(element("span", {}, username), remove);
+      list.append(item);
+      refreshEmpty();
+    };
+    for (const username of members) addMember(String(username));
+    refreshEmpty();
+    picker.onPick = (username) => {
+      if (!chosen().includes(username)) addMember(username);
+      picker.value = "";
+    };
+    const save = element("button", { type: "button", "aria-label": `Save the members of ${name}` }, "Save members");
+    save.addEventListener("click", async () => {
+      if (!picker.check()) {
+        this.voice.refuse(`Pick a member of ${name} from the list: no one is named “${picker.input.value.trim()}”.`);
+        picker.focus();
+        return;
+      }
       try {
-        const saved = await putMembers(this.token(), name, usernamesOf(box.value));
+        const saved = await putMembers(this.token(), name, chosen());
         this.voice.say(`Saved the members of ${name}: ${counted(saved.members.length, "person", "people")}.`);
         await keepingFocus(this.list, () => this.load());
       } catch (error) {
         this.voice.refuse(error.message);
-        box.focus();
+        picker.focus();
       }
     });
-    item.append(form);
-    return item;
+    const pickerLabel = element("label", { for: picker.input.id }, "Add a member");
+    fieldset.append(list, empty, pickerLabel, picker.root, save);
+    return fieldset;
   }
 }

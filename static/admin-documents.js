@@ -1,11 +1,199 @@
-// The documents list of the admin page: one item per document, newest first (title,
-// chunks, when added, its collection), with a Delete button that opens a confirmation
-// below it (Escape or Cancel closes it). Titles are user content: they only ever go in
-// as text.
+// The documents list of the admin page: one item per document, newest first (its title
+// opening the document, chunks, when added, by whom, its kind and collection), with a
+// Delete button that opens a confirmation below it (Escape or Cancel closes it); above
+// it the search and filters, below it "More documents" for the next page. Titles are
+// user content: they only ever go in as text.
 
 import { element } from "./dom.js";
 
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+/** Documents asked for at a time. */
+const PAGE_SIZE = 50;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The address of the documents section; its query holds the filters set. */
+const SECTION_PATH = "/admin/documents";
+/** The form's fields the address keeps. */
+const FILTER_FIELDS = ["q", "collection", "kind", "added_by", "since", "until"];
+
+/** How a document came in, in words, when no person is named. */
+const ORIGINS = {
+  folder_sync: "folder sync",
+  command_line: "command line",
+  deleted_person: "a person since deleted",
+};
+
+/** Who added `doc`, in words. */
+export function addedByWords(doc) {
+  if (doc.added_by && typeof doc.added_by.display_name === "string") return doc.added_by.display_name;
+  return ORIGINS[doc.origin] ?? "command line";
+}
+
+/**
+ * The route's filters from the form's values: the dates (`YYYY-MM-DD`, UTC) as the
+ * first moment of `since` and the first moment after `until`; empty ones left out.
+ */
+export function filtersOf({ q, collection, kind, added_by: addedBy, since, until }) {
+  const filters = {};
+  if (q.trim() !== "") filters.q = q.trim();
+  if (collection) filters.collection = collection;
+  if (kind) filters.kind = kind;
+  if (addedBy) filters.added_by = addedBy;
+  const day = (text) => (/^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN);
+  if (!Number.isNaN(day(since))) filters.since = new Date(day(since)).toISOString();
+  if (!Number.isNaN(day(until))) filters.until = new Date(day(until) + DAY_MS).toISOString();
+  return filters;
+}
+
+/** The kinds' words, from the filter's own options. */
+function kindWords() {
+  const options = document.querySelectorAll("#document-kind option[value]:not([value=''])");
+  return new Map([...options].map((option) => [option.value, option.textContent]));
+}
+
+/**
+ * The search and filters above the list and the pages below it: `fetchPage(filters)`
+ * resolves with `{documents, total, next_cursor}` (it reports its own failures and
+ * resolves with null then); `list` is the `DocumentList` that shows them.
+ */
+export class DocumentFinder {
+  constructor({ fetchPage, list }) {
+    this.fetchPage = fetchPage;
+    this.list = list;
+    this.form = document.getElementById("document-filters");
+    this.count = document.getElementById("documents-count");
+    this.more = document.getElementById("documents-more");
+    this.collection = document.getElementById("document-collection");
+    this.addedBy = document.getElementById("document-added-by");
+    this.cursor = null;
+    this.ticket = 0;
+    /** Choices the address names whose options are not offered yet (a collection, a
+     *  person), by field. */
+    this.pending = {};
+    this.#readAddress();
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.reload();
+    });
+    for (const control of this.form.querySelectorAll("select, input[type=date]")) {
+      control.addEventListener("change", () => this.reload());
+    }
+    this.more.addEventListener("click", () => this.#next());
+  }
+
+  /** The form's values, with the choices the address named that are not offered yet. */
+  get values() {
+    const values = Object.fromEntries(new FormData(this.form));
+    for (const [field, value] of Object.entries(this.pending)) values[field] ||= value;
+    return values;
+  }
+
+  /** The filters the form says now. */
+  get filters() {
+    return filtersOf(this.values);
+  }
+
+  /** The first page for the filters set; the address of the documents section keeps
+   *  them, so that a reload or a shared link shows the same list. */
+  async reload() {
+    const ticket = (this.ticket += 1);
+    const page = await this.fetchPage({ ...this.filters, limit: PAGE_SIZE });
+    if (page === null || ticket !== this.ticket) return;
+    this.list.show(page.documents);
+    this.#showPaging(page);
+    this.keepInAddress();
+  }
+
+  /** Fills the form from the address's query, when it is the documents section's. */
+  #readAddress() {
+    if (window.location.pathname !== SECTION_PATH) return;
+    const query = new URLSearchParams(window.location.search);
+    for (const field of FILTER_FIELDS) {
+      const value = query.get(field);
+      if (value === null) continue;
+      const control = this.form.elements.namedItem(field);
+      control.value = value;
+      if (control.value !== value) this.pending[field] = value;
+    }
+  }
+
+  /** Puts the filters set in the address, when it is the documents section's. */
+  keepInAddress() {
+    if (window.location.pathname !== SECTION_PATH) return;
+    const values = this.values;
+    const query = new URLSearchParams(FILTER_FIELDS.filter((field) => values[field]).map((field) => [field, values[field]]));
+    const search = query.toString() === "" ? "" : `?${query}`;
+    if (search !== window.location.search) history.replaceState(history.state, "", `${SECTION_PATH}${search}`);
+  }
+
+  async #next() {
+    if (this.cursor === null) return;
+    const ticket = (this.ticket += 1);
+    const shown = this.list.documents.length;
+    const page = await this.fetchPage({ ...this.filters, limit: PAGE_SIZE, cursor: this.cursor });
+    if (page === null || ticket !== this.ticket) return;
+    this.list.show([...this.list.documents, ...page.documents]);
+    this.#showPaging(page);
+    // The keyboard goes on with the first document of the new page.
+    this.list.focusTitle(shown);
+  }
+
+  /** Empties the list and its count (the token was forgotten). */
+  clear() {
+    this.ticket += 1;
+    this.cursor = null;
+    this.more.hidden = true;
+    this.count.textContent = "";
+    this.list.show([]);
+  }
+
+  #showPaging(page) {
+    this.cursor = page.next_cursor ?? null;
+    this.more.hidden = this.cursor === null;
+    const shown = this.list.documents.length;
+    const filtered = Object.keys(this.filters).length > 0;
+    this.count.textContent =
+      page.total === 0
+        ? filtered
+          ? "No document matches."
+          : ""
+        : `Showing ${shown} of ${page.total} ${page.total === 1 ? "document" : "documents"}${filtered ? " that match" : ""}.`;
+  }
+
+  /** The collections the filter offers (by name), the one chosen kept while it exists. */
+  offerCollections(names) {
+    offer(this.collection, names.map((name) => [name, name]), 1, this.#take("collection"));
+  }
+
+  /** The value the address named for `field`, once: its options are offered now. */
+  #take(field) {
+    const value = this.pending[field];
+    delete this.pending[field];
+    return value;
+  }
+
+  /** The people the filter offers, `[{id, display_name, username}]`. */
+  offerPeople(people) {
+    offer(
+      this.addedBy,
+      people.map((person) => [String(person.id), `${person.display_name} (${person.username})`]),
+      2,
+      this.#take("added_by"),
+    );
+  }
+}
+
+/** Replaces the options of `select` after its first `keep` with `[value, words]`,
+ *  keeping the one chosen (or choosing `wanted`) when it is there. */
+function offer(select, options, keep = 1, wanted = undefined) {
+  const chosen = wanted ?? select.value;
+  const kept = [...select.options].slice(0, keep);
+  select.replaceChildren(
+    ...kept,
+    ...options.map(([value, words]) => element("option", { value }, words)),
+  );
+  select.value = [...select.options].some((option) => option.value === chosen) ? chosen : "";
+}
 
 export class DocumentList {
   /** `remove(document)` deletes it and redraws the list (through `show`); it reports
@@ -27,9 +215,14 @@ export class DocumentList {
     });
   }
 
-  /** Shows `documents` (as `GET /api/documents` lists them). */
+  /** Moves the focus to the title of the document at `index`, if there is one. */
+  focusTitle(index) {
+    this.list.children[index]?.querySelector("a")?.focus();
+  }
+
+  /** Shows `documents` (as `GET /api/admin/documents` lists them, newest first). */
   show(documents) {
-    this.documents = [...documents].sort(newestFirst);
+    this.documents = [...documents];
     const ids = new Set(this.documents.map((doc) => doc.id));
     if (!ids.has(this.confirming)) this.confirming = null;
     this.draw();
@@ -104,10 +297,15 @@ export class DocumentList {
       Number.isNaN(created.getTime())
         ? "—"
         : element("time", { datetime: String(doc.created_at) }, DATE_FORMAT.format(created)),
+      ` by ${addedByWords(doc)}`,
     );
+    const kind = kindWords().get(doc.content_type);
+    if (kind) meta.append(` · ${kind}`);
     if (typeof doc.collection === "string") meta.append(` · in ${doc.collection}`);
     const text = element("div", { class: "document-text" });
-    text.append(element("h3", { class: "document-title" }, title), meta);
+    const heading = element("h3", { class: "document-title" });
+    heading.append(element("a", { href: `/documents/${encodeURIComponent(doc.id)}` }, title));
+    text.append(heading, meta);
     const ask = button("Delete", {
       "data-action": "ask",
       "data-focus-key": `ask-${doc.id}`,
@@ -139,11 +337,6 @@ export class DocumentList {
     group.append(element("p", { id: questionId }, question), buttons);
     return group;
   }
-}
-
-function newestFirst(a, b) {
-  const byDate = String(b.created_at).localeCompare(String(a.created_at));
-  return byDate !== 0 ? byDate : b.id - a.id;
 }
 
 function button(text, attributes) {

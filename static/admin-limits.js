@@ -2,7 +2,8 @@
 // set, a form to set one for a person, a group, a key or everyone, and each person's
 // use per day as a table. Everything is shown as text only.
 
-import { deleteLimit, fetchGroups, fetchLimits, fetchUsage, fetchUsers, setLimit } from "./admin-api.js";
+import { deleteLimit, fetchLimits, fetchUsage, setLimit } from "./admin-api.js";
+import { NamePicker } from "./admin-picker.js";
 import { element } from "./dom.js";
 import { drawUsageChart } from "./usage-chart.js";
 
@@ -10,20 +11,28 @@ const MEASURES = ["turns_per_day", "tokens_per_day", "tokens_per_month"];
 const SUBJECT_WORDS = { user: "Person", group: "Group", key: "API key", everyone: "Everyone" };
 
 export class LimitsAndUsage {
-  /** `token()` is the admin token in use (empty with a session). */
-  constructor({ token }) {
+  /** `token()` is the admin token in use (empty with a session); `names` offers the
+   *  people and groups a limit may name (`people()`, `groups()`: `[{value, label}]`). */
+  constructor({ token, names }) {
     this.token = token;
+    this.names = names;
     this.form = document.getElementById("limit-form");
     this.subject = document.getElementById("limit-subject");
-    this.name = document.getElementById("limit-name");
-    this.names = document.getElementById("limit-names");
+    this.who = new NamePicker({
+      id: "limit-who",
+      label: "Name",
+      offers: () => (this.subject.value === "group" ? this.names.groups() : this.names.people()),
+      kind: "person or group",
+    });
+    document.getElementById("limit-who-slot").replaceWith(this.who.root);
+    this.whoField = document.getElementById("limit-who-field");
+    this.keyField = document.getElementById("limit-key-field");
+    this.key = document.getElementById("limit-key");
     this.table = document.getElementById("limits-table");
     this.status = document.getElementById("limits-status");
     this.usageTable = document.getElementById("usage-table");
     this.usageChart = document.getElementById("usage-chart");
     this.usageStatus = document.getElementById("usage-status");
-    this.people = [];
-    this.groups = [];
     this.subject.addEventListener("change", () => this.offerNames());
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -32,28 +41,17 @@ export class LimitsAndUsage {
   }
 
   async load() {
-    await Promise.all([this.loadLimits(), this.loadUsage(), this.loadNames()]);
+    this.offerNames();
+    await Promise.all([this.loadLimits(), this.loadUsage()]);
   }
 
-  async loadNames() {
-    try {
-      const [people, groups] = await Promise.all([
-        fetchUsers(this.token()).catch(() => []),
-        fetchGroups(this.token()).catch(() => []),
-      ]);
-      this.people = people.map((person) => person.username);
-      this.groups = groups.map((group) => group.name);
-    } finally {
-      this.offerNames();
-    }
-  }
-
-  /** The names the name box suggests for the subject chosen. */
+  /** The name picker for a person or a group, the key's id box for a key, neither
+   *  for everyone. */
   offerNames() {
     const kind = this.subject.value;
-    const names = kind === "user" ? this.people : kind === "group" ? this.groups : [];
-    this.names.replaceChildren(...names.map((value) => element("option", { value })));
-    this.name.disabled = kind === "everyone";
+    this.whoField.hidden = kind !== "user" && kind !== "group";
+    this.keyField.hidden = kind !== "key";
+    if (this.who.input.value.trim() !== "") this.who.check({ explain: false });
   }
 
   async loadLimits() {
@@ -86,7 +84,12 @@ export class LimitsAndUsage {
   async set() {
     const data = new FormData(this.form);
     const kind = this.subject.value;
-    const name = String(data.get("name") ?? "").trim();
+    if ((kind === "user" || kind === "group") && !this.who.check()) {
+      this.status.textContent = "Pick who the limit is for from the list.";
+      this.who.focus();
+      return;
+    }
+    const name = kind === "key" ? this.key.value.trim() : this.who.value;
     const limit = kind === "everyone" ? { everyone: true } : { [kind]: name };
     for (const measure of MEASURES) {
       const value = String(data.get(measure) ?? "").trim();
@@ -100,6 +103,7 @@ export class LimitsAndUsage {
     try {
       await setLimit(this.token(), limit);
       this.form.reset();
+      this.who.value = "";
       this.offerNames();
       await this.loadLimits();
       this.status.textContent = "Limit set.";

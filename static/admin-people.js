@@ -1,8 +1,21 @@
-// The admin page's People panel: make a user (the generated password shown once), and
-// for each user change the role, disable or enable, give a new password (made here and
-// shown once) and delete. The server refuses to leave bor without an admin.
+// The admin page's People panel: make a user (the generated password shown once, with
+// a Copy button, until Done or another section), and for each user change the role,
+// disable or enable, give a new password (made here and shown alike) and delete (after
+// a confirmation that names what goes with them). The server refuses to leave bor
+// without an admin.
 
-import { createUser, deleteUser, fetchUsers, updateUser } from "./admin-api.js";
+import {
+  createUser,
+  deleteUser,
+  fetchAdminDocuments,
+  fetchCollections,
+  fetchUserKeys,
+  fetchUsers,
+  updateUser,
+} from "./admin-api.js";
+import { counted } from "./admin-collections.js";
+import { confirmLoss } from "./admin-confirm.js";
+import { copyText } from "./copy.js";
 import { element } from "./dom.js";
 
 /** A new random password: 24 hex digits, as the server makes them. */
@@ -13,19 +26,38 @@ function newPassword() {
 
 export class People {
   /** `token()` is the admin token in use ("" with a session); `say(text, tone)` sets
-   *  the panel's status line. */
-  constructor({ token, say }) {
+   *  the panel's status line; `onChanged()` hears a person made or deleted. */
+  constructor({ token, say, onChanged }) {
     this.token = token;
     this.say = say;
+    this.onChanged = onChanged;
     this.list = document.getElementById("people");
     this.form = document.getElementById("person-form");
     this.username = document.getElementById("person-username");
     this.role = document.getElementById("person-role");
     this.secret = document.getElementById("person-secret");
+    this.secretLabel = document.getElementById("person-secret-label");
+    this.secretValue = document.getElementById("person-secret-value");
+    this.secretStatus = document.getElementById("person-secret-status");
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.#create();
     });
+    document.getElementById("person-secret-copy").addEventListener("click", async () => {
+      this.secretStatus.textContent = await copyText(this.secretValue.textContent, this.secretValue);
+    });
+    document.getElementById("person-secret-done").addEventListener("click", () => {
+      this.forgetSecret();
+      this.username.focus();
+    });
+  }
+
+  /** Takes the one-time password off the screen (Done, or another section opened). */
+  forgetSecret() {
+    this.secret.hidden = true;
+    this.secretLabel.textContent = "";
+    this.secretValue.textContent = "";
+    this.secretStatus.textContent = "";
   }
 
   async load() {
@@ -38,11 +70,62 @@ export class People {
 
   /** Shows `password` for `username`, once: it is not kept anywhere. */
   #reveal(username, password) {
-    this.secret.replaceChildren(
-      element("span", {}, `Password for ${username} (shown this once; hand it over): `),
-      element("code", {}, password),
-    );
+    this.secretLabel.textContent = `Password for ${username}: shown this once, hand it over.`;
+    this.secretValue.textContent = password;
+    this.secretStatus.textContent = "";
     this.secret.hidden = false;
+    document.getElementById("person-secret-copy").focus();
+  }
+
+  /** The sentences saying what deleting `user` takes with it. */
+  async #losses(user) {
+    const [keys, collections, added] = await Promise.all([
+      fetchUserKeys(this.token(), user.id),
+      fetchCollections(this.token()),
+      fetchAdminDocuments(this.token(), { added_by: user.id, limit: 1 }),
+    ]);
+    const granted = collections.filter((collection) =>
+      (collection.grants ?? []).some((grant) => grant.user === user.username),
+    );
+    const groups = user.groups ?? [];
+    const losses = [
+      `Their ${counted(keys.length, "API key stops", "API keys stop")} working, their sessions end and their conversations are deleted.`,
+    ];
+    if (groups.length > 0) losses.push(`They leave ${counted(groups.length, "group", "groups")}: ${groups.join(", ")}.`);
+    if (granted.length > 0) {
+      losses.push(
+        `${counted(granted.length, "grant", "grants")} to them ${granted.length === 1 ? "goes" : "go"}: ${granted.map(({ name }) => name).join(", ")}.`,
+      );
+    }
+    if (added.total > 0) {
+      losses.push(`The ${counted(added.total, "document", "documents")} they added ${added.total === 1 ? "stays" : "stay"}.`);
+    }
+    return losses;
+  }
+
+  async #remove(user) {
+    let losses;
+    try {
+      losses = await this.#losses(user);
+    } catch (error) {
+      this.say(error.message, "error");
+      return;
+    }
+    const confirmed = await confirmLoss({
+      title: `Delete ${user.username}?`,
+      losses,
+      action: `Delete ${user.username}`,
+    });
+    if (!confirmed) return;
+    try {
+      await deleteUser(this.token(), user.id);
+      this.say(`Deleted ${user.username}.`);
+      await this.load();
+      this.onChanged();
+      this.username.focus();
+    } catch (error) {
+      this.say(error.message, "error");
+    }
   }
 
   async #create() {
@@ -58,18 +141,22 @@ export class People {
       this.#reveal(made.user.username, made.password);
       this.say(`Made ${made.user.username}.`);
       await this.load();
+      this.onChanged();
     } catch (error) {
       this.say(error.message, "error");
     }
   }
 
+  /** Changes `user`; true when the server took the change. */
   async #change(user, changes, done) {
     try {
       await updateUser(this.token(), user.id, changes);
       this.say(done);
       await this.load();
+      return true;
     } catch (error) {
       this.say(error.message, "error");
+      return false;
     }
   }
 
@@ -95,20 +182,12 @@ export class People {
         const reset = element("button", { type: "button" }, "New password");
         reset.addEventListener("click", async () => {
           const password = newPassword();
-          await this.#change(user, { password }, `New password for ${user.username}.`);
-          this.#reveal(user.username, password);
-        });
-        const remove = element("button", { type: "button", class: "danger" }, "Delete");
-        remove.addEventListener("click", async () => {
-          if (!window.confirm(`Delete ${user.username}, with their sessions and keys?`)) return;
-          try {
-            await deleteUser(this.token(), user.id);
-            this.say(`Deleted ${user.username}.`);
-            await this.load();
-          } catch (error) {
-            this.say(error.message, "error");
+          if (await this.#change(user, { password }, `New password for ${user.username}.`)) {
+            this.#reveal(user.username, password);
           }
         });
+        const remove = element("button", { type: "button", class: "danger" }, "Delete");
+        remove.addEventListener("click", () => this.#remove(user));
         for (const button of [roleButton, disable, reset, remove]) {
           button.setAttribute("aria-label", `${button.textContent}: ${user.username}`);
         }

@@ -1,27 +1,31 @@
-// The admin page: the admin token (kept in sessionStorage), the service's health with a
-// gentle auto-refresh, the documents: upload (several files, picked or dropped) into a
-// collection, list, delete; the collections and groups (admin-collections.js); and the
-// "Try retrieval" box (admin-search.js).
+// The admin page: the admin token (kept in sessionStorage), its sections each at their
+// own address (admin-sections.js), the service's health with a gentle auto-refresh, the
+// documents: upload (several files, picked or dropped) into a collection, find, list,
+// delete; the collections and groups (admin-collections.js); and the "Try retrieval"
+// box (admin-search.js).
 
 import { mountAccountMenu } from "./account-menu.js";
 import {
   ApiError,
   addFromUrl,
   deleteDocument,
-  fetchDocuments,
+  fetchAdminDocuments,
+  fetchGroups,
   fetchHealth,
+  fetchUsers,
   fetchWatchedFiles,
   searchKnowledge,
   uploadFile,
 } from "./admin-api.js";
 import { Collections, Groups } from "./admin-collections.js";
-import { DocumentList } from "./admin-documents.js";
+import { DocumentFinder, DocumentList } from "./admin-documents.js";
 import { AuditTrail } from "./admin-audit.js";
 import { LimitsAndUsage } from "./admin-limits.js";
 import { FeedbackReview } from "./admin-feedback.js";
 import { HealthView } from "./admin-health.js";
 import { People } from "./admin-people.js";
 import { RetrievalTrial } from "./admin-search.js";
+import { SectionNav } from "./admin-sections.js";
 import { Uploads, urlReportSummary, watchedFilesSummary } from "./admin-uploads.js";
 import { formatBytes, refusal } from "./document-file.js";
 import { OVERALL } from "./health-rows.js";
@@ -41,7 +45,6 @@ const ui = {
   authMessage: document.getElementById("auth-message"),
   tokenStatus: document.getElementById("token-status"),
   adminArea: document.getElementById("admin-area"),
-  healthHeading: document.getElementById("health-heading"),
   overall: document.getElementById("overall"),
   healthStatus: document.getElementById("health-status"),
   autoRefresh: document.getElementById("auto-refresh"),
@@ -79,19 +82,43 @@ const state = {
   maxUploadBytes: null,
 };
 
+/** The people and groups there are, for the pickers and the filters. */
+const directory = { people: [], groups: [] };
+const names = {
+  people: () => directory.people.map((person) => ({ value: person.username, label: person.display_name })),
+  groups: () => directory.groups.map((group) => ({ value: group.name, label: group.name })),
+};
+
 const health = new HealthView();
 const documentList = new DocumentList({ remove: removeDocument });
+const finder = new DocumentFinder({ fetchPage: fetchDocumentPage, list: documentList });
 const uploads = new Uploads({ onFiles: addFiles });
 new RetrievalTrial({ search: searchKnowledge });
 const collections = new Collections({
   token: () => state.token,
+  names,
   onList: offerCollections,
   onDeleted: () => loadDocuments(),
 });
-const groups = new Groups({ token: () => state.token, onChanged: () => collections.load() });
+const groups = new Groups({
+  token: () => state.token,
+  names,
+  onChanged: () => {
+    collections.load();
+    loadNames();
+  },
+});
 const feedback = new FeedbackReview({ token: () => state.token });
 const audit = new AuditTrail({ token: () => state.token });
-const limits = new LimitsAndUsage({ token: () => state.token });
+const limits = new LimitsAndUsage({ token: () => state.token, names });
+/** The People panel: an admin's session only (it is made then). */
+let people = null;
+const sections = new SectionNav({
+  onChange: (section) => {
+    people?.forgetSecret();
+    if (section === "documents") finder.keepInAddress();
+  },
+});
 
 async function start() {
   ui.urlForm.addEventListener("submit", (event) => {
@@ -125,15 +152,16 @@ async function start() {
   if (me?.session && me.user.role === "admin" && !offered) {
     // An admin's session opens the page: no token to ask for, and the people to manage.
     ui.tokenPanel.hidden = true;
+    const peopleStatus = document.getElementById("people-status");
+    people = new People({
+      token: () => state.token,
+      say: (text, tone) => setStatus(peopleStatus, text, tone),
+      onChanged: loadNames,
+    });
+    sections.offer("people", true);
     enter("");
     refreshHealth({ manual: false });
     loadDocuments();
-    const peopleStatus = document.getElementById("people-status");
-    const people = new People({
-      token: () => state.token,
-      say: (text, tone) => setStatus(peopleStatus, text, tone),
-    });
-    document.getElementById("people-panel").hidden = false;
     people.load();
   } else if (me?.session && !offered) {
     // A member's session: the page is not theirs, and no token is theirs to type.
@@ -191,7 +219,7 @@ async function useTypedToken() {
   showHealth(report, { manual: false });
   scheduleRefresh();
   loadDocuments();
-  ui.healthHeading.focus();
+  sections.focusCurrent();
 }
 
 /** Shows the admin area, working with `token`. */
@@ -201,6 +229,8 @@ function enter(token) {
   ui.tokenHint.hidden = true;
   ui.tokenKept.hidden = false;
   ui.adminArea.hidden = false;
+  sections.start();
+  loadNames();
   groups.load();
   feedback.load();
   limits.load();
@@ -227,7 +257,7 @@ function leave(message) {
   setStatus(ui.tokenStatus, "");
   setStatus(ui.healthStatus, "");
   setStatus(ui.documentsStatus, "");
-  documentList.show([]);
+  finder.clear();
   uploads.clear();
   if (message) showAuthMessage(message);
   else hideAuthMessage();
@@ -338,9 +368,21 @@ async function addUrl() {
   }
 }
 
+/** The people and groups the pickers and the filters offer, read again. */
+async function loadNames() {
+  const token = state.token;
+  if (token === null) return;
+  const [people, groups] = await Promise.all([fetchUsers(token).catch(() => null), fetchGroups(token).catch(() => null)]);
+  if (state.token !== token) return;
+  if (people) directory.people = people;
+  if (groups) directory.groups = groups;
+  finder.offerPeople(directory.people);
+}
+
 /** The collection chooser of uploads and "Add from URL" offers every collection; the
  *  one chosen stays chosen while it exists. */
 function offerCollections(list) {
+  finder.offerCollections(list.map(({ name }) => String(name)));
   const chosen = ui.uploadCollection.value;
   ui.uploadCollection.replaceChildren(
     ...list.map(({ name }) => {
@@ -354,20 +396,32 @@ function offerCollections(list) {
   ui.uploadCollection.value = names.includes(chosen) ? chosen : names.includes("default") ? "default" : (names[0] ?? "");
 }
 
-/** The documents, with the collections (their counts change with them) and the groups. */
+/** The documents (the first page for the filters set), with the collections (their
+ *  counts change with them). */
 async function loadDocuments() {
+  if (state.token === null) return;
+  loadWatchedFiles(state.token);
+  collections.load();
+  await finder.reload();
+}
+
+/** A page of documents for `filters`; null (the failure shown) when it could not be had. */
+async function fetchDocumentPage(filters) {
+  const token = state.token;
   const ticket = (state.documentsTicket += 1);
-  if (state.token !== null) {
-    loadWatchedFiles(state.token);
-    collections.load();
-  }
+  if (token === null) return null;
   try {
-    const list = await fetchDocuments();
-    if (ticket === state.documentsTicket && state.token !== null) documentList.show(list);
+    const page = await fetchAdminDocuments(token, filters);
+    return ticket === state.documentsTicket && state.token === token ? page : null;
   } catch (error) {
+    if (error instanceof ApiError && error.isAuthFailure) {
+      leave(error.message);
+      return null;
+    }
     if (ticket === state.documentsTicket) {
       setStatus(ui.documentsStatus, `Could not list the documents. ${messageOf(error)}`, "error");
     }
+    return null;
   }
 }
 

@@ -9,7 +9,7 @@ const COPIED_FOR_MS = 2000;
 
 /** Copies `text`; selects `fallback`'s text when the clipboard is refused. Resolves
  *  with what to say. */
-async function copyText(text, fallback) {
+export async function copyText(text, fallback) {
   try {
     await navigator.clipboard.writeText(text);
     return "Copied.";

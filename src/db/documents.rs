@@ -30,6 +30,8 @@ pub struct Document {
     /// Where the text of each page came from ([`page_sources_json`]); `[]` for kinds
     /// without pages.
     pub page_sources: serde_json::Value,
+    /// The person who added it; `None` for folder sync and `bor import`.
+    pub added_by: Option<uuid::Uuid>,
 }
 
 /// A document to insert; its digest is computed from the content.
@@ -45,6 +47,8 @@ pub struct NewDocument<'a> {
     page_sources: serde_json::Value,
     /// `None`: the `default` collection (the column's default).
     collection_id: Option<i64>,
+    /// The person who added it; `None` for folder sync and `bor import`.
+    added_by: Option<uuid::Uuid>,
 }
 
 impl<'a> NewDocument<'a> {
@@ -69,12 +73,19 @@ impl<'a> NewDocument<'a> {
             page_starts: Vec::new(),
             page_sources: serde_json::Value::Array(Vec::new()),
             collection_id: None,
+            added_by: None,
         }
     }
 
     /// In the collection `collection_id` (else in `default`).
     pub fn in_collection(mut self, collection_id: i64) -> NewDocument<'a> {
         self.collection_id = Some(collection_id);
+        self
+    }
+
+    /// Added by the person `user` (`None`: by folder sync or `bor import`).
+    pub fn added_by(mut self, user: Option<uuid::Uuid>) -> NewDocument<'a> {
+        self.added_by = user;
         self
     }
 

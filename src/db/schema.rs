@@ -109,6 +109,7 @@ diesel::table! {
         page_starts -> Array<Int4>,
         collection_id -> Int8,
         page_sources -> Jsonb,
+        added_by -> Nullable<Uuid>,
     }
 }
 

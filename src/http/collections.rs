@@ -14,7 +14,7 @@ use super::error::{ApiError, ErrorBody};
 use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::auth::access::Refusal;
-use crate::db::collections::{self, CollectionSummary, NAME_RULE};
+use crate::db::collections::{self, CollectionSummary, DEFAULT_COLLECTION, NAME_RULE};
 use crate::db::grants::{self, Access, Grantee, NamedGrant};
 use crate::db::{groups, users};
 use crate::state::AppState;
@@ -284,7 +284,8 @@ pub async fn update(
 }
 
 /// `DELETE /api/admin/collections/{name}`: 204; its documents and chunks go with it, in
-/// one transaction, and from every instance's index.
+/// one transaction, and from every instance's index. `default` stays: it is where a
+/// document goes when no collection is named.
 #[utoipa::path(
     tag = "collections",
     security(("admin_token" = [])),
@@ -292,6 +293,7 @@ pub async fn update(
     responses(
         (status = 204, description = "deleted with its documents"),
         (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`built_in`: the `default` collection cannot be deleted", body = ErrorBody),
     )
 )]
 #[delete("/api/admin/collections/{name}")]
@@ -301,6 +303,11 @@ pub async fn remove(
     name: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    if name.as_str() == DEFAULT_COLLECTION {
+        return Err(ApiError::BuiltIn(format!(
+            "the collection {DEFAULT_COLLECTION} cannot be deleted: documents added without a collection go there"
+        )));
+    }
     let deleted = collections::delete(&mut *state.pool.get().await?, &name)
         .await?
         .ok_or_else(|| Refusal::NoCollection(name.clone()))?;

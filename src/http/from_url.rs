@@ -140,6 +140,7 @@ pub async fn add_from_url(
         )));
     }
     let collection_id = caller.readable.writable(body.collection.as_deref())?;
+    let added_by = caller.user_row();
     let library = state.library.clone();
     let settings = FetchSettings::from_config(&state.config);
     // On a task of its own, so that a client that goes away does not cut a page's
@@ -152,6 +153,7 @@ pub async fn add_from_url(
         let sink = InCollection {
             sink: &library,
             collection_id,
+            added_by,
         };
         import_address(&sink, &fetcher, address, crawl, &Unobserved, &mut report)
             .await

@@ -10,6 +10,7 @@ pub mod chat;
 mod collections;
 mod conversations;
 mod cors;
+mod document_list;
 pub mod documents;
 pub mod error;
 mod feedback;
@@ -60,6 +61,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .app_data(web::PathConfig::default().error_handler(unreadable_path))
         .service(static_files::index)
         .service(static_files::admin)
+        .service(static_files::admin_section)
         .service(static_files::account)
         .service(static_files::library)
         .service(static_files::document)
@@ -120,6 +122,7 @@ pub fn routes(config: &mut ServiceConfig) {
         .service(usage::everyones)
         .service(usage::own)
         .service(documents::list)
+        .service(document_list::admin_list)
         .service(documents::passages)
         .service(documents::add)
         .service(documents::admin_add)

@@ -29,6 +29,39 @@ pub async fn admin() -> HttpResponse {
     serve_page("admin.html")
 }
 
+/// The sections of the admin page, each at `/admin/{section}`.
+pub const ADMIN_SECTIONS: [&str; 10] = [
+    "health",
+    "documents",
+    "people",
+    "groups",
+    "collections",
+    "feedback",
+    "limits",
+    "usage",
+    "audit",
+    "retrieval",
+];
+
+/// A section of the admin page (the same page, opened on that section); 404 for a
+/// section there is not.
+#[utoipa::path(
+    tag = "pages",
+    params(("section" = String, Path, description = "`health`, `documents`, `people`, `groups`, `collections`, `feedback`, `limits`, `usage`, `audit` or `retrieval`")),
+    responses(
+        (status = 200, description = "HTML", content_type = "text/html", body = String),
+        (status = 404, description = "no such section: the page for an unknown address", content_type = "text/html", body = String),
+    )
+)]
+#[get("/admin/{section}")]
+pub async fn admin_section(section: web::Path<String>) -> HttpResponse {
+    if ADMIN_SECTIONS.contains(&section.as_str()) {
+        serve_page("admin.html")
+    } else {
+        missing_page()
+    }
+}
+
 /// The person's own page: profile, password, theme and API keys.
 #[utoipa::path(
     tag = "pages",

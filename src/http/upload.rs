@@ -123,7 +123,7 @@ pub async fn upload(
         };
         let file = file_name(&field);
         match read_field(field, max_bytes, silence).await? {
-            Some(bytes) => store(state, collection_id, file, bytes, &mut report).await,
+            Some(bytes) => store(state, caller, collection_id, file, bytes, &mut report).await,
             None => report.skipped.push(SkippedFile {
                 file,
                 reason: format!("larger than the {max_bytes} bytes allowed (BOR_MAX_UPLOAD_BYTES)"),
@@ -198,6 +198,7 @@ async fn next_within<T>(
 /// Reads one file as a document and stores it, recording the result.
 async fn store(
     state: &AppState,
+    caller: &Caller,
     collection_id: i64,
     file: String,
     bytes: Vec<u8>,
@@ -213,7 +214,9 @@ async fn store(
             .await
             .unwrap_or_else(|error| Err(format!("the reader failed ({error})")));
     let document = match read {
-        Ok(document) => document.in_collection(Some(collection_id)),
+        Ok(document) => document
+            .in_collection(Some(collection_id))
+            .added_by(caller.user_row()),
         Err(reason) => {
             report.skipped.push(SkippedFile { file, reason });
             return;

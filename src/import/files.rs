@@ -151,5 +151,6 @@ pub fn document_from_bytes(
         page_starts: extracted.page_starts,
         pages: extracted.pages,
         collection_id: None,
+        added_by: None,
     })
 }

@@ -52,6 +52,9 @@ pub struct SourceDocument {
     pub pages: Vec<PageSource>,
     /// The collection it goes to; `None`: `default` (made again when it was deleted).
     pub collection_id: Option<i64>,
+    /// The person who added it (an upload or a URL import); `None` for folder sync and
+    /// `bor import`.
+    pub added_by: Option<uuid::Uuid>,
 }
 
 impl SourceDocument {
@@ -65,12 +68,19 @@ impl SourceDocument {
             page_starts: Vec::new(),
             pages: Vec::new(),
             collection_id: None,
+            added_by: None,
         }
     }
 
     /// The same document, to go to the collection `collection_id`.
     pub fn in_collection(mut self, collection_id: Option<i64>) -> SourceDocument {
         self.collection_id = collection_id;
+        self
+    }
+
+    /// The same document, added by the person `user` (`None`: by no one signed in).
+    pub fn added_by(mut self, user: Option<uuid::Uuid>) -> SourceDocument {
+        self.added_by = user;
         self
     }
 
@@ -146,6 +156,7 @@ impl SourceDocument {
                 .collect(),
             pages: self.pages.clone(),
             collection_id: self.collection_id,
+            added_by: self.added_by,
         })
     }
 }
@@ -383,7 +394,7 @@ impl Ingestor {
         }
         let chunks = self.chunk_and_embed(document, progress).await?;
         Ok(PreparedDocument(Plan::New {
-            document: storable.into_owned(),
+            document: Box::new(storable.into_owned()),
             digest,
             collection_id,
             chunks,
@@ -434,7 +445,8 @@ impl Ingestor {
                 )
                 .with_pages(&document.page_starts)
                 .with_page_sources(&document.pages)
-                .in_collection(collection_id);
+                .in_collection(collection_id)
+                .added_by(document.added_by);
                 let id = documents::insert_document(conn, &new).await?;
                 chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await?;
                 Ok((id, replaced))
@@ -555,7 +567,8 @@ enum Plan {
     Refresh { id: i64, chunks: Vec<PreparedChunk> },
     /// Not stored yet.
     New {
-        document: SourceDocument,
+        /// Boxed: far larger than the other variants.
+        document: Box<SourceDocument>,
         digest: String,
         collection_id: i64,
         chunks: Vec<PreparedChunk>,

@@ -1661,3 +1661,103 @@ async fn limits_and_usage_are_for_admins_and_each_person_reads_their_own() {
     .await;
     assert_eq!(again.status, 404);
 }
+
+#[actix_web::test]
+async fn the_admin_document_list_and_sections_are_for_admins_and_a_refusal_names_nothing() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("admin", Role::Admin).await;
+    app.add_user("member", Role::Member).await;
+    let admin_cookie = app.sign_in("admin").await;
+    let admin = Credential::Cookie(admin_cookie.clone());
+    let member_cookie = app.sign_in("member").await;
+    let (_, member_key) = app.make_key(&member_cookie, "script").await;
+    let (_, admin_key) = app.make_key(&admin_cookie, "admin script").await;
+    let made = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/collections",
+        Some(json!({"name": "hr"})),
+    )
+    .await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    let stored = call(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/admin/documents",
+        Some(json!({"title": "Salary bands", "content": HR_TEXT, "collection": "hr"})),
+    )
+    .await;
+    assert_eq!(stored.status, 201, "{}", stored.text());
+
+    for who in [
+        Credential::Cookie(member_cookie.clone()),
+        Credential::Bearer(member_key.clone()),
+    ] {
+        let whole = call(&app, &who, Method::GET, "/api/admin/documents", None).await;
+        assert_eq!(whole.status, 403, "{}", whole.text());
+        assert_eq!(whole.json()["error"]["code"], "forbidden");
+        let of_hr = call(
+            &app,
+            &who,
+            Method::GET,
+            "/api/admin/documents?collection=hr",
+            None,
+        )
+        .await;
+        let of_absent = call(
+            &app,
+            &who,
+            Method::GET,
+            "/api/admin/documents?collection=nosuch",
+            None,
+        )
+        .await;
+        assert_eq!(
+            plain(&of_hr),
+            plain(&of_absent),
+            "hr is not told from an absent one"
+        );
+        assert!(!of_hr.text().contains("Salary"), "{}", of_hr.text());
+    }
+    let signed_out = call(
+        &app,
+        &Credential::Nobody,
+        Method::GET,
+        "/api/admin/documents",
+        None,
+    )
+    .await;
+    assert_eq!(signed_out.status, 401);
+
+    for who in [admin.clone(), Credential::Bearer(admin_key)] {
+        let listed = call(
+            &app,
+            &who,
+            Method::GET,
+            "/api/admin/documents?collection=hr",
+            None,
+        )
+        .await;
+        assert_eq!(listed.status, 200, "{}", listed.text());
+        assert_eq!(listed.json()["documents"][0]["title"], "Salary bands");
+    }
+
+    // The sections are the admin page for an admin; a member gets the same page (which
+    // tells them it is not theirs); an address that is no section is the missing page.
+    let page = call(&app, &admin, Method::GET, "/admin", None).await.text();
+    for section in ["people", "documents", "audit"] {
+        let path = format!("/admin/{section}");
+        for who in [&admin, &Credential::Cookie(member_cookie.clone())] {
+            let reply = call(&app, who, Method::GET, &path, None).await;
+            assert_eq!(reply.status, 200, "{path}");
+            assert_eq!(reply.text(), page, "{path} is the admin page");
+        }
+        let out = call(&app, &Credential::Nobody, Method::GET, &path, None).await;
+        assert_eq!(out.status, 302, "{path} signed out");
+    }
+    let missing = call(&app, &admin, Method::GET, "/admin/nosuch", None).await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.text().contains("<html"), "a page, not JSON");
+}

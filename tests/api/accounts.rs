@@ -339,6 +339,7 @@ async fn every_api_route_but_health_and_sign_in_needs_a_caller_and_pages_send_to
     for (page, next) in [
         ("/", "%2F"),
         ("/admin", "%2Fadmin"),
+        ("/admin/people", "%2Fadmin%2Fpeople"),
         ("/documents/4?x=1", "%2Fdocuments%2F4%3Fx%3D1"),
     ] {
         let reply = app.call(Method::GET, page, &Credential::Nobody, None).await;

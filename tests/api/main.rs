@@ -9,6 +9,7 @@
 
 mod access_matrix;
 mod accounts;
+mod admin_documents;
 mod admin_health;
 mod audit;
 mod chat_turns;

@@ -10,6 +10,7 @@ use crate::support::*;
 pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/", "/"),
     ("get", "/admin", "/admin"),
+    ("get", "/admin/{section}", "/admin/people"),
     ("get", "/account", "/account"),
     ("get", "/documents", "/documents"),
     ("get", "/static/{path}", "/static/index.html"),
@@ -57,6 +58,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("delete", "/api/documents/{id}", "/api/documents/1"),
     ("get", "/documents/{id}", "/documents/1"),
     ("post", "/api/admin/documents", "/api/admin/documents"),
+    ("get", "/api/admin/documents", "/api/admin/documents"),
     ("get", "/api/collections", "/api/collections"),
     ("get", "/api/admin/collections", "/api/admin/collections"),
     ("post", "/api/admin/collections", "/api/admin/collections"),

@@ -195,8 +195,11 @@ async fn a_burst_of_a_thousand_files_is_imported() {
 async fn bor_serve_watches_the_folders_of_bor_watch_and_its_index_follows() {
     let dir = TempDir::new();
     let folder = std::fs::canonicalize(&dir.0).unwrap();
-    let app =
-        crate::support::TestApp::spawn_with(&[("BOR_WATCH", &folder.display().to_string())]).await;
+    let app = crate::support::TestApp::spawn_with(&[
+        ("BOR_WATCH", &folder.display().to_string()),
+        ("BOR_ADMIN_TOKEN", "admin-watch-7731"),
+    ])
+    .await;
     let owls = folder.join("owls.md");
     std::fs::write(&owls, b"# Owls\n\nOwls hunt at night.").unwrap();
     let owls_source = Some(owls.display().to_string());
@@ -208,6 +211,13 @@ async fn bor_serve_watches_the_folders_of_bor_watch_and_its_index_follows() {
     let id = documents[0].0;
     let indexed = eventually_within(WATCH_LIMIT, async || app.indexed_chunks(id) == 1).await;
     assert!(indexed, "retrieval finds it");
+    // No one added it: the admin list says folder sync.
+    let listed = app
+        .get("/api/admin/documents", Some("admin-watch-7731"))
+        .await
+        .json();
+    assert_eq!(listed["documents"][0]["origin"], "folder_sync", "{listed}");
+    assert_eq!(listed["documents"][0]["added_by"], serde_json::Value::Null);
 
     std::fs::remove_file(&owls).unwrap();
     until(db, "a file deleted is removed", |documents| {

@@ -201,10 +201,8 @@ test("the watched files read as counts, and not at all when nothing is watched",
   );
 });
 
-test("members are typed with commas or one per line, and grant rows without a name are dropped", async () => {
-  const { counted, grantsOf, usernamesOf } = await import("../../static/admin-collections.js");
-  assert.deepEqual(usernamesOf(" ann, bob\n\ncleo ,\n"), ["ann", "bob", "cleo"]);
-  assert.deepEqual(usernamesOf("  \n , "), []);
+test("grant rows without a name are dropped", async () => {
+  const { counted, grantsOf } = await import("../../static/admin-collections.js");
   assert.deepEqual(
     grantsOf([
       { kind: "group", name: " hr-team ", access: "read" },
@@ -218,4 +216,49 @@ test("members are typed with commas or one per line, and grant rows without a na
   );
   assert.equal(counted(1, "document", "documents"), "1 document");
   assert.equal(counted(0, "document", "documents"), "0 documents");
+});
+
+test("an admin address names its section; /admin and a section not offered open the first", async () => {
+  const { pathOfSection, sectionOfPath } = await import("../../static/admin-sections.js");
+  const sections = ["health", "documents", "people"];
+  assert.equal(sectionOfPath("/admin", sections), "health");
+  assert.equal(sectionOfPath("/admin/", sections), "health");
+  assert.equal(sectionOfPath("/admin/people", sections), "people");
+  assert.equal(sectionOfPath("/admin/people/", sections), "people");
+  assert.equal(sectionOfPath("/admin/limits", sections), null);
+  assert.equal(pathOfSection("documents"), "/admin/documents");
+});
+
+test("the picker offers the names that hold what is typed, in any case", async () => {
+  const { matchingOffers } = await import("../../static/admin-picker.js");
+  const offers = [
+    { value: "annika", label: "Annika Berg" },
+    { value: "anton", label: "anton" },
+    { value: "wes", label: "Wesley Ann" },
+  ];
+  assert.deepEqual(matchingOffers(offers, "AN").map(({ value }) => value), ["annika", "anton", "wes"]);
+  assert.deepEqual(matchingOffers(offers, " berg ").map(({ value }) => value), ["annika"]);
+  assert.deepEqual(matchingOffers(offers, "").length, 3);
+  assert.deepEqual(matchingOffers(offers, "zed"), []);
+});
+
+test("the document filters become the route's parameters; who added a document in words", async () => {
+  const { addedByWords, filtersOf } = await import("../../static/admin-documents.js");
+  const empty = { q: " ", collection: "", kind: "", added_by: "", since: "", until: "" };
+  assert.deepEqual(filtersOf(empty), {});
+  assert.deepEqual(
+    filtersOf({ ...empty, q: " boiler ", kind: "application/pdf", added_by: "none", since: "2026-12-01", until: "2026-12-05" }),
+    {
+      q: "boiler",
+      kind: "application/pdf",
+      added_by: "none",
+      since: "2026-12-01T00:00:00.000Z",
+      until: "2026-12-06T00:00:00.000Z",
+    },
+  );
+  assert.deepEqual(filtersOf({ ...empty, since: "yesterday" }), {});
+  assert.equal(addedByWords({ added_by: { display_name: "Ann" }, origin: "person" }), "Ann");
+  assert.equal(addedByWords({ added_by: null, origin: "folder_sync" }), "folder sync");
+  assert.equal(addedByWords({ added_by: null, origin: "command_line" }), "command line");
+  assert.equal(addedByWords({ added_by: null, origin: "deleted_person" }), "a person since deleted");
 });

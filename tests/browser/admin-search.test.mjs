@@ -44,7 +44,7 @@ async function adminPage(t, browser, url, contextOptions = {}) {
   const page = await context.newPage();
   const problems = [];
   page.on("pageerror", (error) => problems.push(error.message));
-  await page.goto(new URL("admin", url).toString());
+  await page.goto(new URL("admin/retrieval", url).toString());
   await page.getByLabel("Admin token").waitFor();
   await page.keyboard.type(TOKEN);
   await page.keyboard.press("Enter");

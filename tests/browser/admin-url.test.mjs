@@ -60,10 +60,10 @@ async function openAdmin(t) {
     await context.close();
     assert.deepEqual(problems, [], "the page logged no errors");
   });
-  await page.goto(new URL("admin", suite.bor.url).toString());
+  await page.goto(new URL("admin/documents", suite.bor.url).toString());
   await page.getByLabel("Admin token").fill(TOKEN);
   await page.keyboard.press("Enter");
-  await page.getByRole("heading", { name: "Service health" }).waitFor();
+  await page.getByRole("heading", { name: "Documents", exact: true }).waitFor();
   return page;
 }
 

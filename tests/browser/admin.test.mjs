@@ -50,7 +50,7 @@ after(async () => {
  * ends, after checking the page logged no errors but those `expected` (regular
  * expressions) allows. `prepare(context)` runs first.
  */
-async function openAdmin(t, { borUrl = suite.bor.url, contextOptions = {}, prepare, expected = [] } = {}) {
+async function openAdmin(t, { borUrl = suite.bor.url, contextOptions = {}, prepare, expected = [], path = "admin" } = {}) {
   const context = await suite.browser.newContext(contextOptions);
   context.setDefaultTimeout(15_000);
   await prepare?.(context);
@@ -65,7 +65,7 @@ async function openAdmin(t, { borUrl = suite.bor.url, contextOptions = {}, prepa
     const unexpected = problems.filter((problem) => !expected.some((re) => re.test(problem)));
     assert.deepEqual(unexpected, [], "the admin page logged no errors");
   });
-  await page.goto(new URL("admin", borUrl).toString());
+  await page.goto(new URL(path, borUrl).toString());
   await page.getByLabel("Admin token").waitFor();
   return page;
 }
@@ -82,10 +82,10 @@ async function enterToken(page, token) {
   await page.keyboard.press("Enter");
 }
 
-/** Signs in and waits for the first health report. */
+/** Signs in and waits for the first health report (read whichever section shows). */
 async function signIn(page) {
   await enterToken(page, TOKEN);
-  await page.getByRole("heading", { name: "Service health" }).waitFor();
+  await page.getByRole("navigation", { name: "Admin sections" }).waitFor();
   await page.waitForFunction(() => document.getElementById("overall")?.dataset.status !== "unknown");
 }
 
@@ -374,7 +374,7 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
       "In winter kestrels hunt along roadsides, where voles run in the verges.",
     ].join("\n"),
   );
-  const page = await openAdmin(t);
+  const page = await openAdmin(t, { path: "admin/documents" });
   const reports = recordUploads(t, page);
   await signIn(page);
 
@@ -446,7 +446,7 @@ test("an uploaded Markdown file is listed, found by a question, not stored twice
 });
 
 test("several files of every kind go up at once, each with its outcome, and the list follows", async (t) => {
-  const page = await openAdmin(t);
+  const page = await openAdmin(t, { path: "admin/documents" });
   const reports = recordUploads(t, page);
   let sent = 0;
   page.on("request", (request) => {
@@ -532,7 +532,7 @@ test("several files of every kind go up at once, each with its outcome, and the 
 });
 
 test("the drop zone opens the picker from the keyboard, takes dropped files and shows progress", async (t) => {
-  const page = await openAdmin(t);
+  const page = await openAdmin(t, { path: "admin/documents" });
   recordUploads(t, page);
   // Listening turns on Playwright's interception of file choosers, which takes effect a
   // moment later: turned on here, it is in place well before the first one opens.
@@ -623,7 +623,7 @@ async function chunksOf(title) {
 }
 
 test("a failed request ends only its file; a refused token ends the round and asks again", async (t) => {
-  const page = await openAdmin(t, { expected: [refusedRequest(408), refusedRequest(401)] });
+  const page = await openAdmin(t, { expected: [refusedRequest(408), refusedRequest(401)], path: "admin/documents" });
   await signIn(page);
   let letTokenFail;
   const tokenFails = new Promise((resolve) => {
@@ -683,7 +683,7 @@ test("a failed request ends only its file; a refused token ends the round and as
 test("a title and a file name with markup are shown as text", async (t) => {
   const title = "<img src=x onerror=window.pwned=1> Field <b>notes</b>";
   const name = "<img src=x onerror=window.pwned=2>.md";
-  const page = await openAdmin(t);
+  const page = await openAdmin(t, { path: "admin/documents" });
   recordUploads(t, page);
   await signIn(page);
   const file = textFile(name, `# ${title}\n\nOwls nest in barns.`);
@@ -725,7 +725,7 @@ test("the page fits phone width and follows dark mode", async (t) => {
 
   for (const look of LOOKS) {
     const { viewport, colorScheme } = look;
-    const page = await openAdmin(t, { contextOptions: { viewport, colorScheme } });
+    const page = await openAdmin(t, { contextOptions: { viewport, colorScheme }, path: "admin/documents" });
     recordUploads(t, page);
     await signIn(page);
     await picker(page).setInputFiles(files);

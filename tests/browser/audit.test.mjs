@@ -47,7 +47,7 @@ for (const [name, viewport] of [
     problems.length = 0;
     await signIn(page, "boss", PASSWORD);
     await page.waitForURL((url) => url.pathname === "/");
-    await page.goto(new URL("/admin", suite.bor.url).toString());
+    await page.goto(new URL("/admin/audit", suite.bor.url).toString());
 
     const table = page.getByRole("table", { name: "Audit trail" });
     await table.getByRole("cell", { name: "Sign-in failed" }).first().waitFor();

@@ -126,7 +126,7 @@ test("an admin names the passage a thumbs-down missed and runs the evaluation se
   await ann.page.getByRole("status").filter({ hasText: "Thanks — your rating was sent." }).waitFor();
 
   const { page, problems } = boss;
-  await page.goto(new URL("/admin", suite.bor.url).toString());
+  await page.goto(new URL("/admin/feedback", suite.bor.url).toString());
   const rated = page.getByRole("list", { name: "Rated answers" }).getByRole("listitem").first();
   await rated.getByText("Where is the descaler bottle for the office kettle?").first().waitFor();
   await rated.getByText("Not helpful — The right passage was not found").waitFor();

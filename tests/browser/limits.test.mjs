@@ -29,7 +29,7 @@ for (const [name, viewport] of [
   test(`a member's fourth turn of three a day is refused in words (${name})`, async (t) => {
     const member = `member-${name}`;
     runBor(suite.database, ["user", "add", member, "--password-stdin"], `${PASSWORD}\n`);
-    const admin = await signedInAs(suite, t, { username: "boss", password: PASSWORD, viewport, path: "/admin" });
+    const admin = await signedInAs(suite, t, { username: "boss", password: PASSWORD, viewport, path: "/admin/limits" });
     const limits = admin.page.locator("#limits-panel");
     await limits.getByLabel("For", { exact: true }).selectOption("user");
     await limits.getByLabel("Name", { exact: true }).fill(member);
@@ -52,7 +52,7 @@ for (const [name, viewport] of [
     // The 429 is the browser's console line for it, expected here.
     asker.problems.length = 0;
 
-    await admin.page.reload();
+    await admin.page.goto(new URL("/admin/usage", suite.bor.url).toString());
     const usage = admin.page.getByRole("table", { name: "Usage" });
     const row = usage.getByRole("row").filter({ hasText: member });
     await waitUntil(async () => (await row.count()) === 1, { what: "the member's usage row" });
@@ -65,10 +65,11 @@ for (const [name, viewport] of [
     assert.match(await chart.innerText(), /Tokens in[\s\S]*Tokens out/, "its legend names both series");
     await chart.scrollIntoViewIfNeeded();
     await screenshot(admin.page, `limits-usage-chart-${name}`);
-    const audit = admin.page.getByRole("table", { name: "Audit trail" });
-    await audit.getByRole("cell", { name: "Limit set" }).first().waitFor();
     await usage.scrollIntoViewIfNeeded();
     await screenshot(admin.page, `limits-usage-${name}`);
+    await admin.page.getByRole("navigation", { name: "Admin sections" }).getByRole("link", { name: "Audit trail" }).click();
+    const audit = admin.page.getByRole("table", { name: "Audit trail" });
+    await audit.getByRole("cell", { name: "Limit set" }).first().waitFor();
     const overflow = await admin.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the admin page is ${overflow}px wider than the screen`);
     assert.deepEqual(admin.problems, []);

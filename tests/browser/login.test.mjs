@@ -115,7 +115,7 @@ test("at phone width in dark mode the form fits and signing out ends the session
 });
 
 test("an admin adds a person on the admin page, who signs in with the password shown once", async (t) => {
-  const { page, problems } = await open(t, "/login?next=%2Fadmin");
+  const { page, problems } = await open(t, "/login?next=%2Fadmin%2Fpeople");
   await signInByKeyboard(page, "root", PASSWORD);
   await page.getByRole("heading", { name: "People" }).waitFor();
   await page.getByRole("textbox", { name: "Username" }).fill("cleo");

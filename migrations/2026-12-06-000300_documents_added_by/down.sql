@@ -1,0 +1,2 @@
+DROP INDEX documents_added_by;
+ALTER TABLE documents DROP COLUMN added_by;
