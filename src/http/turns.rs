@@ -81,6 +81,25 @@ pub async fn keep_turn(
     reader.ok_or_else(|| ApiError::internal("following a new turn", "the hub lost the turn"))
 }
 
+/// Whether `owner`'s turn runs in this instance: its hub keeps it, and its last frame
+/// has not come yet.
+pub async fn is_running(
+    hub: &Addr<FrameHub>,
+    turn_id: Uuid,
+    owner: Uuid,
+) -> Result<bool, ApiError> {
+    let failed = |error| ApiError::internal("looking for a running turn", error);
+    let Some(last_id) = hub.send(Follow { turn_id, owner }).await.map_err(failed)? else {
+        return Ok(false);
+    };
+    let after = *last_id.borrow();
+    let found = hub
+        .send(ReadAfter { turn_id, after })
+        .await
+        .map_err(failed)?;
+    Ok(found.is_some_and(|found| !found.ended))
+}
+
 /// Frames handed to the hub in one message at most.
 const PUBLISH_BATCH: usize = 64;
 
