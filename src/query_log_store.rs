@@ -185,7 +185,8 @@ mod tests {
 
     /// A version in the batch of its turn's first row, then another in a later batch
     /// beside a turn of another conversation: the versioned conversation's words are
-    /// those of its newest version, its turn counted once; the other's words are added.
+    /// those of its turns' newest versions, each turn counted once; the other's words
+    /// are added.
     #[tokio::test]
     async fn a_new_version_replaces_its_turns_words() {
         let db = TestDatabase::migrated().await;
@@ -200,10 +201,12 @@ mod tests {
             version_of,
             ..crate::testing::query_log_entry()
         };
+        // The first turn gives the title (whose words stay); the second is asked again.
+        let opening = row(versioned, "hello", None);
         let first = row(versioned, "kettle", None);
         let again = Some(first.turn_id);
-        let batch = [first.clone(), row(versioned, "descale", again)];
-        assert_eq!(write_turns(&mut conn, &batch).await.unwrap(), 2);
+        let batch = [opening, first, row(versioned, "descale", again)];
+        assert_eq!(write_turns(&mut conn, &batch).await.unwrap(), 3);
         let found = async |conn: &mut crate::db::DbConnection, word: &str| {
             crate::db::conversations::list(conn, owner.id, &[word.to_owned()], 10, None)
                 .await
@@ -213,22 +216,22 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(found(&mut conn, "kettle").await, []);
-        assert_eq!(found(&mut conn, "descale").await, [(versioned, 1)]);
+        assert_eq!(found(&mut conn, "descale").await, [(versioned, 2)]);
 
         let later = [row(versioned, "filter", again), row(other, "otter", None)];
         assert_eq!(write_turns(&mut conn, &later).await.unwrap(), 2);
         assert_eq!(found(&mut conn, "descale").await, []);
-        assert_eq!(found(&mut conn, "filter").await, [(versioned, 1)]);
+        assert_eq!(found(&mut conn, "filter").await, [(versioned, 2)]);
         assert_eq!(found(&mut conn, "otter").await, [(other, 1)]);
         let history = crate::db::conversations::history(&mut conn, versioned, 20, None)
             .await
             .unwrap();
         let questions: Vec<&str> = history.iter().map(|turn| turn.question.as_str()).collect();
-        assert_eq!(questions, ["filter"], "the newest version only");
+        assert_eq!(questions, ["hello", "filter"], "the newest version only");
         let without = crate::db::conversations::history(&mut conn, versioned, 20, again)
             .await
             .unwrap();
-        assert!(without.is_empty(), "the turn asked again is left out");
+        assert_eq!(without.len(), 1, "the turn asked again is left out");
     }
 
     /// One batch: three long answers of one conversation (several search pieces, so
