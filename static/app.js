@@ -208,21 +208,24 @@ function sendTypedMessage() {
   ask(question);
 }
 
-/** Asks the last question again. A failed exchange left nothing on the server and
- *  gives way to the new one (a failed version of a turn, to a new version of it); an
- *  answered one stays, as it stays in the conversation. */
+/** Asks the last question again: after an answer, as a new version of its turn (as
+ *  Regenerate does), never as a turn of its own. A failed exchange left nothing on the
+ *  server and gives way to the new one (a failed version of a turn, to a new version of
+ *  it). */
 function retryLastQuestion() {
   const last = state.exchanges.at(-1);
   if (state.turn || !last) return;
-  if (!isStored(last)) {
-    const earlier = dropVersion(state.exchanges.length - 1, last);
-    if (earlier !== null) {
-      askAgain(state.views.at(-1), last.question);
-      return;
-    }
-    state.exchanges.pop();
-    state.views.pop()?.root.remove();
+  const view = state.views.at(-1);
+  if (isStored(last)) {
+    askAgain(view);
+    return;
   }
+  if (dropVersion(state.exchanges.length - 1, last) !== null) {
+    askAgain(view, last.question);
+    return;
+  }
+  state.exchanges.pop();
+  state.views.pop()?.root.remove();
   ask(last.question);
 }
 

@@ -165,3 +165,30 @@ test("a version still running when the page reloads is followed among the turn's
   });
   assert.deepEqual(problems, []);
 });
+
+test("a version that fails gives way to the next: Retry asks it again as a version", async (t) => {
+  suite.database.query("DELETE FROM conversations");
+  const { context, page, problems } = await openChat(suite, { viewport: { width: 1280, height: 800 } });
+  t.after(() => context.close());
+  await sendAndWait(page, () => ask(page, "Where do otters sleep?"));
+  // Fails on all four attempts (first and three retries); the same request succeeds
+  // when Retry sends it again.
+  const flaky = withDirective("Where do sea otters sleep?", { status: 503, times: 4 });
+  await page.getByRole("button", { name: "Edit", exact: true }).click();
+  await page.getByRole("textbox", { name: "Edit your question" }).fill(flaky);
+  await page.locator(".question-edit").getByRole("button", { name: "Send" }).click();
+  await page.getByRole("alert").waitFor();
+  assert.equal(await position(answer(page, 0)), "Version 2 of 2");
+  assert.equal(await page.getByRole("button", { name: "Regenerate" }).count(), 0, "nothing to ask again of a failure");
+
+  await page.getByRole("button", { name: "Retry" }).click();
+  await waitForStatus(page, "Answer ready.");
+  await waitForIdle(page);
+  assert.equal(await page.getByRole("article").count(), 1);
+  assert.equal(await position(answer(page, 0)), "Version 2 of 2", "the failed version gave way");
+  assert.deepEqual(await questions(page), [flaky]);
+  await waitUntil(() => suite.database.query("SELECT count(version_of) FROM query_log")[0][0] === "1", {
+    what: "the version's row",
+  });
+  assert.deepEqual(problems, []);
+});
