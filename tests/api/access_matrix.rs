@@ -1714,6 +1714,13 @@ async fn a_turn_is_asked_again_by_its_asker_only() {
             .unwrap_or_default()
             .to_owned();
     }
+    // Both versions' rows are written (they follow their streams' ends).
+    let written = eventually(async || {
+        let rows = app.query_log().await;
+        rows.iter().filter(|row| row.version_of.is_some()).count() == 2
+    })
+    .await;
+    assert!(written, "the versions' rows");
     let loaded = call(
         &app,
         &ann,
