@@ -76,8 +76,8 @@ impl ConversationTurn {
     }
 }
 
-/// Keeps the rows that are their turn's chosen version: its newest (a later version of
-/// the same turn is none of this conversation's newer rows).
+/// Keeps the rows that are their turn's chosen version, its newest: no newer row of the
+/// conversation has the same first version.
 const CHOSEN_VERSION: &str = "NOT EXISTS (SELECT 1 FROM query_log AS newer
      WHERE newer.conversation_id = query_log.conversation_id
        AND coalesce(newer.version_of, newer.turn_id) = coalesce(query_log.version_of, query_log.turn_id)
