@@ -7,8 +7,10 @@
 //!   table, then `INSERT … SELECT … ON CONFLICT DO NOTHING`, since a row written twice
 //!   must be skipped), in batches of 100, 500 and 2,000 rows;
 //! - the whole write of a batch (`query_log_store::write_turns`: the conversations, their
-//!   search words and the rows in one transaction) with a new conversation per turn and
-//!   with every turn in one of 100 conversations.
+//!   search words and the rows in one transaction) with a new conversation per turn,
+//!   with every turn in one of 100 conversations, and the same with every tenth row a
+//!   new version of its conversation's last turn (whose conversation's search words are
+//!   then made again).
 //!
 //! `cargo bench --bench turn_rows -- [--turns N] [--no-write]`. Needs PostgreSQL at
 //! `BOR_TEST_DATABASE_URL`, as the tests do.
@@ -87,16 +89,18 @@ async fn run(turns: usize) -> String {
         );
     }
     let mut whole = String::from(
-        "| batch | new conversation per turn, rows/s | 100 conversations, rows/s |\n|---|---|---|\n",
+        "| batch | new conversation per turn, rows/s | 100 conversations, rows/s | 100 conversations, every tenth row a version, rows/s |\n|---|---|---|---|\n",
     );
     for batch in BATCHES {
-        let new = time_whole(turns, batch, None).await;
-        let existing = time_whole(turns, batch, Some(100)).await;
+        let new = time_whole(turns, batch, None, false).await;
+        let existing = time_whole(turns, batch, Some(100), false).await;
+        let versions = time_whole(turns, batch, Some(100), true).await;
         let _ = writeln!(
             whole,
-            "| {batch} | {} | {} |",
+            "| {batch} | {} | {} | {} |",
             rate(turns, new),
-            rate(turns, existing)
+            rate(turns, existing),
+            rate(turns, versions)
         );
     }
     format!(
@@ -206,23 +210,37 @@ fn copy_text(text: &str) -> String {
 }
 
 /// Writes `turns` turns through `write_turns`, `batch` at a time: each in a new
-/// conversation, or spread over `conversations` of them.
-async fn time_whole(turns: usize, batch: usize, conversations: Option<usize>) -> Duration {
+/// conversation, or spread over `conversations` of them; with `versions`, every tenth
+/// row is a new version of its conversation's row before it.
+async fn time_whole(
+    turns: usize,
+    batch: usize,
+    conversations: Option<usize>,
+    versions: bool,
+) -> Duration {
     let db = TestDatabase::migrated().await;
     let mut conn = db.connect().await;
     let ids: Vec<Uuid> = (0..conversations.unwrap_or(0))
         .map(|_| Uuid::new_v4())
         .collect();
-    let rows: Vec<NewQueryLogEntry> = (0..turns)
-        .map(|n| {
-            let conversation = if ids.is_empty() {
-                Uuid::new_v4()
-            } else {
-                ids[n % ids.len()]
-            };
-            turn(n, Some(conversation))
-        })
-        .collect();
+    let mut rows: Vec<NewQueryLogEntry> = Vec::with_capacity(turns);
+    for n in 0..turns {
+        let conversation = if ids.is_empty() {
+            Uuid::new_v4()
+        } else {
+            ids[n % ids.len()]
+        };
+        let version_of = match rows.get(n.wrapping_sub(ids.len())) {
+            Some(before) if versions && n % 10 == 9 => {
+                Some(before.version_of.unwrap_or(before.turn_id))
+            }
+            _ => None,
+        };
+        rows.push(NewQueryLogEntry {
+            version_of,
+            ..turn(n, Some(conversation))
+        });
+    }
     let started = Instant::now();
     for chunk in rows.chunks(batch) {
         write_turns(&mut conn, chunk).await.expect("turns written");

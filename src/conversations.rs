@@ -5,10 +5,11 @@
 //! routes in `http::conversations` and `http::chat`.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use actix::Addr;
 use bor_actors::llm::ChatMessage;
-use bor_actors::log::{LogActor, QueuedTurns};
+use bor_actors::log::{Flush, LogActor, QueuedTurns};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -75,20 +76,24 @@ pub fn touched_by(entries: &[NewQueryLogEntry]) -> Vec<NewConversation> {
 struct HistoryTurn {
     created_at: DateTime<Utc>,
     turn_id: Uuid,
+    /// Its first version's id, which every version of the turn shares.
+    first_version: Uuid,
     question: String,
     answer: String,
 }
 
 /// The history a new turn of the owner's conversation sends the model: its last
-/// [`HISTORY_LIMIT`] turns with an answer, stored or still in the LogActor's queue (a
-/// turn that just ended), oldest first, as user and assistant messages. `None` when
-/// the conversation is somebody else's (an id of nobody's is a new conversation: no
-/// history).
+/// [`HISTORY_LIMIT`] turns with an answer, each as its chosen (newest) version, stored
+/// or still in the LogActor's queue (a turn that just ended), oldest first, as user and
+/// assistant messages; without the turn whose first version is `leaving_out` (a turn
+/// asked again does not see itself). `None` when the conversation is somebody else's
+/// (an id of nobody's is a new conversation: no history).
 pub async fn history(
     pool: &DbPool,
     log: &Addr<LogActor>,
     owner: Uuid,
     id: Uuid,
+    leaving_out: Option<Uuid>,
 ) -> Result<Option<Vec<ChatMessage>>, DbError> {
     let queued = log.send(QueuedTurns {
         conversation_id: id,
@@ -98,7 +103,7 @@ pub async fn history(
         let mut conn = pool.get().await?;
         match stored::owner(&mut conn, id).await? {
             Some(whose) if whose != Some(owner) => Ok(None),
-            _ => stored::history(&mut conn, id, HISTORY_LIMIT)
+            _ => stored::history(&mut conn, id, HISTORY_LIMIT, leaving_out)
                 .await
                 .map(Some),
         }
@@ -117,17 +122,25 @@ pub async fn history(
         .map(|turn| HistoryTurn {
             created_at: turn.created_at,
             turn_id: turn.turn_id,
+            first_version: turn.first_version(),
             question: turn.question,
             answer: turn.answer,
         })
         .collect();
     for record in queued {
         let has_row = record.outcome.row_status().is_some();
-        let known = turns.iter().any(|turn| turn.turn_id == record.turn_id);
-        if has_row && !record.answer.is_empty() && !known {
+        let first_version = record.version_of.unwrap_or(record.turn_id);
+        let known = turns.iter().any(|turn| {
+            turn.turn_id == record.turn_id
+                || (turn.first_version == first_version && turn.created_at > record.created_at)
+        });
+        if has_row && !record.answer.is_empty() && !known && Some(first_version) != leaving_out {
+            // A newer version replaces the one stored.
+            turns.retain(|turn| turn.first_version != first_version);
             turns.push(HistoryTurn {
                 created_at: record.created_at,
                 turn_id: record.turn_id,
+                first_version,
                 question: record.question,
                 answer: record.answer,
             });
@@ -147,6 +160,56 @@ pub async fn history(
             })
             .collect(),
     ))
+}
+
+/// How long a new version waits for the rows still queued in the LogActor to be
+/// written, so that the turn it names and the turns after it are seen.
+const ROW_WAIT: Duration = Duration::from_secs(5);
+
+/// The turn a new version is made of: its conversation and its first version's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionTarget {
+    pub conversation_id: Uuid,
+    pub first_version: Uuid,
+}
+
+/// What a turn named to be asked again is (docs/PROTOCOL.md, "Versions of a turn").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionOf {
+    /// The owner's, the last of its conversation: a new version may be made of it.
+    Turn(VersionTarget),
+    /// A turn of the owner's conversation with a turn after it.
+    NotLast,
+    /// No row of the owner's has that id (another's, a `/v1` turn's, none).
+    Absent,
+}
+
+/// The owner's turn `turn_id` (any version's id) as a new version would ask it again.
+/// The LogActor's queue is written first (bounded by [`ROW_WAIT`]): a turn that just
+/// ended, and any turn after it, are then rows.
+pub async fn version_target(
+    pool: &DbPool,
+    log: &Addr<LogActor>,
+    owner: Uuid,
+    turn_id: Uuid,
+) -> Result<VersionOf, DbError> {
+    // A timeout or a gone actor leaves the rows as the database has them.
+    let _ = tokio::time::timeout(ROW_WAIT, log.send(Flush)).await;
+    let mut conn = pool.get().await?;
+    let Some(row) = crate::db::query_log::find(&mut conn, turn_id).await? else {
+        return Ok(VersionOf::Absent);
+    };
+    let Some(conversation_id) = row.conversation_id.filter(|_| row.user_id == Some(owner)) else {
+        return Ok(VersionOf::Absent);
+    };
+    let first_version = row.version_of.unwrap_or(row.turn_id);
+    if stored::last_turn(&mut conn, conversation_id).await? != Some(first_version) {
+        return Ok(VersionOf::NotLast);
+    }
+    Ok(VersionOf::Turn(VersionTarget {
+        conversation_id,
+        first_version,
+    }))
 }
 
 /// Conversations a page lists unless asked otherwise, and at most.
@@ -236,9 +299,20 @@ pub struct Conversation {
     pub turns: Vec<LoadedTurn>,
 }
 
-/// A turn of a loaded conversation, with the owner's rating of it.
+/// A turn of a loaded conversation as its chosen (newest) version, with the owner's
+/// rating of that version and every version of the turn.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LoadedTurn {
+    #[serde(flatten)]
+    pub chosen: TurnVersion,
+    /// Every version of the turn, oldest first, the chosen one (the last) included: one
+    /// for a turn never asked again (docs/PROTOCOL.md, "Versions of a turn").
+    pub versions: Vec<TurnVersion>,
+}
+
+/// One version of a turn: its row, with the owner's rating of it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TurnVersion {
     #[serde(flatten)]
     pub turn: ConversationTurn,
     /// The owner's rating (docs/PROTOCOL.md, "Feedback"); `null`: none.
@@ -249,8 +323,32 @@ impl std::ops::Deref for LoadedTurn {
     type Target = ConversationTurn;
 
     fn deref(&self) -> &ConversationTurn {
-        &self.turn
+        &self.chosen.turn
     }
+}
+
+/// The rows of a conversation, oldest first, as its turns: the versions of each turn
+/// together, in the place of its first version, the newest chosen.
+fn grouped_versions(rows: Vec<TurnVersion>) -> Vec<LoadedTurn> {
+    let mut turns: Vec<Vec<TurnVersion>> = Vec::new();
+    let mut place: HashMap<Uuid, usize> = HashMap::new();
+    for row in rows {
+        let first_version = row.turn.first_version();
+        match place.get(&first_version) {
+            Some(&at) => turns[at].push(row),
+            None => {
+                place.insert(first_version, turns.len());
+                turns.push(vec![row]);
+            }
+        }
+    }
+    turns
+        .into_iter()
+        .filter_map(|versions| {
+            let chosen = versions.last()?.clone();
+            Some(LoadedTurn { chosen, versions })
+        })
+        .collect()
 }
 
 /// The owner's conversation with its turns; `None` when they have none of that id.
@@ -259,20 +357,21 @@ pub async fn load(pool: &DbPool, owner: Uuid, id: Uuid) -> Result<Option<Convers
     let Some(summary) = stored::find(&mut conn, owner, id).await? else {
         return Ok(None);
     };
-    let turns = stored::turns(&mut conn, id).await?;
-    let turn_ids: Vec<Uuid> = turns.iter().map(|turn| turn.turn_id).collect();
+    let rows = stored::turns(&mut conn, id).await?;
+    let turn_ids: Vec<Uuid> = rows.iter().map(|turn| turn.turn_id).collect();
     let mut ratings: HashMap<Uuid, StoredFeedback> =
         crate::db::feedback::of_turns(&mut conn, &turn_ids)
             .await?
             .into_iter()
             .collect();
-    let turns = turns
+    let rows = rows
         .into_iter()
-        .map(|turn| LoadedTurn {
+        .map(|turn| TurnVersion {
             feedback: ratings.remove(&turn.turn_id),
             turn,
         })
         .collect();
+    let turns = grouped_versions(rows);
     Ok(Some(Conversation {
         id: summary.id,
         title: summary.title,

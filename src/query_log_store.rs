@@ -39,15 +39,31 @@ impl QueryLogStore for PgQueryLogStore {
 
 /// Writes the rows of several turns and the conversations they start or continue, in
 /// one transaction; rows whose `turn_id` is already stored are skipped. Returns how
-/// many rows were new.
+/// many rows were new. A conversation that gets a new version of a turn has its search
+/// words made again from its chosen versions (the version replaces its turn's words).
 pub async fn write_turns(
     conn: &mut AsyncPgConnection,
     entries: &[NewQueryLogEntry],
 ) -> Result<usize, DbError> {
-    let touched = conversations::touched_by(entries);
+    let mut touched = conversations::touched_by(entries);
+    let mut versioned: Vec<uuid::Uuid> = entries
+        .iter()
+        .filter(|entry| entry.version_of.is_some())
+        .filter_map(|entry| entry.conversation_id)
+        .collect();
+    versioned.sort();
+    versioned.dedup();
+    for conversation in &mut touched {
+        if versioned.binary_search(&conversation.id).is_ok() {
+            // Its words are made again below, from the rows as they then are.
+            conversation.text.clear();
+        }
+    }
     conn.transaction::<_, DbError, _>(async |conn| {
         crate::db::conversations::upsert(conn, &touched).await?;
-        query_log::insert(conn, entries).await
+        let written = query_log::insert(conn, entries).await?;
+        crate::db::conversations::rebuild_search_words(conn, &versioned).await?;
+        Ok(written)
     })
     .await
 }
@@ -90,6 +106,7 @@ fn entry(record: &TurnRecord) -> Option<NewQueryLogEntry> {
         completion_tokens: tokens(record.usage.completion_tokens),
         tokens_estimated: record.usage.estimated,
         key_id: record.key_id,
+        version_of: record.version_of,
     })
 }
 
@@ -171,6 +188,57 @@ mod tests {
             assert_eq!(found.len(), 1, "{words:?}");
             assert_eq!((found[0].id, found[0].turns), (conversation, 10));
         }
+    }
+
+    /// A version in the batch of its turn's first row, then another in a later batch
+    /// beside a turn of another conversation: the versioned conversation's words are
+    /// those of its turns' newest versions, each turn counted once; the other's words
+    /// are added.
+    #[tokio::test]
+    async fn a_new_version_replaces_its_turns_words() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let owner = member(&mut conn).await;
+        let (versioned, other) = (Uuid::new_v4(), Uuid::new_v4());
+        let row = |conversation, question: &str, version_of| NewQueryLogEntry {
+            question: question.to_owned(),
+            answer: format!("about {question}"),
+            conversation_id: Some(conversation),
+            user_id: Some(owner.id),
+            version_of,
+            ..crate::testing::query_log_entry()
+        };
+        // The first turn gives the title (whose words stay); the second is asked again.
+        let opening = row(versioned, "hello", None);
+        let first = row(versioned, "kettle", None);
+        let again = Some(first.turn_id);
+        let batch = [opening, first, row(versioned, "descale", again)];
+        assert_eq!(write_turns(&mut conn, &batch).await.unwrap(), 3);
+        let found = async |conn: &mut crate::db::DbConnection, word: &str| {
+            crate::db::conversations::list(conn, owner.id, &[word.to_owned()], 10, None)
+                .await
+                .unwrap()
+                .iter()
+                .map(|c| (c.id, c.turns))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(found(&mut conn, "kettle").await, []);
+        assert_eq!(found(&mut conn, "descale").await, [(versioned, 2)]);
+
+        let later = [row(versioned, "filter", again), row(other, "otter", None)];
+        assert_eq!(write_turns(&mut conn, &later).await.unwrap(), 2);
+        assert_eq!(found(&mut conn, "descale").await, []);
+        assert_eq!(found(&mut conn, "filter").await, [(versioned, 2)]);
+        assert_eq!(found(&mut conn, "otter").await, [(other, 1)]);
+        let history = crate::db::conversations::history(&mut conn, versioned, 20, None)
+            .await
+            .unwrap();
+        let questions: Vec<&str> = history.iter().map(|turn| turn.question.as_str()).collect();
+        assert_eq!(questions, ["hello", "filter"], "the newest version only");
+        let without = crate::db::conversations::history(&mut conn, versioned, 20, again)
+            .await
+            .unwrap();
+        assert_eq!(without.len(), 1, "the turn asked again is left out");
     }
 
     /// One batch: three long answers of one conversation (several search pieces, so

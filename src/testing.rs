@@ -284,6 +284,7 @@ pub fn query_log_entry() -> NewQueryLogEntry {
         completion_tokens: 42,
         tokens_estimated: false,
         key_id: None,
+        version_of: None,
     }
 }
 

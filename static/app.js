@@ -1,8 +1,9 @@
 // The chat page (docs/PROTOCOL.md, "Chat page"): opens the conversation its address
 // names, sends questions, streams answers into the conversation (and follows a turn
-// still running there, asked before a reload or in another tab), and keeps the list of
-// conversations, the controls, the status line and the error banner in step with the
-// turn.
+// still running there, asked before a reload or in another tab), asks the last turn
+// again as a new version of it (Regenerate, Edit) and shows the versions of a turn, and
+// keeps the list of conversations, the controls, the status line and the error banner
+// in step with the turn.
 
 import { AddDocuments, CollectionChoice, fetchReadableCollections } from "./collection-choice.js";
 import { ConversationActions } from "./conversation-actions.js";
@@ -11,9 +12,11 @@ import {
   conversationHref,
   conversationIdOf,
   exchangeOfTurn,
+  hasVersion,
   isConversationId,
   isStored,
   newExchange,
+  newVersion,
 } from "./conversation.js";
 import { fetchConversation, listConversations } from "./conversations-api.js";
 import { Drawer } from "./drawer.js";
@@ -31,6 +34,7 @@ const STATUS = {
   working: "Working on the answer…",
   done: "Answer ready.",
   stopped: "Stopped.",
+  version: (at, of) => `Version ${at} of ${of}.`,
   loading: "Opening the conversation…",
   opened: (title) => `Opened “${title}”.`,
   missing:
@@ -226,16 +230,37 @@ function sendTypedMessage() {
   ask(question);
 }
 
-/** Asks the last question again. A failed exchange left nothing on the server and
- *  gives way to the new one; an answered one stays, as it stays in the conversation. */
+/** Asks the last question again: after an answer, as a new version of its turn (as
+ *  Regenerate does), never as a turn of its own. A failed exchange left nothing on the
+ *  server and gives way to the new one (a failed version of a turn, to a new version of
+ *  it). */
 function retryLastQuestion() {
   const last = state.exchanges.at(-1);
   if (state.turn || !last) return;
-  if (!isStored(last)) {
-    state.exchanges.pop();
-    state.views.pop()?.root.remove();
+  const view = state.views.at(-1);
+  if (isStored(last)) {
+    askAgain(view);
+    return;
   }
+  if (dropVersion(state.exchanges.length - 1, last) !== null) {
+    askAgain(view, last.question);
+    return;
+  }
+  state.exchanges.pop();
+  state.views.pop()?.root.remove();
   ask(last.question);
+}
+
+/** Takes `version` out of the versions of the turn at `index`, showing the newest one
+ *  left; that one, or null when the turn has no other version. */
+function dropVersion(index, version) {
+  const versions = version.versions;
+  if (versions.length < 2) return null;
+  versions.splice(versions.indexOf(version), 1);
+  const shown = versions.at(-1);
+  state.exchanges[index] = shown;
+  state.views[index].update(shown);
+  return shown;
 }
 
 /** Asks the server to stop the turn in flight (every page following it sees it end);
@@ -327,11 +352,17 @@ function followRunningTurn() {
   if (state.conversationId === null) return;
   const running = runningTurnOf(state.conversationId);
   if (running === null) return;
-  if (state.exchanges.some((exchange) => exchange.turnId === running.turnId)) {
+  if (state.exchanges.some((exchange) => hasVersion(exchange, running.turnId))) {
     forgetTurn(running.turnId);
     return;
   }
-  const turn = beginExchange(running.question);
+  // A new version of a turn shown here goes among its versions; else at the end.
+  const versionView =
+    running.versionOf === null
+      ? null
+      : (state.views.find((_, index) => hasVersion(state.exchanges[index], running.versionOf)) ?? null);
+  if (running.versionOf !== null && versionView === null) return;
+  const turn = beginExchange(running.question, versionView, running.versionOf);
   nameTurn(turn, running.turnId);
   streamExchange(turn, (handlers) =>
     followTurn({ turnId: running.turnId, signal: turn.controller.signal, handlers }),
@@ -433,15 +464,60 @@ function ask(question) {
   );
 }
 
-/** Shows a new exchange for `question` and makes its turn the one in flight. */
-function beginExchange(question) {
-  const exchange = newExchange(question);
-  state.exchanges.push(exchange);
-  const view = showExchange(exchange);
+/** Asks the turn shown by `view` again, as a new version of it: its question
+ *  (Regenerate), or `question` (an edited one). The server allows it for the last turn
+ *  only, once it has ended. */
+function askAgain(view, question = null) {
+  const index = state.views.indexOf(view);
+  const shown = state.exchanges[index];
+  if (state.turn || shown === undefined || shown.turnId === null) return;
+  const conversationId = state.conversationId;
+  const turn = beginExchange(question ?? shown.question, view, shown.turnId);
+  streamExchange(turn, (handlers) =>
+    runTurn({
+      message: turn.exchange.question,
+      conversationId,
+      collections: collectionChoice.chosen(),
+      versionOf: turn.versionOf,
+      signal: turn.controller.signal,
+      handlers,
+    }),
+  );
+}
+
+/** Shows the previous (`step` -1) or next (+1) version of the turn of `view`. */
+function switchVersion(view, step) {
+  const index = state.views.indexOf(view);
+  const shown = state.exchanges[index];
+  if (state.turn || shown === undefined) return;
+  const versions = shown.versions;
+  const at = versions.indexOf(shown) + step;
+  if (at < 0 || at >= versions.length) return;
+  state.exchanges[index] = versions[at];
+  view.update(versions[at]);
+  setStatus(STATUS.version(at + 1, versions.length));
+}
+
+/** Shows a new exchange for `question` and makes its turn the one in flight: at the
+ *  end of the conversation, or, given `view`, as a new version of the turn it shows
+ *  (`versionOf` names that turn to the server). */
+function beginExchange(question, view = null, versionOf = null) {
+  let exchange;
+  if (view === null) {
+    exchange = newExchange(question);
+    state.exchanges.push(exchange);
+    view = showExchange(exchange);
+  } else {
+    const index = state.views.indexOf(view);
+    exchange = newVersion(state.exchanges[index], question);
+    state.exchanges[index] = exchange;
+    view.update(exchange);
+  }
   const turn = {
     controller: new AbortController(),
     exchange,
     view,
+    versionOf,
     conversationId: state.conversationId,
     turnId: null,
     stopWanted: false,
@@ -460,7 +536,8 @@ function nameTurn(turn, turnId) {
   turn.turnId = turnId;
   turn.exchange.turnId = turnId;
   if (turn.conversationId !== null) {
-    rememberTurn({ conversationId: turn.conversationId, turnId, question: turn.exchange.question });
+    const { conversationId, exchange, versionOf } = turn;
+    rememberTurn({ conversationId, turnId, question: exchange.question, versionOf });
   }
   if (turn.stopWanted) stopTurnOnServer(turnId);
 }
@@ -563,6 +640,8 @@ function finishTurn(turn, outcome) {
     case "gone":
       // The turn followed is no longer known to the server (it failed, or it ended
       // long ago): nothing of it is shown.
+      setStatus("");
+      if (dropVersion(state.exchanges.indexOf(exchange), exchange) !== null) return;
       state.exchanges.splice(state.exchanges.indexOf(exchange), 1);
       turn.view.root.remove();
       state.views.splice(state.views.indexOf(turn.view), 1);
@@ -587,7 +666,11 @@ function finishTurn(turn, outcome) {
 }
 
 function showExchange(exchange) {
-  const view = new ExchangeView(exchange);
+  const view = new ExchangeView(exchange, {
+    version: (step) => switchVersion(view, step),
+    regenerate: () => askAgain(view),
+    edit: (question) => askAgain(view, question),
+  });
   state.views.push(view);
   ui.conversation.append(view.root);
   return view;
@@ -617,6 +700,11 @@ function updateControls() {
   ui.emptyNote.hidden = state.exchanges.length > 0 || state.opening !== null;
   ui.knowledge.hidden = ui.emptyNote.hidden || ui.knowledgeList.childElementCount === 0;
   ui.conversation.setAttribute("aria-busy", String(busy || state.opening !== null));
+  // Regenerate and Edit on the last turn once it has ended; versions switch between turns.
+  state.views.forEach((view, index) => {
+    const last = index === state.views.length - 1;
+    view.offer({ askAgain: last && !busy && isStored(state.exchanges[index]), switchable: !busy });
+  });
   // A button that just became disabled drops the keyboard focus: keep it in the form.
   if (document.activeElement === document.body || document.activeElement?.disabled) {
     ui.message.focus();

@@ -19,22 +19,47 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * `sources` are `{n, document_id, title, chunk_id, score, heading, snippet, page}` from
  * the `done` frame (docs/PROTOCOL.md, "Sources and citations"), which also sets
  * `deflected` and `truncated`; `feedback` is the asker's rating of that turn.
+ * `versions` are the versions of its turn, oldest first, itself among them (one array
+ * that every version shares; docs/PROTOCOL.md, "Versions of a turn").
  */
 export function newExchange(question) {
-  return { question, turnId: null, answer: "", thinking: "", sources: [], status: "streaming", error: "" };
+  const exchange = { question, turnId: null, answer: "", thinking: "", sources: [], status: "streaming", error: "" };
+  exchange.versions = [exchange];
+  return exchange;
 }
 
-/** A stored turn of `GET /api/conversations/{id}` as an exchange on screen. */
+/** A new version of `exchange`'s turn asking `question`, added after its versions. */
+export function newVersion(exchange, question) {
+  const version = newExchange(question);
+  version.versions = exchange.versions;
+  version.versions.push(version);
+  return version;
+}
+
+/** A stored turn of `GET /api/conversations/{id}` as the exchange on screen: its
+ *  chosen (newest) version, with every version of it. */
 export function exchangeOfTurn(turn) {
+  const rows = Array.isArray(turn?.versions) && turn.versions.length > 0 ? turn.versions : [turn];
+  const versions = rows.map(exchangeOfRow);
+  for (const version of versions) version.versions = versions;
+  return versions.at(-1);
+}
+
+function exchangeOfRow(row) {
   return {
-    ...newExchange(String(turn?.question ?? "")),
-    turnId: typeof turn?.turn_id === "string" ? turn.turn_id : null,
-    answer: String(turn?.answer ?? ""),
-    sources: Array.isArray(turn?.sources) ? turn.sources : [],
-    status: turn?.status === "stopped" ? "stopped" : "done",
-    deflected: turn?.path === "deflected",
-    feedback: turn?.feedback ?? null,
+    ...newExchange(String(row?.question ?? "")),
+    turnId: typeof row?.turn_id === "string" ? row.turn_id : null,
+    answer: String(row?.answer ?? ""),
+    sources: Array.isArray(row?.sources) ? row.sources : [],
+    status: row?.status === "stopped" ? "stopped" : "done",
+    deflected: row?.path === "deflected",
+    feedback: row?.feedback ?? null,
   };
+}
+
+/** Whether `turnId` is one of the versions of `exchange`'s turn. */
+export function hasVersion(exchange, turnId) {
+  return exchange.versions.some((version) => version.turnId === turnId);
 }
 
 /** Whether an exchange left a turn on the server: a turn that ended in `error` (or
@@ -60,10 +85,11 @@ export function conversationHref(id) {
 
 /** The body of `POST /api/chat`: the conversation it continues, when there is one, is
  *  its history (the server refuses `history` beside it); `collections`, when given, are
- *  the only ones searched. */
-export function chatBody(message, conversationId, collections = null) {
+ *  the only ones searched; `versionOf`, when given, names the turn asked again. */
+export function chatBody(message, conversationId, collections = null, versionOf = null) {
   const body = conversationId === null ? { message } : { message, conversation_id: conversationId };
   if (collections !== null) body.collections = collections;
+  if (versionOf !== null) body.version_of = versionOf;
   return body;
 }
 

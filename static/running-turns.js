@@ -6,10 +6,11 @@
 const KEY = "bor.runningTurns";
 const MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
-/** Remembers turn `turnId` of conversation `conversationId`, asked as `question`. */
-export function rememberTurn({ conversationId, turnId, question }) {
+/** Remembers turn `turnId` of conversation `conversationId`, asked as `question`; a
+ *  new version of turn `versionOf`, when that is given. */
+export function rememberTurn({ conversationId, turnId, question, versionOf = null }) {
   const turns = read().filter((turn) => turn.conversationId !== conversationId);
-  turns.push({ conversationId, turnId, question, startedAt: Date.now() });
+  turns.push({ conversationId, turnId, question, versionOf, startedAt: Date.now() });
   write(turns);
 }
 
@@ -19,11 +20,13 @@ export function forgetTurn(turnId) {
   if (kept.length !== turns.length) write(kept);
 }
 
-/** The turn of conversation `conversationId` that may be running: `{turnId, question}`,
- *  or null. */
+/** The turn of conversation `conversationId` that may be running:
+ *  `{turnId, question, versionOf}` (`versionOf` null for a turn of its own), or null. */
 export function runningTurnOf(conversationId) {
   const turn = read().find((remembered) => remembered.conversationId === conversationId);
-  return turn === undefined ? null : { turnId: turn.turnId, question: turn.question };
+  if (turn === undefined) return null;
+  const versionOf = typeof turn.versionOf === "string" ? turn.versionOf : null;
+  return { turnId: turn.turnId, question: turn.question, versionOf };
 }
 
 /** Whether a storage event is about the remembered turns. */

@@ -23,14 +23,15 @@ const RESUME_DELAY_MS = 1_000;
  * `X-Turn-Id`, the frames (`retry`, `thinking`, `tool`, `delta`, `done`, `error`, each
  * with the frame's data), `restart()` when the server tells the turn again from its
  * start (from its stored row), and `silence(ms)` / `resumed()` from the watchdog.
- * Resolves with how the turn ended (see [`streamTurn`]).
+ * Resolves with how the turn ended (see [`streamTurn`]). With `versionOf`, the turn is
+ * a new version of that turn (regenerated, or its question edited).
  */
-export function runTurn({ message, conversationId, collections = null, signal, handlers }) {
+export function runTurn({ message, conversationId, collections = null, versionOf = null, signal, handlers }) {
   const start = () =>
     fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify(chatBody(message, conversationId, collections)),
+      body: JSON.stringify(chatBody(message, conversationId, collections, versionOf)),
       signal,
     });
   return streamTurn({ start, signal, handlers });

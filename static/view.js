@@ -1,7 +1,8 @@
-// The DOM of the conversation: one block per exchange, the question as plain text and
-// the answer as an `article` (thinking, a notice on a deflected answer, rendered answer
-// with its citations linked and its code blocks' copy buttons, a note, sources, Copy
-// answer, its rating).
+// The DOM of the conversation: one block per exchange, the question as plain text (with
+// Edit on the last one) and the answer as an `article` (thinking, a notice on a
+// deflected answer, rendered answer with its citations linked and its code blocks' copy
+// buttons, a note, sources, the versions of the turn and Regenerate, Copy answer, its
+// rating).
 
 import { linkCitations, passageHref, placeLabel } from "./citations.js";
 import { AnswerCopy, addCodeCopyButtons } from "./copy.js";
@@ -22,16 +23,28 @@ export const TRUNCATED_NOTE = "The answer was cut at its length limit.";
  *  stop or a dash). */
 const DEFLECTED_OPENING = /^\s*(\*\*|__)?This is not from your documents\s*[:.!—–-]\1\s*/i;
 
-/** The elements of one exchange on screen; `update(exchange)` redraws it. */
+/**
+ * The elements of one exchange on screen; `update(exchange)` redraws it (the version of
+ * the turn shown, when it has several). `actions` are called when the reader asks for
+ * another version to be shown (`version(step)`, -1 or +1), asks the turn again
+ * (`regenerate()`), or sends an edited question (`edit(question)`).
+ */
 export class ExchangeView {
-  constructor(exchange) {
+  constructor(exchange, actions = {}) {
     const id = `exchange-${(nextId += 1)}`;
+    this.actions = actions;
     this.root = element("div", { class: "exchange" });
 
-    const question = element("div", { class: "question" });
-    question.append(
+    this.question = element("div", { class: "question" });
+    this.questionText = element("p", { class: "question-text" }, exchange.question);
+    this.edit = element("button", { type: "button", class: "quiet edit-question", hidden: "" }, "Edit");
+    this.edit.addEventListener("click", () => this.#openEdit());
+    this.editForm = this.#editForm(id);
+    this.question.append(
       element("h2", { class: "visually-hidden" }, "You asked"),
-      element("p", { class: "question-text" }, exchange.question),
+      this.questionText,
+      this.edit,
+      this.editForm,
     );
 
     this.article = element("article", { class: "answer", "aria-labelledby": `${id}-heading` });
@@ -68,6 +81,19 @@ export class ExchangeView {
 
     this.feedback = new FeedbackControls();
 
+    // The versions of the turn ("‹ 2 / 3 ›") and Regenerate, on the last turn.
+    this.tools = element("div", { class: "turn-tools" });
+    this.versions = element("div", { class: "versions", role: "group", "aria-label": "Versions of this answer", hidden: "" });
+    this.previous = element("button", { type: "button", class: "quiet", "aria-label": "Previous version" }, "‹");
+    this.next = element("button", { type: "button", class: "quiet", "aria-label": "Next version" }, "›");
+    this.position = element("span", { class: "version-position", "aria-live": "polite", "aria-atomic": "true" });
+    this.previous.addEventListener("click", () => this.actions.version?.(-1));
+    this.next.addEventListener("click", () => this.actions.version?.(1));
+    this.versions.append(this.previous, this.position, this.next);
+    this.regenerate = element("button", { type: "button", class: "quiet", hidden: "" }, "Regenerate");
+    this.regenerate.addEventListener("click", () => this.actions.regenerate?.());
+    this.tools.append(this.versions, this.regenerate);
+
     this.article.append(
       heading,
       this.thinking,
@@ -75,14 +101,104 @@ export class ExchangeView {
       this.body,
       this.note,
       this.sources,
+      this.tools,
       this.copy.root,
       this.feedback.root,
     );
-    this.root.append(question, this.article);
+    this.root.append(this.question, this.article);
     this.renderedAnswer = null;
     this.renderedThinking = null;
     this.renderedSources = null;
+    this.askAgain = false;
+    this.switchable = true;
     this.update(exchange);
+  }
+
+  /** What the reader may do with the turn: ask it again (`askAgain`: the last turn,
+   *  ended, none in flight) and show its other versions (`switchable`: none in flight). */
+  offer({ askAgain, switchable }) {
+    this.askAgain = askAgain;
+    this.switchable = switchable;
+    this.regenerate.hidden = !askAgain;
+    this.edit.hidden = !askAgain || !this.editForm.hidden;
+    if (!askAgain && !this.editForm.hidden) this.#closeEdit({ restoreFocus: false });
+    this.#showVersions();
+  }
+
+  #editForm(id) {
+    const form = element("form", { class: "question-edit", hidden: "", novalidate: "" });
+    this.editText = element("textarea", { id: `${id}-edit`, rows: "3", autocomplete: "off" });
+    const cancel = element("button", { type: "button", class: "quiet" }, "Cancel");
+    const send = element("button", { type: "submit", class: "primary" }, "Send");
+    const buttons = element("div", { class: "question-edit-buttons" });
+    buttons.append(cancel, send);
+    form.append(element("label", { for: this.editText.id }, "Edit your question"), this.editText, buttons);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.#sendEdit();
+    });
+    cancel.addEventListener("click", () => this.#closeEdit({ restoreFocus: true }));
+    this.editText.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        // Escape leaves the edit, and nothing else (it stops a turn elsewhere).
+        event.preventDefault();
+        event.stopPropagation();
+        this.#closeEdit({ restoreFocus: true });
+      } else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.#sendEdit();
+      }
+    });
+    return form;
+  }
+
+  #openEdit() {
+    this.editText.value = this.questionText.textContent;
+    this.question.classList.add("editing");
+    this.questionText.hidden = true;
+    this.edit.hidden = true;
+    this.editForm.hidden = false;
+    this.editText.focus();
+  }
+
+  #closeEdit({ restoreFocus }) {
+    this.question.classList.remove("editing");
+    this.questionText.hidden = false;
+    this.editForm.hidden = true;
+    this.edit.hidden = !this.askAgain;
+    if (restoreFocus) this.edit.focus();
+  }
+
+  #sendEdit() {
+    const question = this.editText.value.trim();
+    if (question === "") {
+      this.editText.focus();
+      return;
+    }
+    this.#closeEdit({ restoreFocus: false });
+    this.actions.edit?.(question);
+  }
+
+  /** "‹ n / N ›" when the turn has more than one version. */
+  #showVersions() {
+    const versions = this.shownVersions ?? [];
+    const at = versions.indexOf(this.shownExchange) + 1;
+    this.versions.hidden = versions.length < 2;
+    if (versions.length < 2) return;
+    const position = `Version ${at} of ${versions.length}`;
+    if (this.position.dataset.position !== position) {
+      this.position.dataset.position = position;
+      this.position.replaceChildren(
+        element("span", { "aria-hidden": "true" }, `${at} / ${versions.length}`),
+        element("span", { class: "visually-hidden" }, position),
+      );
+    }
+    const focused = document.activeElement;
+    this.previous.disabled = !this.switchable || at <= 1;
+    this.next.disabled = !this.switchable || at >= versions.length;
+    // At the first or the last version the keyboard stays on the other button.
+    if (focused === this.previous && this.previous.disabled && !this.next.disabled) this.next.focus();
+    if (focused === this.next && this.next.disabled && !this.previous.disabled) this.previous.focus();
   }
 
   /** Redraws what changed since the last call. */
@@ -90,6 +206,10 @@ export class ExchangeView {
     const streaming = exchange.status === "streaming";
     this.article.setAttribute("aria-busy", String(streaming));
     this.article.dataset.status = exchange.status;
+    if (this.questionText.textContent !== exchange.question) this.questionText.textContent = exchange.question;
+    this.shownExchange = exchange;
+    this.shownVersions = exchange.versions ?? [exchange];
+    this.#showVersions();
 
     if (exchange.thinking !== this.renderedThinking) {
       this.thinking.hidden = exchange.thinking === "";

@@ -448,6 +448,7 @@ mod tests {
             elapsed_ms: 800,
             key_id: None,
             usage: Default::default(),
+            version_of: None,
         }
     }
 

@@ -237,6 +237,9 @@ pub struct TurnRecord {
     pub key_id: Option<Uuid>,
     /// Tokens of every chat request of the turn (docs/LIMITS.md, "Usage").
     pub usage: TokenUsage,
+    /// The turn this one is a version of (its first version's id); `None` for a turn of
+    /// its own.
+    pub version_of: Option<Uuid>,
 }
 
 /// Tokens a turn's chat requests took, summed over its requests (tool rounds, the

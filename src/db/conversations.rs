@@ -39,7 +39,7 @@ pub struct ConversationSummary {
     pub created_at: DateTime<Utc>,
     /// The time of its newest turn.
     pub updated_at: DateTime<Utc>,
-    /// How many turns it holds.
+    /// How many turns it holds (a turn asked again counts once, whatever its versions).
     pub turns: i64,
     /// Whether its owner pinned it: the chat page lists it above the others.
     pub pinned: bool,
@@ -89,7 +89,26 @@ pub struct ConversationTurn {
     #[schema(value_type = Object)]
     pub sources: serde_json::Value,
     pub created_at: DateTime<Utc>,
+    /// The turn this row is a version of (its first version's id); `None` for a first
+    /// version. The API shows versions grouped instead.
+    #[serde(skip)]
+    pub version_of: Option<Uuid>,
 }
+
+impl ConversationTurn {
+    /// The turn this row is a version of: its first version's id, which all its
+    /// versions share.
+    pub fn first_version(&self) -> Uuid {
+        self.version_of.unwrap_or(self.turn_id)
+    }
+}
+
+/// Keeps the rows that are their turn's chosen version, its newest: no newer row of the
+/// conversation has the same first version.
+const CHOSEN_VERSION: &str = "NOT EXISTS (SELECT 1 FROM query_log AS newer
+     WHERE newer.conversation_id = query_log.conversation_id
+       AND coalesce(newer.version_of, newer.turn_id) = coalesce(query_log.version_of, query_log.turn_id)
+       AND (newer.created_at, newer.id) > (query_log.created_at, query_log.id))";
 
 /// The text search configuration of the search words: words lowercased, no stemming
 /// and no stop words, so a search finds the words a person typed.
@@ -135,11 +154,18 @@ pub async fn upsert(
     .bind::<Array<Nullable<SqlUuid>>, _>(sorted.iter().map(|c| c.user_id).collect::<Vec<_>>())
     .execute(conn)
     .await?;
-    // Round n adds the n-th piece of every conversation that has one: a conversation's
-    // pieces join its parts in order, and most batches need one round.
-    let pieces: Vec<(Uuid, Vec<&str>)> = sorted
-        .iter()
-        .map(|c| (c.id, search_pieces(&c.text, SEARCH_PIECE_CHARS)))
+    add_search_pieces(conn, sorted.iter().map(|c| (c.id, c.text.as_str()))).await
+}
+
+/// Adds each conversation's text to its search words, in pieces. Round n adds the n-th
+/// piece of every conversation that has one: a conversation's pieces join its parts in
+/// order, and most batches need one round.
+async fn add_search_pieces<'a>(
+    conn: &mut AsyncPgConnection,
+    texts: impl Iterator<Item = (Uuid, &'a str)>,
+) -> Result<(), DbError> {
+    let pieces: Vec<(Uuid, Vec<&str>)> = texts
+        .map(|(id, text)| (id, search_pieces(text, SEARCH_PIECE_CHARS)))
         .collect();
     let rounds = pieces.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
     for round in 0..rounds {
@@ -312,8 +338,10 @@ type SummaryRow = (
 
 /// The conversations with their number of turns: [`ConversationSummary`] rows.
 fn summaries<'a>() -> conversations::BoxedQuery<'a, diesel::pg::Pg, SummaryRow> {
+    // Each turn once: its first version (every other version names it).
     let turns = query_log::table
         .filter(query_log::conversation_id.eq(conversations::id.nullable()))
+        .filter(query_log::version_of.is_null())
         .count()
         .single_value()
         .assume_not_null();
@@ -344,7 +372,7 @@ pub async fn find(
         .optional()?)
 }
 
-/// The conversation's turns, oldest first.
+/// The conversation's rows, every version of every turn, oldest first.
 pub async fn turns(
     conn: &mut AsyncPgConnection,
     id: Uuid,
@@ -357,14 +385,21 @@ pub async fn turns(
         .await?)
 }
 
-/// The last `limit` turns with an answer, oldest first.
+/// The last `limit` turns with an answer, oldest first, each as its chosen version,
+/// leaving out the turn whose first version is `leaving_out` (the turn asked again).
 pub async fn history(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     limit: usize,
+    leaving_out: Option<Uuid>,
 ) -> Result<Vec<ConversationTurn>, DbError> {
     let mut newest: Vec<ConversationTurn> = query_log::table
         .filter(query_log::conversation_id.eq(id))
+        .filter(sql::<Bool>(CHOSEN_VERSION))
+        .filter(
+            sql::<Bool>("coalesce(query_log.version_of, query_log.turn_id) IS DISTINCT FROM ")
+                .bind::<Nullable<SqlUuid>, _>(leaving_out),
+        )
         .filter(query_log::answer.ne(""))
         .select(ConversationTurn::as_select())
         .order((query_log::created_at.desc(), query_log::id.desc()))
@@ -373,6 +408,68 @@ pub async fn history(
         .await?;
     newest.reverse();
     Ok(newest)
+}
+
+/// The first version of the conversation's last turn (the one whose rows are newest);
+/// `None` for a conversation without rows.
+pub async fn last_turn(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Uuid>, DbError> {
+    let newest: Option<(Uuid, Option<Uuid>)> = query_log::table
+        .filter(query_log::conversation_id.eq(id))
+        .select((query_log::turn_id, query_log::version_of))
+        .order((query_log::created_at.desc(), query_log::id.desc()))
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(newest.map(|(turn_id, version_of)| version_of.unwrap_or(turn_id)))
+}
+
+/// Replaces the search words of `conversation_ids` with the words of their chosen
+/// versions' questions and answers (a version asked again replaces its turn's words):
+/// one query for the texts, one statement to clear them, then the rounds of
+/// [`upsert`]. Called in the transaction that wrote the new versions, after `upsert`
+/// locked the conversations' rows.
+pub async fn rebuild_search_words(
+    conn: &mut AsyncPgConnection,
+    conversation_ids: &[Uuid],
+) -> Result<(), DbError> {
+    if conversation_ids.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<(Option<Uuid>, String, String)> = query_log::table
+        .filter(query_log::conversation_id.eq_any(conversation_ids))
+        .filter(sql::<Bool>(CHOSEN_VERSION))
+        .select((
+            query_log::conversation_id,
+            query_log::question,
+            query_log::answer,
+        ))
+        .order((
+            query_log::conversation_id,
+            query_log::created_at,
+            query_log::id,
+        ))
+        .load(conn)
+        .await?;
+    let mut texts: Vec<(Uuid, String)> = Vec::new();
+    for (conversation_id, question, answer) in rows {
+        let Some(conversation_id) = conversation_id else {
+            continue;
+        };
+        let words = format!("{question} {answer}");
+        match texts.last_mut() {
+            Some((id, text)) if *id == conversation_id => {
+                text.push(' ');
+                text.push_str(&words);
+            }
+            _ => texts.push((conversation_id, words)),
+        }
+    }
+    // The conversations' rows are locked by `upsert` before it, in the same transaction.
+    sql_query("DELETE FROM conversation_search WHERE conversation_id = ANY($1)")
+        .bind::<Array<SqlUuid>, _>(conversation_ids)
+        .execute(conn)
+        .await?;
+    add_search_pieces(conn, texts.iter().map(|(id, text)| (*id, text.as_str()))).await
 }
 
 /// Whose the conversation is: `None` when there is none (`Some(None)` for one written

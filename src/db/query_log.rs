@@ -49,6 +49,9 @@ pub struct QueryLogEntry {
     pub key_id: Option<Uuid>,
     /// The collections of the documents the turn was given, ascending.
     pub collection_ids: Vec<i64>,
+    /// The turn this row is a version of (its first version's `turn_id`); `None` for a
+    /// first version.
+    pub version_of: Option<Uuid>,
 }
 
 /// A row to write. Owned, so that a writer can keep it queued until the database
@@ -86,6 +89,8 @@ pub struct NewQueryLogEntry {
     pub completion_tokens: i64,
     pub tokens_estimated: bool,
     pub key_id: Option<Uuid>,
+    /// The turn this row is a version of (docs/PROTOCOL.md, "Versions of a turn").
+    pub version_of: Option<Uuid>,
 }
 
 /// The row of a turn, if it has one.
@@ -107,8 +112,8 @@ pub async fn find(
 /// the LogActor's store.)
 ///
 /// The rows travel as one array per column and are unnested by the server: one
-/// statement text whatever the batch size (prepared once per connection), 22 bind
-/// values instead of 22 per row. A row's collections are read from its sources'
+/// statement text whatever the batch size (prepared once per connection), 23 bind
+/// values instead of 23 per row. A row's collections are read from its sources'
 /// documents as it is written. bench/RESULTS.md ("Writing turns") compares it with
 /// multi-row `VALUES` and with `COPY`.
 pub async fn insert(
@@ -122,11 +127,12 @@ pub async fn insert(
         "INSERT INTO query_log (turn_id, created_at, question, answer, path, status,
              chat_model, rounds, tool_calls, retries, scaffold_stripped, recovered, sources,
              first_token_ms, elapsed_ms, conversation_id, user_id, searched_query,
-             prompt_tokens, completion_tokens, tokens_estimated, key_id, collection_ids)
+             prompt_tokens, completion_tokens, tokens_estimated, key_id, version_of,
+             collection_ids)
          SELECT turn_id, created_at, question, answer, path, status,
              chat_model, rounds, tool_calls, retries, scaffold_stripped, recovered, sources,
              first_token_ms, elapsed_ms, conversation_id, user_id, searched_query,
-             prompt_tokens, completion_tokens, tokens_estimated, key_id,
+             prompt_tokens, completion_tokens, tokens_estimated, key_id, version_of,
              ARRAY(SELECT DISTINCT d.collection_id
                    FROM jsonb_array_elements(row.sources) AS s
                    JOIN documents d ON d.id = (s->>'document_id')::int8
@@ -134,11 +140,11 @@ pub async fn insert(
          FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
              $6::text[], $7::text[], $8::int4[], $9::int4[], $10::int4[], $11::int4[],
              $12::bool[], $13::jsonb[], $14::int8[], $15::int8[], $16::uuid[], $17::uuid[],
-             $18::text[], $19::int8[], $20::int8[], $21::bool[], $22::uuid[])
+             $18::text[], $19::int8[], $20::int8[], $21::bool[], $22::uuid[], $23::uuid[])
              WITH ORDINALITY AS row (turn_id, created_at, question, answer, path, status,
              chat_model, rounds, tool_calls, retries, scaffold_stripped, recovered, sources,
              first_token_ms, elapsed_ms, conversation_id, user_id, searched_query,
-             prompt_tokens, completion_tokens, tokens_estimated, key_id, ord)
+             prompt_tokens, completion_tokens, tokens_estimated, key_id, version_of, ord)
          ORDER BY ord
          ON CONFLICT (turn_id) DO NOTHING",
     )
@@ -206,6 +212,7 @@ pub async fn insert(
             .collect::<Vec<_>>(),
     )
     .bind::<Array<Nullable<SqlUuid>>, _>(entries.iter().map(|e| e.key_id).collect::<Vec<_>>())
+    .bind::<Array<Nullable<SqlUuid>>, _>(entries.iter().map(|e| e.version_of).collect::<Vec<_>>())
     .execute(conn)
     .await?)
 }
@@ -241,6 +248,7 @@ mod tests {
             turn_id: Uuid::new_v4(),
             tokens_estimated: true,
             key_id: Some(Uuid::new_v4()),
+            version_of: Some(written.turn_id),
             path: Word(TurnPath::Deflected),
             status: Word(TurnStatus::Stopped),
             sources: json!([]),
@@ -297,6 +305,7 @@ mod tests {
                 )
             );
             assert_eq!(row.key_id, new.key_id);
+            assert_eq!(row.version_of, new.version_of);
             assert_eq!(row.collection_ids, Vec::<i64>::new(), "no such document");
             assert_eq!(
                 (row.first_token_ms, row.elapsed_ms),

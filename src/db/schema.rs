@@ -249,6 +249,7 @@ diesel::table! {
         tokens_estimated -> Bool,
         key_id -> Nullable<Uuid>,
         collection_ids -> Array<Int8>,
+        version_of -> Nullable<Uuid>,
     }
 }
 

@@ -13,7 +13,7 @@ use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use super::question::{HistoryEntry, MAX_BODY_BYTES, checked_question, history_messages};
 use super::turn::{event_stream, refuse_when_stopping, start_stoppable_turn};
-use super::turns::{TURN_ID_HEADER, keep_turn, numbered_event};
+use super::turns::{TURN_ID_HEADER, is_running, keep_turn, numbered_event};
 use crate::auth::Caller;
 use crate::auth::access::Refusal;
 use crate::conversations;
@@ -37,6 +37,12 @@ pub struct ChatRequestBody {
     /// from every collection they may read.
     #[serde(default)]
     pub collections: Option<Vec<String>>,
+    /// Ask a turn of the caller's again, as a new version of it (regenerated with the
+    /// same question, or with an edited one in `message`): any version's id of the
+    /// conversation's last turn, which must have ended. The turn's conversation is the
+    /// one continued; not with `history`.
+    #[serde(default, deserialize_with = "trimmed_uuid")]
+    pub version_of: Option<Uuid>,
 }
 
 /// A UUID written as a string, spaces around it allowed.
@@ -76,7 +82,8 @@ impl RequestBody for ChatRequestBody {
     responses(
         (status = 200, description = "the turn's frames: `retry`, `thinking`, `tool`, `delta`, then `done` or `error`", content_type = "text/event-stream", body = Frame),
         (status = 400, description = "`invalid_json`, `invalid_history`, `empty_message` or `message_too_long`", body = ErrorBody),
-        (status = 404, description = "`not_found`: the conversation, or a collection named, is absent or not the caller's to read", body = ErrorBody),
+        (status = 404, description = "`not_found`: the conversation, the turn of `version_of`, or a collection named, is absent or not the caller's to read", body = ErrorBody),
+        (status = 409, description = "`turn_running`: the turn of `version_of` is still running; `not_last_turn`: it is not its conversation's last", body = ErrorBody),
         (status = 413, description = "`body_too_large`: the body is over 256 KiB", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not JSON", body = ErrorBody),
         (status = 503, description = "`busy` (with `Retry-After`): every turn slot is taken; `unavailable`: the service is shutting down", body = ErrorBody),
@@ -98,17 +105,41 @@ pub async fn chat(
     )
     .await?;
     let scope = caller.readable.scope(body.collections.as_deref())?;
-    let ChatInput { question, history } = parse_chat_input(body, state.config.max_message_chars)?;
-    let (conversation_id, history) = match history {
-        History::Stored(id) => {
+    let ChatInput {
+        question,
+        history,
+        version_of,
+    } = parse_chat_input(body, state.config.max_message_chars)?;
+    let (conversation_id, history, version_of) = match (version_of, history) {
+        (Some(turn_id), history) => {
+            let target = version_target(&state, &caller, turn_id).await?;
+            if matches!(history, History::Stored(id) if id != target.conversation_id) {
+                return Err(ApiError::InvalidConversation(
+                    "`conversation_id` is not the conversation of the turn named in `version_of`"
+                        .to_owned(),
+                ));
+            }
             let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
-            let stored = conversations::history(&state.pool, &state.log, owner, id)
+            let stored = conversations::history(
+                &state.pool,
+                &state.log,
+                owner,
+                target.conversation_id,
+                Some(target.first_version),
+            )
+            .await?
+            .ok_or_else(|| Refusal::NoTurn(turn_id.to_string()))?;
+            (target.conversation_id, stored, Some(target.first_version))
+        }
+        (None, History::Stored(id)) => {
+            let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
+            let stored = conversations::history(&state.pool, &state.log, owner, id, None)
                 .await?
                 .ok_or_else(|| Refusal::NoConversation(id.to_string()))?;
-            (id, stored)
+            (id, stored, None)
         }
-        History::Given(messages) => (Uuid::new_v4(), messages),
-        History::None => (Uuid::new_v4(), Vec::new()),
+        (None, History::Given(messages)) => (Uuid::new_v4(), messages, None),
+        (None, History::None) => (Uuid::new_v4(), Vec::new(), None),
     };
     let spec = TurnSpec {
         conversation_id: Some(conversation_id),
@@ -116,6 +147,7 @@ pub async fn chat(
         key_id: caller.key_id(),
         question,
         history,
+        version_of,
     };
     let turn = start_stoppable_turn(&state, spec, scope)?;
     let turn_id = turn.turn.turn_id;
@@ -130,12 +162,33 @@ pub async fn chat(
 /// The response header that names the turn's conversation.
 pub const CONVERSATION_ID_HEADER: &str = "X-Conversation-Id";
 
+/// The turn `turn_id` names when a new version of it is asked (docs/PROTOCOL.md,
+/// "Versions of a turn"): the caller's own (another's, or none, is 404 alike), ended
+/// (409 `turn_running`), and its conversation's last (409 `not_last_turn`).
+async fn version_target(
+    state: &AppState,
+    caller: &Caller,
+    turn_id: Uuid,
+) -> Result<conversations::VersionTarget, ApiError> {
+    let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
+    if is_running(&state.frame_hub, turn_id, owner).await? {
+        return Err(ApiError::TurnRunning);
+    }
+    match conversations::version_target(&state.pool, &state.log, owner, turn_id).await? {
+        conversations::VersionOf::Turn(target) => Ok(target),
+        conversations::VersionOf::NotLast => Err(ApiError::NotLastTurn),
+        conversations::VersionOf::Absent => Err(Refusal::NoTurn(turn_id.to_string()).into()),
+    }
+}
+
 /// A chat request, checked.
 #[derive(Debug, PartialEq)]
 pub struct ChatInput {
     /// As sent, trimmed.
     pub question: String,
     pub history: History,
+    /// The turn this one asks again (any version's id), when it is a new version.
+    pub version_of: Option<Uuid>,
 }
 
 /// Where the history of a chat turn comes from; each but `Stored` starts a new
@@ -152,7 +205,8 @@ pub enum History {
 
 /// Checks what the body's type cannot: the message is not empty and not too long
 /// (see [`checked_question`]), the history holds at most [`HISTORY_LIMIT`](conversations::HISTORY_LIMIT)
-/// entries, and a conversation is not named together with a history.
+/// entries, and neither a conversation nor a turn to ask again is named together with
+/// a history.
 pub fn parse_chat_input(
     body: ChatRequestBody,
     max_message_chars: usize,
@@ -163,22 +217,22 @@ pub fn parse_chat_input(
             "give `conversation_id` or `history`, not both: a conversation's history is its stored turns".to_owned(),
         ));
     }
-    let question = question.to_owned();
-    if let Some(id) = body.conversation_id {
-        return Ok(ChatInput {
-            question,
-            history: History::Stored(id),
-        });
+    if body.version_of.is_some() && body.history.is_some() {
+        return Err(ApiError::InvalidHistory(
+            "give `version_of` or `history`, not both: a turn asked again has its conversation's history".to_owned(),
+        ));
     }
-    let Some(entries) = body.history else {
-        return Ok(ChatInput {
-            question,
-            history: History::None,
-        });
+    let question = question.to_owned();
+    let version_of = body.version_of;
+    let history = match (body.conversation_id, body.history) {
+        (Some(id), _) => History::Stored(id),
+        (None, None) => History::None,
+        (None, Some(entries)) => History::Given(history_messages(entries)?),
     };
     Ok(ChatInput {
         question,
-        history: History::Given(history_messages(entries)?),
+        history,
+        version_of,
     })
 }
 
@@ -274,6 +328,22 @@ mod tests {
         assert_eq!(named.history, History::Stored(id));
         let fresh = parse_input(json!({"message": "x"})).unwrap();
         assert_eq!(fresh.history, History::None);
+    }
+
+    #[test]
+    fn a_turn_asked_again_is_named_without_a_history() {
+        let id = Uuid::new_v4();
+        let again = parse_input(json!({"message": "x", "version_of": format!(" {id} ")})).unwrap();
+        assert_eq!((again.version_of, again.history), (Some(id), History::None));
+        let code = |body: Value| parse(body).unwrap_err().code();
+        assert_eq!(
+            code(json!({"message": "x", "version_of": id, "history": []})),
+            "invalid_history"
+        );
+        assert_eq!(
+            code(json!({"message": "x", "version_of": "not-a-uuid"})),
+            "invalid_json"
+        );
     }
 
     #[test]

@@ -85,6 +85,13 @@ pub enum ApiError {
     UnknownName(String),
     #[error("bor needs an admin who is not disabled: make another admin first")]
     LastAdmin,
+    /// A version of a turn that is still running (docs/PROTOCOL.md, "Versions of a
+    /// turn").
+    #[error("this turn is still running: stop it or wait for its end before asking it again")]
+    TurnRunning,
+    /// A version of a turn that is not its conversation's last.
+    #[error("only the conversation's last turn can be asked again")]
+    NotLastTurn,
     #[error("the admin API is disabled: set BOR_ADMIN_TOKEN to enable it")]
     AdminDisabled,
     #[error("{0}")]
@@ -220,6 +227,8 @@ impl ApiError {
             Self::BuiltIn(_) => ("built_in", StatusCode::CONFLICT),
             Self::UnknownName(_) => ("unknown_name", StatusCode::BAD_REQUEST),
             Self::LastAdmin => ("last_admin", StatusCode::CONFLICT),
+            Self::TurnRunning => ("turn_running", StatusCode::CONFLICT),
+            Self::NotLastTurn => ("not_last_turn", StatusCode::CONFLICT),
             Self::AdminDisabled => ("admin_disabled", StatusCode::FORBIDDEN),
             Self::NotFound(_) => ("not_found", StatusCode::NOT_FOUND),
             Self::MisdirectedHost(_) => ("misdirected_host", StatusCode::MISDIRECTED_REQUEST),
@@ -417,6 +426,8 @@ pub(crate) mod tests {
             (ApiError::ForbiddenOrigin, 403, "forbidden_origin"),
             (ApiError::UsernameTaken, 409, "username_taken"),
             (ApiError::LastAdmin, 409, "last_admin"),
+            (ApiError::TurnRunning, 409, "turn_running"),
+            (ApiError::NotLastTurn, 409, "not_last_turn"),
             (ApiError::AdminDisabled, 403, "admin_disabled"),
             (ApiError::NotFound("x".into()), 404, "not_found"),
             (
@@ -483,9 +494,11 @@ pub(crate) mod tests {
                 ApiError::NulCharacter(_) => 33,
                 ApiError::InvalidFeedback(_) => 34,
                 ApiError::QuotaExceeded(_) => 35,
+                ApiError::TurnRunning => 36,
+                ApiError::NotLastTurn => 37,
             })
             .collect();
-        assert_eq!(listed, (0..=35).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=37).collect(), "every variant is listed once");
         cases
     }
 

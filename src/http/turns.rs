@@ -104,6 +104,33 @@ fn keep_turn_within(
     futures_util::stream::unfold(first, FirstReader::next).boxed_local()
 }
 
+/// Whether `owner`'s turn runs in this instance: its hub keeps it, and its terminal
+/// frame has not come yet (a reader that has read it finds the turn ended, even before
+/// the turn has closed its channel).
+pub async fn is_running(
+    hub: &Addr<FrameHub>,
+    turn_id: Uuid,
+    owner: Uuid,
+) -> Result<bool, ApiError> {
+    let failed = |error| ApiError::internal("looking for a running turn", error);
+    let Some(last_id) = hub.send(Follow { turn_id, owner }).await.map_err(failed)? else {
+        return Ok(false);
+    };
+    // The last frame kept, to see whether it is the terminal one.
+    let after = last_id.borrow().saturating_sub(1);
+    let found = hub
+        .send(ReadAfter { turn_id, after })
+        .await
+        .map_err(failed)?;
+    Ok(found.is_some_and(|found| {
+        let terminal = found
+            .frames
+            .last()
+            .is_some_and(|numbered| numbered.frame.is_terminal());
+        !found.ended && !terminal
+    }))
+}
+
 /// Frames handed to the hub in one message at most.
 const PUBLISH_BATCH: usize = 64;
 

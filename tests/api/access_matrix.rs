@@ -1407,10 +1407,13 @@ async fn only_the_owner_sees_the_turn(
     }
 }
 
-#[actix_web::test]
-async fn a_turn_is_followed_and_stopped_by_its_owner_only() {
-    const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
-    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+/// The asker of the turns of a matrix, `ann` (her session cookie and her key), and
+/// everyone else: nobody, another member and an admin by session and by key, and the
+/// service token `service_token`.
+async fn ann_and_strangers(
+    app: &TestApp,
+    service_token: &str,
+) -> (String, String, [(&'static str, Credential); 6]) {
     for (name, role) in [
         ("ann", Role::Member),
         ("bob", Role::Member),
@@ -1434,9 +1437,17 @@ async fn a_turn_is_followed_and_stopped_by_its_owner_only() {
         ("an admin's key", Credential::Bearer(admin_key)),
         (
             "the service token",
-            Credential::Bearer(SERVICE_TOKEN.to_owned()),
+            Credential::Bearer(service_token.to_owned()),
         ),
     ];
+    (ann_cookie, ann_key, strangers)
+}
+
+#[actix_web::test]
+async fn a_turn_is_followed_and_stopped_by_its_owner_only() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-matrix-0123456789";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    let (ann_cookie, ann_key, strangers) = ann_and_strangers(&app, SERVICE_TOKEN).await;
 
     let turn_id = start_turn_and_leave(&app, &ann_key, 200).await;
     only_the_owner_sees_the_turn(&app, &strangers, &turn_id).await;
@@ -1760,4 +1771,63 @@ async fn the_admin_document_list_and_sections_are_for_admins_and_a_refusal_names
     let missing = call(&app, &admin, Method::GET, "/admin/nosuch", None).await;
     assert_eq!(missing.status, 404);
     assert!(missing.text().contains("<html"), "a page, not JSON");
+/// A turn is asked again (`version_of` on `POST /api/chat`) by its asker only, by
+/// session or key; anyone else, and anyone naming a turn that is still running but not
+/// theirs, is told of a turn that does not exist.
+#[actix_web::test]
+async fn a_turn_is_asked_again_by_its_asker_only() {
+    const SERVICE_TOKEN: &str = "service-token-of-the-version-matrix-7";
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", SERVICE_TOKEN)]).await;
+    let (ann_cookie, ann_key, strangers) = ann_and_strangers(&app, SERVICE_TOKEN).await;
+    let ann = Credential::Cookie(ann_cookie);
+    let (done, _) = ask(&app, &ann, json!({"message": "Where is the descaler?"})).await;
+    let turn = done["turn_id"].as_str().expect("a turn id").to_owned();
+    let absent = "00000000-0000-0000-0000-00000000cafe";
+    let again = |id: &str| Some(json!({"message": "Where is the descaler?", "version_of": id}));
+    // Slow enough to be running still when the last of the refusals below is asked.
+    let running = start_turn_and_leave(&app, &ann_key, 2_000).await;
+    for (name, who) in &strangers {
+        let missing = call(&app, who, Method::POST, "/api/chat", again(absent)).await;
+        for theirs in [&turn, &running] {
+            let reply = call(&app, who, Method::POST, "/api/chat", again(theirs)).await;
+            assert!(
+                [401, 404].contains(&reply.status),
+                "{name}: {}",
+                reply.text()
+            );
+            assert_eq!(as_if(&reply, theirs, absent), plain(&missing), "{name}");
+        }
+    }
+    let busy = call(&app, &ann, Method::POST, "/api/chat", again(&running)).await;
+    assert_eq!(busy.status, 409, "{}", busy.text());
+
+    // The asker, by session and by key: each a version of the same turn.
+    let ann_by_key = Credential::Bearer(ann_key);
+    let mut conversation = String::new();
+    for who in [&ann, &ann_by_key] {
+        let (version, _) = ask(&app, who, again(&turn).unwrap_or_default()).await;
+        assert_eq!(version["conversation_id"], done["conversation_id"]);
+        conversation = version["conversation_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+    }
+    // Both versions' rows are written (they follow their streams' ends).
+    let written = eventually(async || {
+        let rows = app.query_log().await;
+        rows.iter().filter(|row| row.version_of.is_some()).count() == 2
+    })
+    .await;
+    assert!(written, "the versions' rows");
+    let loaded = call(
+        &app,
+        &ann,
+        Method::GET,
+        &format!("/api/conversations/{conversation}"),
+        None,
+    )
+    .await;
+    let turns = loaded.json()["turns"].clone();
+    assert_eq!(turns.as_array().map(Vec::len), Some(1), "{turns}");
+    assert_eq!(turns[0]["versions"].as_array().map(Vec::len), Some(3));
 }

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::support::*;
 
 /// A plain request with an optional JSON body; the reply's status, headers and body.
-async fn call(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> Reply {
+pub(crate) async fn call(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> Reply {
     let method = awc::http::Method::from_bytes(method.as_bytes()).unwrap();
     let request = TestApp::client().request(method, format!("{}{path}", app.address));
     let mut response = match body {

@@ -45,6 +45,7 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
         elapsed_ms: 10,
         key_id: None,
         usage: Default::default(),
+        version_of: None,
     }
 }
 

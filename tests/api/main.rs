@@ -42,6 +42,7 @@ mod service;
 mod shutdown;
 mod trusted_proxy;
 mod turn_events;
+mod turn_versions;
 mod uploads;
 mod usage;
 mod watch;

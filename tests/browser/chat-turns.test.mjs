@@ -227,25 +227,22 @@ test("Retry asks the last question again", async (t) => {
     assert.equal(await answerText(answer(page)), "Mock answer: Try me again.");
     assert.equal(await page.locator(".question-text").innerText(), question);
 
-    // Retry after an answer asks again too, after it: the stored conversation keeps the
-    // answer, and the model now sees it as history. That request is new to the mock, so
-    // its four failures come again; the failed exchange gives way to the next Retry,
-    // which the server logs as a second turn.
+    // Retry after an answer asks again as a new version of that turn, not as a turn
+    // after it: the request is the one that succeeded (the same history), and the
+    // server keeps both versions.
     await page.getByRole("button", { name: "Retry" }).click();
-    await page.getByRole("alert").waitFor();
-    assert.equal(await page.getByRole("article").count(), 2, "the answered exchange stays");
-    await page.getByRole("button", { name: "Retry" }).click();
+    await page.getByRole("group", { name: "Versions of this answer" }).waitFor();
     await waitForStatus(page, "Answer ready.");
     await waitForIdle(page);
-    assert.equal(await page.getByRole("article").count(), 2, "the failed exchange gave way");
-    assert.deepEqual(
-      await page.locator(".question-text").allInnerTexts(),
-      [question, question],
-    );
+    assert.equal(await page.getByRole("article").count(), 1, "no turn after the answered one");
+    assert.deepEqual(await page.locator(".question-text").allInnerTexts(), [question]);
+    assert.equal(await answer(page).locator(".version-position .visually-hidden").innerText(), "Version 2 of 2");
     await waitUntil(
       () =>
-        suite.database.query(`SELECT count(*) FROM query_log WHERE question = ${sqlText(question)}`)[0][0] === "2",
-      { what: "two query_log rows for the question" },
+        suite.database.query(
+          `SELECT count(*), count(version_of) FROM query_log WHERE question = ${sqlText(question)}`,
+        )[0].join() === "2,1",
+      { what: "two query_log rows for the question, the second a version of the first" },
     );
     await screenshot(page, "07-retried");
   });

@@ -12,9 +12,11 @@ import {
   conversationIdOf,
   exchangeOfTurn,
   exportHref,
+  hasVersion,
   isStored,
   listHref,
   newExchange,
+  newVersion,
   nextBefore,
   turnsLabel,
 } from "../../static/conversation.js";
@@ -112,14 +114,18 @@ test("a turn of an open conversation names it and sends no history; a new chat n
   assert.deepEqual(chatBody("Hello?", null), { message: "Hello?" });
   assert.deepEqual(chatBody("And then?", ID), { message: "And then?", conversation_id: ID });
   assert.deepEqual(chatBody("Hello?", null, ["hr"]), { message: "Hello?", collections: ["hr"] });
+  assert.deepEqual(chatBody("Again?", ID, null, "t1"), { message: "Again?", conversation_id: ID, version_of: "t1" });
 });
 
 test("stored turns become exchanges as a finished live turn leaves them", () => {
   const source = { n: 1, document_id: 3, title: "Notes", chunk_id: 9, score: 0.8, heading: "", snippet: "…", page: null };
-  assert.deepEqual(
-    exchangeOfTurn({ turn_id: "t", question: "Q", answer: "A [1]", status: "done", path: "grounded", sources: [source], created_at: "x" }),
-    { question: "Q", turnId: "t", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "", deflected: false, feedback: null },
-  );
+  const { versions, ...exchange } = exchangeOfTurn({
+    turn_id: "t", question: "Q", answer: "A [1]", status: "done", path: "grounded", sources: [source], created_at: "x",
+  });
+  assert.deepEqual(exchange, {
+    question: "Q", turnId: "t", answer: "A [1]", thinking: "", sources: [source], status: "done", error: "", deflected: false, feedback: null,
+  });
+  assert.equal(versions.length, 1);
   const rating = { rating: "down", reason: "missing_source", comment: "", updated_at: "y" };
   assert.deepEqual(exchangeOfTurn({ turn_id: "t", question: "Q", answer: "A", status: "done", feedback: rating }).feedback, rating);
   assert.equal(exchangeOfTurn({ question: "Q", answer: "A", status: "done", path: "deflected", sources: [] }).deflected, true);
@@ -129,6 +135,20 @@ test("stored turns become exchanges as a finished live turn leaves them", () => 
   assert.ok(isStored(stopped));
   assert.ok(!isStored({ ...newExchange("failed"), status: "error" }));
   assert.ok(!isStored(newExchange("still streaming")));
+});
+
+test("a turn's versions become one exchange showing the newest, each version readable", () => {
+  const row = (turn_id, question) => ({ turn_id, question, answer: `A ${question}`, status: "done", path: "grounded", sources: [] });
+  const newest = row("t3", "Edited?");
+  const shown = exchangeOfTurn({ ...newest, versions: [row("t1", "Q?"), row("t2", "Q?"), newest] });
+  assert.equal(shown.turnId, "t3");
+  assert.deepEqual(shown.versions.map((version) => version.turnId), ["t1", "t2", "t3"]);
+  assert.ok(shown.versions.every((version) => version.versions === shown.versions), "one array shared");
+  assert.ok(hasVersion(shown, "t1") && !hasVersion(shown, "t4"));
+  const again = newVersion(shown, "Once more?");
+  assert.equal(again.status, "streaming");
+  assert.equal(shown.versions.at(-1), again);
+  assert.equal(again.versions, shown.versions);
 });
 
 test("the list's addresses: search words, page size, the page after a conversation, exports", () => {

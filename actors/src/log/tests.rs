@@ -34,6 +34,7 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
         elapsed_ms: 840,
         key_id: None,
         usage: Default::default(),
+        version_of: None,
     }
 }
 

@@ -21,6 +21,9 @@ pub struct TurnSpec {
     pub question: String,
     /// Earlier user and assistant messages, oldest first.
     pub history: Vec<ChatMessage>,
+    /// The turn this one is a version of (its first version's id), when it asks a turn
+    /// again (docs/PROTOCOL.md, "Versions of a turn"); `None` for a turn of its own.
+    pub version_of: Option<Uuid>,
 }
 
 /// The turn-related settings (`BOR_*` variables: .env.example; docs/PROTOCOL.md, "A turn").

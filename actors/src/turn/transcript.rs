@@ -214,6 +214,7 @@ impl Transcript {
             elapsed_ms: self.elapsed_ms(),
             key_id: turn.spec.key_id,
             usage: self.usage(),
+            version_of: turn.spec.version_of,
         }
     }
 
@@ -307,6 +308,7 @@ mod tests {
             key_id: None,
             question: "Why?".into(),
             history: Vec::new(),
+            version_of: None,
         }
     }
 

@@ -132,8 +132,10 @@ mod tests {
         use std::collections::BTreeSet;
 
         // Refusals of bor's own routes only: conversations, exports, feedback, sign-in, keys,
-        // collections and the admin API.
+        // collections, the admin API and versions of a turn.
         let not_on_v1 = [
+            "turn_running",
+            "not_last_turn",
             "invalid_conversation",
             "invalid_title",
             "invalid_feedback",

@@ -114,6 +114,7 @@ pub fn parse_completion_request(
             key_id: None,
             question,
             history,
+            version_of: None,
         },
         collection,
     })

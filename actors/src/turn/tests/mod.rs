@@ -395,6 +395,7 @@ pub fn start_turn(setup: TurnSetup) -> StartedTurn {
             key_id: None,
             question: setup.question.to_owned(),
             history: setup.history,
+            version_of: None,
         },
         Arc::new(setup.settings),
         TurnDeps {

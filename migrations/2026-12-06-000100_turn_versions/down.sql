@@ -1,0 +1,1 @@
+ALTER TABLE query_log DROP COLUMN version_of;
