@@ -1771,6 +1771,8 @@ async fn the_admin_document_list_and_sections_are_for_admins_and_a_refusal_names
     let missing = call(&app, &admin, Method::GET, "/admin/nosuch", None).await;
     assert_eq!(missing.status, 404);
     assert!(missing.text().contains("<html"), "a page, not JSON");
+}
+
 /// A turn is asked again (`version_of` on `POST /api/chat`) by its asker only, by
 /// session or key; anyone else, and anyone naming a turn that is still running but not
 /// theirs, is told of a turn that does not exist.
