@@ -215,12 +215,19 @@ mod tests {
         let batch = [opening, first, row(versioned, "descale", again)];
         assert_eq!(write_turns(&mut conn, &batch).await.unwrap(), 3);
         let found = async |conn: &mut crate::db::DbConnection, word: &str| {
-            crate::db::conversations::list(conn, owner.id, &[word.to_owned()], 10, None)
-                .await
-                .unwrap()
-                .iter()
-                .map(|c| (c.id, c.turns))
-                .collect::<Vec<_>>()
+            crate::db::conversations::list(
+                conn,
+                owner.id,
+                Default::default(),
+                &[word.to_owned()],
+                10,
+                None,
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| (c.id, c.turns))
+            .collect::<Vec<_>>()
         };
         assert_eq!(found(&mut conn, "kettle").await, []);
         assert_eq!(found(&mut conn, "descale").await, [(versioned, 2)]);
