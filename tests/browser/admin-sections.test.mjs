@@ -312,3 +312,22 @@ for (const [name, viewport] of VIEWPORTS) {
     assert.deepEqual(problems, []);
   });
 }
+
+for (const [name, viewport] of VIEWPORTS) {
+  test(`a member's name typed in full is saved with the members, not dropped (${name})`, async (t) => {
+    const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport, path: "/admin/groups" });
+    const group = `crew-${name}`;
+    const groups = page.getByRole("region", { name: "Groups" });
+    await groups.getByLabel("Group name").fill(group);
+    await groups.getByRole("button", { name: "Make group" }).click();
+    const picker = groups.getByRole("combobox", { name: `Add a member to ${group}` });
+    await picker.fill("anton");
+    await page.keyboard.press("Tab");
+    assert.equal(await picker.getAttribute("aria-invalid"), null, "anton is someone");
+    await groups.getByRole("button", { name: `Save the members of ${group}` }).click();
+    await waitForText(page.locator("#groups-status"), `Saved the members of ${group}: 1 person.`);
+    const members = groups.getByRole("list", { name: `Members of ${group}` });
+    await waitForText(members, "anton");
+    assert.deepEqual(problems, []);
+  });
+}
