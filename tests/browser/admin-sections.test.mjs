@@ -331,3 +331,23 @@ for (const [name, viewport] of VIEWPORTS) {
     assert.deepEqual(problems, []);
   });
 }
+
+test("ArrowUp in a picker with no offer chosen goes to the last offer", async (t) => {
+  const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport: VIEWPORTS[0][1], path: "/admin/limits" });
+  const picker = page.getByRole("combobox", { name: "Name", exact: true });
+  await picker.focus();
+  const offers = page.getByRole("listbox", { name: "Suggestions: Name" }).getByRole("option");
+  // Opened again until the people are read (the list is drawn as it opens).
+  await waitUntil(
+    async () => {
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("ArrowDown");
+      return (await offers.count()) >= 3;
+    },
+    { what: "root, annika and anton offered" },
+  );
+  assert.equal(await picker.getAttribute("aria-activedescendant"), null, "none chosen yet");
+  await page.keyboard.press("ArrowUp");
+  assert.equal(await picker.getAttribute("aria-activedescendant"), await offers.last().getAttribute("id"));
+  assert.deepEqual(problems, []);
+});
