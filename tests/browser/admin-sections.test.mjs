@@ -280,16 +280,22 @@ for (const [name, viewport] of VIEWPORTS) {
   });
 }
 
+/** Stores `count` documents "Ledger {tag} 0001" … in `default` (the newest the highest
+ *  number), deleted after test `t`. */
+function storeLedger(t, tag, count) {
+  suite.database.query(
+    `INSERT INTO documents (title, content, content_sha256, collection_id)
+     SELECT 'Ledger ${tag} ' || lpad(n::text, 4, '0'), content, encode(sha256(convert_to(content, 'UTF8')), 'hex'),
+            (SELECT id FROM collections WHERE name = 'default')
+     FROM generate_series(1, ${count}) AS n, LATERAL (SELECT 'Entry ' || n || ' of ${tag}' AS content) AS entry`,
+  );
+  t.after(() => suite.database.query(`DELETE FROM documents WHERE title LIKE 'Ledger ${tag} %'`));
+}
+
 for (const [name, viewport] of VIEWPORTS) {
   test(`a thousand documents come 50 at a time, the keyboard going on with the next page (${name})`, async (t) => {
     const tag = `bulk-${name}`;
-    suite.database.query(
-      `INSERT INTO documents (title, content, content_sha256, collection_id)
-       SELECT 'Ledger ${tag} ' || lpad(n::text, 4, '0'), content, encode(sha256(convert_to(content, 'UTF8')), 'hex'),
-              (SELECT id FROM collections WHERE name = 'default')
-       FROM generate_series(1, 1000) AS n, LATERAL (SELECT 'Entry ' || n || ' of ${tag}' AS content) AS entry`,
-    );
-    t.after(() => suite.database.query(`DELETE FROM documents WHERE title LIKE 'Ledger ${tag} %'`));
+    storeLedger(t, tag, 1000);
     const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport, path: "/admin/documents" });
     const panel = page.getByRole("region", { name: "Documents" });
     await panel.getByRole("searchbox", { name: "Title or source" }).fill(tag);
@@ -349,5 +355,25 @@ test("ArrowUp in a picker with no offer chosen goes to the last offer", async (t
   assert.equal(await picker.getAttribute("aria-activedescendant"), null, "none chosen yet");
   await page.keyboard.press("ArrowUp");
   assert.equal(await picker.getAttribute("aria-activedescendant"), await offers.last().getAttribute("id"));
+  assert.deepEqual(problems, []);
+});
+
+test("More documents goes on with the list shown, not with words typed since and not yet searched", async (t) => {
+  const tag = "mixed-pages";
+  storeLedger(t, tag, 60);
+  const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport: VIEWPORTS[0][1], path: "/admin/documents" });
+  const panel = page.getByRole("region", { name: "Documents" });
+  const search = panel.getByRole("searchbox", { name: "Title or source" });
+  await search.fill(tag);
+  await page.keyboard.press("Enter");
+  const count = page.locator("#documents-count");
+  await waitForText(count, "Showing 50 of 60 documents that match.");
+  // New words in the box, not searched yet: the next page is still the list's.
+  await search.fill(`Ledger ${tag} 0001`);
+  await panel.getByRole("button", { name: "More documents" }).click();
+  await waitForText(count, "Showing 60 of 60 documents that match.");
+  const titles = await page.getByRole("list", { name: "Stored documents" }).getByRole("link").allInnerTexts();
+  assert.equal(titles.length, 60);
+  assert.equal(titles.at(-1), `Ledger ${tag} 0001`);
   assert.deepEqual(problems, []);
 });
