@@ -15,6 +15,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const SECTION_PATH = "/admin/documents";
 /** The form's fields the address keeps. */
 const FILTER_FIELDS = ["q", "collection", "kind", "added_by", "since", "until"];
+/** The fields whose options come from the server, after the address is read. */
+const OFFERED_LATER = ["collection", "added_by"];
 
 /** How a document came in, in words, when no person is named. */
 const ORIGINS = {
@@ -118,7 +120,9 @@ export class DocumentFinder {
       if (value === null) continue;
       const control = this.form.elements.namedItem(field);
       control.value = value;
-      if (control.value !== value) this.pending[field] = value;
+      // A value not offered yet waits for its options; any other the form does not
+      // take (a kind it does not list) is left out, as the form then shows.
+      if (control.value !== value && OFFERED_LATER.includes(field)) this.pending[field] = value;
     }
   }
 

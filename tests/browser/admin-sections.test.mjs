@@ -377,3 +377,17 @@ test("More documents goes on with the list shown, not with words typed since and
   assert.equal(titles.at(-1), `Ledger ${tag} 0001`);
   assert.deepEqual(problems, []);
 });
+
+test("an address naming a kind the filter does not offer lists every kind, as the filter says", async (t) => {
+  const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport: VIEWPORTS[0][1], path: "/admin/documents" });
+  const stored = await call(page, "POST", "/api/admin/documents", { title: "Tea rota", content: "Whoever empties the pot fills it." });
+  assert.equal(stored.status, 201, stored.body);
+  await page.goto(new URL("/admin/documents?kind=text%2Fcsv", suite.bor.url).toString());
+  const panel = page.getByRole("region", { name: "Documents" });
+  await panel.getByRole("button", { name: "Show" }).click();
+  assert.equal(await panel.getByLabel("Kind").inputValue(), "", "the filter says Any");
+  await waitUntil(async () => /^Showing \d+ of \d+ documents?\.$/.test(await page.locator("#documents-count").innerText()), {
+    what: "every document listed",
+  });
+  assert.deepEqual(problems, []);
+});
