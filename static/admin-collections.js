@@ -424,6 +424,8 @@ export class Groups {
         picker.focus();
         return;
       }
+      // A name typed in full but not taken with Enter is a member all the same.
+      if (picker.value !== "") picker.onPick(picker.value);
       try {
         const saved = await putMembers(this.token(), name, chosen());
         this.voice.say(`Saved the members of ${name}: ${counted(saved.members.length, "person", "people")}.`);

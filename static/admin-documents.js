@@ -15,6 +15,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const SECTION_PATH = "/admin/documents";
 /** The form's fields the address keeps. */
 const FILTER_FIELDS = ["q", "collection", "kind", "added_by", "since", "until"];
+/** The fields whose options come from the server, after the address is read. */
+const OFFERED_LATER = ["collection", "added_by"];
 
 /** How a document came in, in words, when no person is named. */
 const ORIGINS = {
@@ -66,6 +68,9 @@ export class DocumentFinder {
     this.collection = document.getElementById("document-collection");
     this.addedBy = document.getElementById("document-added-by");
     this.cursor = null;
+    /** The filters of the list shown: its next page is asked for with them, not with
+     *  words typed since and not yet searched. */
+    this.listed = {};
     this.ticket = 0;
     /** Choices the address names whose options are not offered yet (a collection, a
      *  person), by field. */
@@ -97,8 +102,10 @@ export class DocumentFinder {
    *  them, so that a reload or a shared link shows the same list. */
   async reload() {
     const ticket = (this.ticket += 1);
-    const page = await this.fetchPage({ ...this.filters, limit: PAGE_SIZE });
+    const filters = this.filters;
+    const page = await this.fetchPage({ ...filters, limit: PAGE_SIZE });
     if (page === null || ticket !== this.ticket) return;
+    this.listed = filters;
     this.list.show(page.documents);
     this.#showPaging(page);
     this.keepInAddress();
@@ -113,7 +120,9 @@ export class DocumentFinder {
       if (value === null) continue;
       const control = this.form.elements.namedItem(field);
       control.value = value;
-      if (control.value !== value) this.pending[field] = value;
+      // A value not offered yet waits for its options; any other the form does not
+      // take (a kind it does not list) is left out, as the form then shows.
+      if (control.value !== value && OFFERED_LATER.includes(field)) this.pending[field] = value;
     }
   }
 
@@ -130,7 +139,7 @@ export class DocumentFinder {
     if (this.cursor === null) return;
     const ticket = (this.ticket += 1);
     const shown = this.list.documents.length;
-    const page = await this.fetchPage({ ...this.filters, limit: PAGE_SIZE, cursor: this.cursor });
+    const page = await this.fetchPage({ ...this.listed, limit: PAGE_SIZE, cursor: this.cursor });
     if (page === null || ticket !== this.ticket) return;
     this.list.show([...this.list.documents, ...page.documents]);
     this.#showPaging(page);
@@ -151,7 +160,7 @@ export class DocumentFinder {
     this.cursor = page.next_cursor ?? null;
     this.more.hidden = this.cursor === null;
     const shown = this.list.documents.length;
-    const filtered = Object.keys(this.filters).length > 0;
+    const filtered = Object.keys(this.listed).length > 0;
     this.count.textContent =
       page.total === 0
         ? filtered

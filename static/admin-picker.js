@@ -151,7 +151,9 @@ export class NamePicker {
         }
         if (this.shown.length === 0) return;
         const step = event.key === "ArrowDown" ? 1 : -1;
-        this.active = (this.active + step + this.shown.length) % this.shown.length;
+        // With none chosen yet, Down goes to the first offer and Up to the last.
+        const from = this.active < 0 ? (step > 0 ? -1 : this.shown.length) : this.active;
+        this.active = (from + step + this.shown.length) % this.shown.length;
         this.#draw();
         return;
       }

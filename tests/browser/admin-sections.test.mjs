@@ -280,16 +280,22 @@ for (const [name, viewport] of VIEWPORTS) {
   });
 }
 
+/** Stores `count` documents "Ledger {tag} 0001" … in `default` (the newest the highest
+ *  number), deleted after test `t`. */
+function storeLedger(t, tag, count) {
+  suite.database.query(
+    `INSERT INTO documents (title, content, content_sha256, collection_id)
+     SELECT 'Ledger ${tag} ' || lpad(n::text, 4, '0'), content, encode(sha256(convert_to(content, 'UTF8')), 'hex'),
+            (SELECT id FROM collections WHERE name = 'default')
+     FROM generate_series(1, ${count}) AS n, LATERAL (SELECT 'Entry ' || n || ' of ${tag}' AS content) AS entry`,
+  );
+  t.after(() => suite.database.query(`DELETE FROM documents WHERE title LIKE 'Ledger ${tag} %'`));
+}
+
 for (const [name, viewport] of VIEWPORTS) {
   test(`a thousand documents come 50 at a time, the keyboard going on with the next page (${name})`, async (t) => {
     const tag = `bulk-${name}`;
-    suite.database.query(
-      `INSERT INTO documents (title, content, content_sha256, collection_id)
-       SELECT 'Ledger ${tag} ' || lpad(n::text, 4, '0'), content, encode(sha256(convert_to(content, 'UTF8')), 'hex'),
-              (SELECT id FROM collections WHERE name = 'default')
-       FROM generate_series(1, 1000) AS n, LATERAL (SELECT 'Entry ' || n || ' of ${tag}' AS content) AS entry`,
-    );
-    t.after(() => suite.database.query(`DELETE FROM documents WHERE title LIKE 'Ledger ${tag} %'`));
+    storeLedger(t, tag, 1000);
     const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport, path: "/admin/documents" });
     const panel = page.getByRole("region", { name: "Documents" });
     await panel.getByRole("searchbox", { name: "Title or source" }).fill(tag);
@@ -312,3 +318,76 @@ for (const [name, viewport] of VIEWPORTS) {
     assert.deepEqual(problems, []);
   });
 }
+
+for (const [name, viewport] of VIEWPORTS) {
+  test(`a member's name typed in full is saved with the members, not dropped (${name})`, async (t) => {
+    const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport, path: "/admin/groups" });
+    const group = `crew-${name}`;
+    const groups = page.getByRole("region", { name: "Groups" });
+    await groups.getByLabel("Group name").fill(group);
+    await groups.getByRole("button", { name: "Make group" }).click();
+    const picker = groups.getByRole("combobox", { name: `Add a member to ${group}` });
+    await picker.fill("anton");
+    await page.keyboard.press("Tab");
+    assert.equal(await picker.getAttribute("aria-invalid"), null, "anton is someone");
+    await groups.getByRole("button", { name: `Save the members of ${group}` }).click();
+    await waitForText(page.locator("#groups-status"), `Saved the members of ${group}: 1 person.`);
+    const members = groups.getByRole("list", { name: `Members of ${group}` });
+    await waitForText(members, "anton");
+    assert.deepEqual(problems, []);
+  });
+}
+
+test("ArrowUp in a picker with no offer chosen goes to the last offer", async (t) => {
+  const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport: VIEWPORTS[0][1], path: "/admin/limits" });
+  const picker = page.getByRole("combobox", { name: "Name", exact: true });
+  await picker.focus();
+  const offers = page.getByRole("listbox", { name: "Suggestions: Name" }).getByRole("option");
+  // Opened again until the people are read (the list is drawn as it opens).
+  await waitUntil(
+    async () => {
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("ArrowDown");
+      return (await offers.count()) >= 3;
+    },
+    { what: "root, annika and anton offered" },
+  );
+  assert.equal(await picker.getAttribute("aria-activedescendant"), null, "none chosen yet");
+  await page.keyboard.press("ArrowUp");
+  assert.equal(await picker.getAttribute("aria-activedescendant"), await offers.last().getAttribute("id"));
+  assert.deepEqual(problems, []);
+});
+
+test("More documents goes on with the list shown, not with words typed since and not yet searched", async (t) => {
+  const tag = "mixed-pages";
+  storeLedger(t, tag, 60);
+  const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport: VIEWPORTS[0][1], path: "/admin/documents" });
+  const panel = page.getByRole("region", { name: "Documents" });
+  const search = panel.getByRole("searchbox", { name: "Title or source" });
+  await search.fill(tag);
+  await page.keyboard.press("Enter");
+  const count = page.locator("#documents-count");
+  await waitForText(count, "Showing 50 of 60 documents that match.");
+  // New words in the box, not searched yet: the next page is still the list's.
+  await search.fill(`Ledger ${tag} 0001`);
+  await panel.getByRole("button", { name: "More documents" }).click();
+  await waitForText(count, "Showing 60 of 60 documents that match.");
+  const titles = await page.getByRole("list", { name: "Stored documents" }).getByRole("link").allInnerTexts();
+  assert.equal(titles.length, 60);
+  assert.equal(titles.at(-1), `Ledger ${tag} 0001`);
+  assert.deepEqual(problems, []);
+});
+
+test("an address naming a kind the filter does not offer lists every kind, as the filter says", async (t) => {
+  const { page, problems } = await signedInAs(suite, t, { username: "root", password: PASSWORD, viewport: VIEWPORTS[0][1], path: "/admin/documents" });
+  const stored = await call(page, "POST", "/api/admin/documents", { title: "Tea rota", content: "Whoever empties the pot fills it." });
+  assert.equal(stored.status, 201, stored.body);
+  await page.goto(new URL("/admin/documents?kind=text%2Fcsv", suite.bor.url).toString());
+  const panel = page.getByRole("region", { name: "Documents" });
+  await panel.getByRole("button", { name: "Show" }).click();
+  assert.equal(await panel.getByLabel("Kind").inputValue(), "", "the filter says Any");
+  await waitUntil(async () => /^Showing \d+ of \d+ documents?\.$/.test(await page.locator("#documents-count").innerText()), {
+    what: "every document listed",
+  });
+  assert.deepEqual(problems, []);
+});
