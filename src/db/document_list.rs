@@ -98,13 +98,14 @@ fn contains_pattern(text: &str) -> String {
 /// The documents `filter` lets through (every filter but the page's start).
 fn matching(filter: &DocumentFilter) -> documents::BoxedQuery<'static, Pg> {
     let mut query = documents::table.into_boxed();
-    if let Some(text) = filter
+    // Each word of the text, in any order, in the title or the source.
+    for word in filter
         .text
         .as_deref()
-        .map(str::trim)
-        .filter(|text| !text.is_empty())
+        .unwrap_or_default()
+        .split_whitespace()
     {
-        let pattern = contains_pattern(text);
+        let pattern = contains_pattern(word);
         query = query.filter(
             documents::title
                 .ilike(pattern.clone())

@@ -152,7 +152,7 @@ async fn the_list_says_who_added_each_document_and_filters_and_pages_it() {
     assert_eq!(scripted["added_by"], Value::Null);
     assert_eq!(scripted["origin"], "command_line");
 
-    // The search: title or source, any case, `%` and `_` taken literally.
+    // The search: words in the title or source, any case, `%` and `_` taken literally.
     assert_eq!(
         titles(&listed(&app, &ann, "?q=KETTLE").await),
         ["Kettle care"]
@@ -160,6 +160,15 @@ async fn the_list_says_who_added_each_document_and_filters_and_pages_it() {
     assert_eq!(
         titles(&listed(&app, &ann, "?q=plants.txt").await),
         ["plants.txt"]
+    );
+    // Every word, in any order, each in the title or the source.
+    assert_eq!(
+        titles(&listed(&app, &ann, "?q=care%20kettle").await),
+        ["Kettle care"]
+    );
+    assert_eq!(
+        titles(&listed(&app, &ann, "?q=kettle%20policy").await),
+        Vec::<String>::new()
     );
     assert_eq!(
         titles(&listed(&app, &ann, "?q=100%25").await),
