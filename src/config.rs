@@ -263,6 +263,12 @@ variables! {
         => Option<String> = |ranges: &Vec<ipnet::IpNet>| (!ranges.is_empty()).then(|| {
             ranges.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
         });
+    /// The reverse proxies bor is reached through (the TCP peer): from them, and only
+    /// from them, `X-Forwarded-For` names the client's address.
+    trusted_proxies: Vec<ipnet::IpNet> = Vec::new(), address_ranges
+        => Option<String> = |ranges: &Vec<ipnet::IpNet>| (!ranges.is_empty()).then(|| {
+            ranges.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+        });
 }
 
 impl ConfigView {

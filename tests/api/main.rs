@@ -12,6 +12,7 @@ mod accounts;
 mod admin_health;
 mod audit;
 mod chat_turns;
+mod client_address;
 mod collections;
 mod conversations;
 mod documents;
