@@ -102,7 +102,7 @@ summary=""
 for table in users groups group_members collections collection_grants documents chunks conversations query_log; do
     summary+="$table $(wc -l <"$WORK/restored/$table"), "
 done
-say "restored, row by row, every table the same as the dump's snapshot: ${summary%, } ($(wc -w <<<"$tables") tables; the source has $later turns more, written after it)"
+say "restored, row by row, every table the same as the dump's snapshot: ${summary%, } ($(wc -w <<<"$tables") tables; turns written in the source after it: $later)"
 
 # A new instance on the restored database serves all of it.
 port_b=$(free_port)
