@@ -9,6 +9,9 @@ compared with what the same reader takes from the original's text layer. The cha
 error rate is the edit distance between the two (whitespace collapsed, Markdown's heading
 and table marks dropped) over the length of the text layer's.
 
+Real scans (bench/scans, each with its source and licence in bench/scans/README.md) are
+read the same way and compared with their transcriptions.
+
 The renderers (Poppler's pdftoppm, MuPDF's mutool, the pure-Rust hayro when
 BENCH_HAYRO names its binary, a build of bench/hayro-render) render every page at 300
 DPI, greyscale, to PGM: wall time and peak memory of each run (/usr/bin/time), and the
@@ -27,6 +30,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "formats", "tests", "fixtures")
+REAL_SCANS = os.path.join(ROOT, "bench", "scans")
+REAL = [
+    ("huckleberry-finn-page-29.pdf", "Huckleberry Finn, 1885, page 29: an illustration, a drop capital, show-through"),
+]
 SOURCES = [
     ("tex-report.pdf", "report, a table"),
     ("tex-two-column.pdf", "two columns"),
@@ -154,7 +161,7 @@ def main():
                 scan, pages = make_scan(source, dpi, effects, folder)
                 text, ms, sources = read(scan, True)
             errors = levenshtein(reference, normalised(text))
-            confidences = [int(c) for c in re.findall(r"confidence: (\d+)", "\n".join(sources))]
+            confidences = [int(c) for c in re.findall(r"confidence: (?:Some\()?(\d+)", "\n".join(sources))]
             total = totals.setdefault(label, [0, 0, 0, 0.0])
             total[0] += pages
             total[1] += errors
@@ -166,6 +173,21 @@ def main():
             )
     for label, (pages, errors, chars, ms) in totals.items():
         print(f"| **all, {label}** | {pages} | **{100 * errors / chars:.1f} %** | {pages / (ms / 1000):.2f} | |")
+
+    print("\n### Real scans (bench/scans: source and licence in its README)\n")
+    print("| scan | pages | CER | pages/s | mean confidence |")
+    print("|---|---:|---:|---:|---:|")
+    for name, what in REAL:
+        scan = os.path.join(REAL_SCANS, name)
+        with open(scan[: -len(".pdf")] + ".txt", encoding="utf-8") as transcription:
+            reference = normalised(transcription.read())
+        text, ms, sources = read(scan, True)
+        errors = levenshtein(reference, normalised(text))
+        confidences = [int(c) for c in re.findall(r"confidence: (?:Some\()?(\d+)", "\n".join(sources))]
+        print(
+            f"| {name} ({what}) | {len(sources)} | {100 * errors / len(reference):.1f} % | "
+            f"{len(sources) / (ms / 1000):.2f} | {sum(confidences) / max(len(confidences), 1):.0f} |"
+        )
 
     print("\n### PDF renderers, 300 DPI greyscale to PGM\n")
     print("| renderer | input | pages | time | pages/s | peak memory | Tesseract's CER on its rendering |")

@@ -167,7 +167,7 @@ impl Event {
         Event {
             action,
             actor: Actor::of(request),
-            address: request.peer_addr().map(|address| address.ip()),
+            address: crate::auth::client_address(request),
             target: target.into(),
             details: serde_json::Value::Object(Default::default()),
         }

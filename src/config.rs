@@ -180,6 +180,9 @@ variables! {
     ocr_min_chars: usize = 200, integer(0..=100_000) => usize = copied;
     /// Most pages of one document read by OCR.
     ocr_max_pages: usize = 200, integer(1..=10_000) => usize = copied;
+    /// Longest time OCR spends on one document's pages; the pages after are skipped.
+    ocr_document_timeout: Duration = Duration::from_secs(30 * 60), seconds(1.0..=86_400.0)
+        => f64 = seconds_of;
     /// Resolution PDF pages are rendered at for OCR.
     ocr_dpi: u32 = 300, integer(72..=600) => u32 = copied;
     /// Seconds an ended turn's frames can be replayed to a client that comes back
@@ -260,6 +263,12 @@ variables! {
     /// The addresses the proxy connects from (the TCP peer); the header from any other
     /// is ignored.
     auth_proxy_trusted: Vec<ipnet::IpNet> = Vec::new(), address_ranges
+        => Option<String> = |ranges: &Vec<ipnet::IpNet>| (!ranges.is_empty()).then(|| {
+            ranges.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+        });
+    /// The reverse proxies bor is reached through (the TCP peer): from them, and only
+    /// from them, `X-Forwarded-For` names the client's address.
+    trusted_proxies: Vec<ipnet::IpNet> = Vec::new(), address_ranges
         => Option<String> = |ranges: &Vec<ipnet::IpNet>| (!ranges.is_empty()).then(|| {
             ranges.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
         });

@@ -118,6 +118,7 @@ impl Application {
                 .wrap(middleware::from_fn(auth::enforce))
                 .wrap(middleware::from_fn(http::cors))
                 .wrap(middleware::from_fn(http::refuse_nul))
+                .wrap(middleware::from_fn(auth::refuse_repeated_forwarded_for))
                 .wrap(middleware::from_fn(http::allowed_host))
                 .wrap(middleware::from_fn(http::security_headers))
                 .wrap(middleware::from_fn(http::head_as_get))

@@ -39,6 +39,10 @@ pub struct Ocr {
     pub max_pixels: u64,
     /// Longest time one page may take to render, or to read (60 s).
     pub page_timeout: Duration,
+    /// Longest time OCR may spend on one document's pages (30 min): once the pages
+    /// read so far took it, the pages after are skipped, and the text says where OCR
+    /// stopped. Checked between pages: the page under way ends within its own bound.
+    pub document_timeout: Duration,
     /// Most address space one run of `pdftoppm` or `tesseract` may take (1 GiB).
     pub max_memory_bytes: u64,
 }
@@ -97,6 +101,7 @@ impl Default for Ocr {
             dpi: 300,
             max_pixels: 50_000_000,
             page_timeout: Duration::from_secs(60),
+            document_timeout: Duration::from_secs(30 * 60),
             max_memory_bytes: 1 << 30,
         }
     }

@@ -22,6 +22,7 @@ mod layout;
 mod work;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use pdf_extract::{Document, Object};
 
@@ -120,8 +121,17 @@ enum PageRead {
     Ocr(OcrPage),
     /// Neither: the reason.
     Skipped(String),
-    /// Past the pages OCR reads in one document.
-    PastCap,
+    /// Not read: OCR stopped before it, at this bound.
+    Stopped(OcrStop),
+}
+
+/// The bound at which OCR stopped reading a document's pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OcrStop {
+    /// [`ocr::Ocr::max_pages`] pages were read.
+    PageCap,
+    /// The pages read took [`ocr::Ocr::document_timeout`].
+    TimeBound,
 }
 
 /// The non-blank characters of a page's text layer.
@@ -133,8 +143,9 @@ fn layer_chars(page: &PagePieces) -> usize {
 }
 
 /// Reads the pages with too little text by OCR, at most [`Ocr::max_pages`] of them
-/// (blocking: runs `pdftoppm` and `tesseract`). What OCR read replaces a page's text
-/// layer when it holds at least twice the layer's characters; else the layer stays.
+/// and none once those read took [`Ocr::document_timeout`] (blocking: runs `pdftoppm`
+/// and `tesseract`). What OCR read replaces a page's text layer when it holds at least
+/// twice the layer's characters; else the layer stays.
 fn read_scanned_pages(bytes: &[u8], pages: &[PagePieces], limits: &Limits) -> Vec<PageRead> {
     let ocr = &limits.ocr;
     let scanned = |page: &PagePieces| layer_chars(page) < ocr.min_chars;
@@ -154,6 +165,7 @@ fn read_scanned_pages(bytes: &[u8], pages: &[PagePieces], limits: &Limits) -> Ve
         let path = scratch.write("document.pdf", bytes)?;
         Ok((scratch, path))
     });
+    let started = Instant::now();
     let mut read = 0;
     pages
         .iter()
@@ -163,7 +175,10 @@ fn read_scanned_pages(bytes: &[u8], pages: &[PagePieces], limits: &Limits) -> Ve
                 return PageRead::Text;
             }
             if read >= ocr.max_pages {
-                return PageRead::PastCap;
+                return PageRead::Stopped(OcrStop::PageCap);
+            }
+            if read > 0 && started.elapsed() >= ocr.document_timeout {
+                return PageRead::Stopped(OcrStop::TimeBound);
             }
             read += 1;
             let result = pdf
@@ -302,7 +317,7 @@ fn write_pages(
     let heading_sizes = layout::heading_sizes(&pages, body);
     let mut sources = Vec::with_capacity(reads.len());
     let mut page_blocks: Vec<Vec<Block>> = Vec::with_capacity(reads.len());
-    let mut cap_said = false;
+    let mut stop_said = false;
     for ((pieces, width), read) in pages.iter().zip(widths).zip(reads) {
         let (blocks, source) = match read {
             PageRead::Text => (
@@ -325,15 +340,15 @@ fn write_pages(
                 layout::blocks(pieces, width, &heading_sizes),
                 PageSource::Skipped { reason },
             ),
-            PageRead::PastCap => {
+            PageRead::Stopped(stop) => {
                 let mut blocks = layout::blocks(pieces, width, &heading_sizes);
-                if !cap_said {
-                    cap_said = true;
+                if !stop_said {
+                    stop_said = true;
                     blocks.insert(
                         0,
                         Block::Paragraph(format!(
-                            "[OCR stopped here: it reads at most {} of a document, and the pages from {} on were not read.]",
-                            pages_phrase(limits.ocr.max_pages),
+                            "[OCR stopped here: it reads {}, and the pages from {} on were not read.]",
+                            stop_rule(stop, limits),
                             page_blocks.len() + 1
                         )),
                     );
@@ -341,7 +356,7 @@ fn write_pages(
                 (
                     blocks,
                     PageSource::Skipped {
-                        reason: past_cap(limits),
+                        reason: stop_reason(stop, limits),
                     },
                 )
             }
@@ -373,12 +388,42 @@ fn write_pages(
     Ok(document)
 }
 
-/// The reason a page past the OCR cap is skipped.
-fn past_cap(limits: &Limits) -> String {
-    format!(
-        "past OCR's cap of {} a document",
-        pages_phrase(limits.ocr.max_pages)
-    )
+/// What OCR does at most, said where it stopped: "at most 200 pages of a document".
+fn stop_rule(stop: OcrStop, limits: &Limits) -> String {
+    match stop {
+        OcrStop::PageCap => format!(
+            "at most {} of a document",
+            pages_phrase(limits.ocr.max_pages)
+        ),
+        OcrStop::TimeBound => format!(
+            "a document's pages for at most {}",
+            duration_phrase(limits.ocr.document_timeout)
+        ),
+    }
+}
+
+/// The reason a page OCR stopped before is skipped.
+fn stop_reason(stop: OcrStop, limits: &Limits) -> String {
+    match stop {
+        OcrStop::PageCap => format!(
+            "past OCR's cap of {} a document",
+            pages_phrase(limits.ocr.max_pages)
+        ),
+        OcrStop::TimeBound => format!(
+            "past OCR's time bound of {} a document",
+            duration_phrase(limits.ocr.document_timeout)
+        ),
+    }
+}
+
+/// "30 min", "90 s", "1 min 30 s", "0 s".
+fn duration_phrase(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    match (seconds / 60, seconds % 60) {
+        (0, seconds) => format!("{seconds} s"),
+        (minutes, 0) => format!("{minutes} min"),
+        (minutes, seconds) => format!("{minutes} min {seconds} s"),
+    }
 }
 
 /// "1 page", "200 pages".
@@ -399,7 +444,7 @@ fn no_text(reads: &[PageRead], limits: &Limits) -> ReadError {
     }
     let reason = reads.iter().find_map(|read| match read {
         PageRead::Skipped(reason) => Some(reason.clone()),
-        PageRead::PastCap => Some(past_cap(limits)),
+        PageRead::Stopped(stop) => Some(stop_reason(*stop, limits)),
         _ => None,
     });
     ReadError::NothingRead(reason.unwrap_or_else(|| "its pages hold no text".to_owned()))

@@ -212,13 +212,12 @@ fn a_webp_photo_of_a_page_is_read() {
     );
 }
 
-#[test]
-fn past_the_page_cap_the_text_says_where_ocr_stopped() {
+/// Reads a scan of three pages with `ocr` that stops OCR after the first page, and
+/// checks that the two after are skipped for `reason` and that the text says `rule`
+/// where OCR stopped.
+fn assert_ocr_stops_after_the_first_page(ocr: Ocr, reason: &str, rule: &str) {
     let limits = Limits {
-        ocr: Ocr {
-            max_pages: 1,
-            ..Ocr::tesseract()
-        },
+        ocr,
         ..Limits::default()
     };
     let pdf = pages_pdf(vec![
@@ -228,18 +227,44 @@ fn past_the_page_cap_the_text_says_where_ocr_stopped() {
     ]);
     let document = read_document(pdf, "long-scan.pdf", &limits).expect("reads");
     let past = PageSource::Skipped {
-        reason: "past OCR's cap of 1 page a document".to_owned(),
+        reason: reason.to_owned(),
     };
     assert!(confidence(&document.pages[0]) > 0);
     assert_eq!(document.pages[1..], [past.clone(), past]);
     assert_eq!(
         page_of(
             &document,
-            "[OCR stopped here: it reads at most 1 page of a document, and the pages from 2 on were not read.]"
+            &format!("[OCR stopped here: it reads {rule}, and the pages from 2 on were not read.]")
         ),
         Some(2)
     );
     assert!(!document.text.contains("Define the flow first"));
+}
+
+#[test]
+fn past_the_page_cap_the_text_says_where_ocr_stopped() {
+    assert_ocr_stops_after_the_first_page(
+        Ocr {
+            max_pages: 1,
+            ..Ocr::tesseract()
+        },
+        "past OCR's cap of 1 page a document",
+        "at most 1 page of a document",
+    );
+}
+
+#[test]
+fn past_the_time_bound_of_a_document_the_text_says_where_ocr_stopped() {
+    // A bound of nothing is reached once the first page is read: the pages after it
+    // are skipped, as those of a long scan are once its pages took the bound.
+    assert_ocr_stops_after_the_first_page(
+        Ocr {
+            document_timeout: Duration::ZERO,
+            ..Ocr::tesseract()
+        },
+        "past OCR's time bound of 0 s a document",
+        "a document's pages for at most 0 s",
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@
 //! - `access.rs`: which collections each caller may read and write
 //! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
 //! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
+//! - `client_address.rs`: the client's address, from `X-Forwarded-For` of trusted proxies only
 //! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
 //! - `username.rs`: the username rule and the key usernames are compared by
 //!
@@ -22,6 +23,7 @@
 
 pub mod access;
 mod cache;
+mod client_address;
 mod enforce;
 pub mod external;
 mod limiter;
@@ -42,6 +44,7 @@ use uuid::Uuid;
 
 pub use access::{AccessMap, Readable};
 pub use cache::{CHANNEL, CredentialCache};
+pub use client_address::{client_address, refuse_repeated_forwarded_for};
 pub use enforce::{SESSION_COOKIE, enforce};
 pub use limiter::FailureLimiter;
 pub use oidc::OidcProvider;

@@ -16,7 +16,9 @@ use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::audit::{self, Action, Actor, Event};
 use crate::auth::password::{check_new_password, hash_password};
-use crate::auth::{Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via, secret};
+use crate::auth::{
+    Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via, client_address, secret,
+};
 use crate::db::sessions::{self, SessionRow};
 use crate::db::users::{self, UserChanges, UserRow};
 use crate::state::AppState;
@@ -67,7 +69,7 @@ pub async fn login(
     )
     .await?;
     let accounts = &state.accounts;
-    let address = request.peer_addr().map(|address| address.ip());
+    let address = client_address(&request);
     accounts
         .limiter
         .check(&body.username, address, Instant::now())
@@ -308,7 +310,7 @@ pub async fn change_password(
     )
     .await?;
     check_new_password(&body.new).map_err(ApiError::InvalidPassword)?;
-    let address = request.peer_addr().map(|address| address.ip());
+    let address = client_address(&request);
     let limiter = &state.accounts.limiter;
     limiter
         .check(&caller.username, address, Instant::now())

@@ -96,6 +96,10 @@ pub enum ApiError {
     AdminDisabled,
     #[error("{0}")]
     NotFound(String),
+    /// A header that must come once came more than once (`X-Forwarded-For` from a
+    /// trusted proxy).
+    #[error("{0} came more than once; a proxy must send one")]
+    RepeatedHeader(&'static str),
     /// The request names a host bor is not reached by (docs/PROTOCOL.md, "Hosts").
     #[error("{0}")]
     MisdirectedHost(String),
@@ -206,6 +210,7 @@ impl ApiError {
             Self::InvalidFeedback(_) => ("invalid_feedback", StatusCode::BAD_REQUEST),
             Self::InvalidFormat(_) => ("invalid_format", StatusCode::BAD_REQUEST),
             Self::NulCharacter(_) => ("invalid_text", StatusCode::BAD_REQUEST),
+            Self::RepeatedHeader(_) => ("repeated_header", StatusCode::BAD_REQUEST),
             Self::EmptyMessage => ("empty_message", StatusCode::BAD_REQUEST),
             Self::MessageTooLong { .. } => ("message_too_long", StatusCode::BAD_REQUEST),
             Self::UnsupportedMediaType => {
@@ -389,6 +394,11 @@ pub(crate) mod tests {
             (ApiError::UnknownName("x".into()), 400, "unknown_name"),
             (ApiError::InvalidFormat("x".into()), 400, "invalid_format"),
             (ApiError::NulCharacter("the body"), 400, "invalid_text"),
+            (
+                ApiError::RepeatedHeader("X-Forwarded-For"),
+                400,
+                "repeated_header",
+            ),
             (ApiError::MessageTooLong { max: 5 }, 400, "message_too_long"),
             (
                 ApiError::UnsupportedMediaType,
@@ -496,9 +506,10 @@ pub(crate) mod tests {
                 ApiError::QuotaExceeded(_) => 35,
                 ApiError::TurnRunning => 36,
                 ApiError::NotLastTurn => 37,
+                ApiError::RepeatedHeader(_) => 38,
             })
             .collect();
-        assert_eq!(listed, (0..=37).collect(), "every variant is listed once");
+        assert_eq!(listed, (0..=38).collect(), "every variant is listed once");
         cases
     }
 

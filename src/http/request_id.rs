@@ -1,6 +1,7 @@
 //! Gives every request an id: the caller's `X-Request-Id` when it is a short token, else
-//! a new UUID. The request's span carries it, so every line logged while serving the
-//! request (a chat turn's included) has it; the response returns it as `X-Request-Id`.
+//! a new UUID. The request's span carries it and the client's address
+//! ([`crate::auth::client_address`]), so every line logged while serving the request (a
+//! chat turn's included) has them; the response returns the id as `X-Request-Id`.
 
 use std::time::Instant;
 
@@ -33,7 +34,11 @@ pub async fn request_id(
         request_id = %id,
         method = %request.method(),
         path = %request.path(),
+        client = tracing::field::Empty,
     );
+    if let Some(client) = crate::auth::client_address(request.request()) {
+        span.record("client", tracing::field::display(client));
+    }
     let started = Instant::now();
     let mut response = next.call(request).instrument(span.clone()).await?;
     span.in_scope(|| {

@@ -65,6 +65,7 @@ pub fn read_limits(config: &Config) -> formats::Limits {
             languages: config.ocr_languages.clone(),
             min_chars: config.ocr_min_chars,
             max_pages: config.ocr_max_pages,
+            document_timeout: config.ocr_document_timeout,
             dpi: config.ocr_dpi,
             ..formats::Ocr::default()
         },

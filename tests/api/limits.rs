@@ -340,6 +340,53 @@ async fn two_instances_count_each_others_turns() {
     assert_eq!(ask(&second, &ann).await.status, 429);
 }
 
+/// docs/LIMITS.md, "Overshoot": turns let in at the same instant on two instances pass
+/// a turns limit by at most (instances - 1) x the limit, every refusal on the way being
+/// the limit's; once the instances have heard of each other's turns, both refuse.
+#[actix_web::test]
+async fn two_instances_taking_turns_at_the_same_instant_overshoot_at_most_the_stated_bound() {
+    const LIMIT: u64 = 4;
+    const INSTANCES: u64 = 2;
+    const TURNS_EACH: usize = 12;
+    let (first, root, ann, ann_id) = people().await;
+    let second = first.spawn_sharing(&[("BOR_AUTH", "accounts")]).await;
+    let made = set_limit(
+        &first,
+        &root,
+        json!({"user": "ann", "turns_per_day": LIMIT}),
+    )
+    .await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    assert!(
+        eventually(async || second.state.usage.knows_limits()).await,
+        "the second instance heard of the limit"
+    );
+
+    let turns = (0..TURNS_EACH).flat_map(|_| [ask(&first, &ann), ask(&second, &ann)]);
+    let replies = futures_util::future::join_all(turns).await;
+    let done = replies.iter().filter(|reply| reply.status == 200).count() as u64;
+    for refused in replies.iter().filter(|reply| reply.status != 200) {
+        assert_eq!(refused.status, 429, "{}", refused.text());
+        assert_eq!(refused.json()["error"]["code"], "quota_exceeded");
+        assert_eq!(refused.json()["error"]["limit"]["measure"], "turns_per_day");
+    }
+    let bound = (INSTANCES - 1) * LIMIT;
+    assert!(
+        (LIMIT..=LIMIT + bound).contains(&done),
+        "{done} turns done of {} asked with a limit of {LIMIT} (bound {bound})",
+        replies.len()
+    );
+
+    let ann_uuid: uuid::Uuid = ann_id.parse().unwrap();
+    for app in [&first, &second] {
+        assert!(
+            eventually(async || app.state.usage.use_of_user(ann_uuid).turns_today == done).await,
+            "each instance counts every turn done"
+        );
+        assert_eq!(ask(app, &ann).await.status, 429);
+    }
+}
+
 #[actix_web::test]
 async fn usage_is_reported_per_user_key_collection_and_model_and_each_sees_their_own() {
     let (app, root, ann, ann_id) = people().await;

@@ -13,6 +13,7 @@ mod admin_documents;
 mod admin_health;
 mod audit;
 mod chat_turns;
+mod client_address;
 mod collections;
 mod conversations;
 mod documents;

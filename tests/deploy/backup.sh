@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A backup taken with pg_dump while turns and imports run, restored into a fresh
-# database that a new instance serves: every document, conversation, user and grant,
-# compared row by row with the database it came from.
+# database that a new instance serves: every table, conversations and turns included,
+# compared row by row with the source as the dump's snapshot saw it.
 source "$(dirname "$0")/lib.sh"
 
 unpack_release
@@ -32,16 +32,22 @@ turn() {
 }
 turn "When is pump 3 restarted?" | grep -q '^event: done' || fail "the first turn did not end with done"
 
-# Every row there before the backup: each must come back.
-tables=(users groups group_members collections collection_grants documents chunks conversations query_log)
+# Every table, as text rows in a stable order, read in one transaction; with a
+# snapshot id, in that snapshot (another transaction's, exported with
+# pg_export_snapshot()).
 snapshot() {
-    local database=$1 folder=$2 table
+    local database=$1 folder=$2 snapshot_id=${3:-} table script
     mkdir -p "$folder"
-    for table in "${tables[@]}"; do
-        psql "$database" -qAtc "COPY (SELECT t::text FROM $table t) TO STDOUT" | LC_ALL=C sort >"$folder/$table"
+    script="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
+    [ -z "$snapshot_id" ] || script+=" SET TRANSACTION SNAPSHOT '$snapshot_id';"
+    for table in $(psql "$database" -qAtc "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"); do
+        script+=$'\n'"\\o $folder/$table"$'\n'"COPY (SELECT t::text FROM $table t) TO STDOUT;"
     done
+    script+=$'\n'"\\o"$'\n'"COMMIT;"
+    psql "$database" -qAt -v ON_ERROR_STOP=1 <<<"$script" >/dev/null || fail "reading $database's tables failed"
+    for table in "$folder"/*; do LC_ALL=C sort -o "$table" "$table"; done
 }
-snapshot "$source" "$WORK/before"
+conversations_before=$(psql "$source" -qAtc 'SELECT count(*) FROM conversations')
 
 # Turns and imports keep coming while pg_dump runs.
 touch "$WORK/load.on"
@@ -58,30 +64,45 @@ touch "$WORK/load.on"
 load=$!
 STARTED+=($load)
 until [ "$(psql "$source" -qAtc 'SELECT count(*) FROM documents')" -ge 8 ]; do sleep 0.2; done
-pg_dump --format=custom --file="$WORK/bor.dump" "$source" || fail "pg_dump failed"
-rounds_at_dump=$(psql "$source" -qAtc 'SELECT count(*) FROM documents')
+
+# The dump is taken in a snapshot a held transaction exports, and the source's tables
+# are read in that same snapshot while the load goes on: what the dump holds is known
+# exactly, conversations and turns (query_log) included, which later turns change.
+mkfifo "$WORK/held.in"
+psql "$source" -qAt -v ON_ERROR_STOP=1 <"$WORK/held.in" >"$WORK/held.out" 2>&1 &
+STARTED+=($!)
+exec 7>"$WORK/held.in"
+echo "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT pg_export_snapshot();" >&7
+until snapshot_id=$(grep -m1 -E '^[0-9A-F]+-[0-9A-F]+-[0-9]+$' "$WORK/held.out"); do sleep 0.1; done
+pg_dump --format=custom --snapshot="$snapshot_id" --file="$WORK/bor.dump" "$source" || fail "pg_dump failed"
+snapshot "$source" "$WORK/at-dump" "$snapshot_id"
+echo "COMMIT;" >&7
+exec 7>&-
+rounds_at_dump=$(wc -l <"$WORK/at-dump/documents")
 rm "$WORK/load.on"
 wait "$load"
-say "pg_dump taken while turns and imports ran ($(cat "$WORK/load.rounds") rounds of a turn and an import; $rounds_at_dump documents when it ended); $(du -h "$WORK/bor.dump" | cut -f1)"
+say "pg_dump taken while turns and imports ran ($(cat "$WORK/load.rounds") rounds of a turn and an import; $rounds_at_dump documents in its snapshot); $(du -h "$WORK/bor.dump" | cut -f1)"
 
 pg_restore --no-owner --dbname="$restored" "$WORK/bor.dump" 2>"$WORK/pg_restore.log" ||
     fail "pg_restore failed: $(cat "$WORK/pg_restore.log")"
 snapshot "$restored" "$WORK/restored"
+# Every table of the dump's snapshot comes back exactly, row by row.
+tables=$(ls "$WORK/at-dump")
+[ "$tables" = "$(ls "$WORK/restored")" ] || fail "the restored database has other tables: $(ls "$WORK/restored" | tr '\n' ' ')"
+for table in $tables; do
+    differ=$(LC_ALL=C comm -3 "$WORK/at-dump/$table" "$WORK/restored/$table" | head -n 3 | cut -c1-300)
+    [ -z "$differ" ] || fail "$table: the restored rows differ from the dump's snapshot of the source: $differ"
+done
+conversations=$(wc -l <"$WORK/restored/conversations")
+[ "$conversations" -gt "$conversations_before" ] ||
+    fail "no conversation was started while the dump was taken ($conversations, $conversations_before before)"
 snapshot "$source" "$WORK/after"
-for table in "${tables[@]}"; do
-    missing=$(LC_ALL=C comm -23 "$WORK/before/$table" "$WORK/restored/$table" | head -n 3)
-    [ -z "$missing" ] || fail "$table: rows from before the backup are missing after the restore: $missing"
-done
-# Rows nothing changes after they are written come back exactly as the source holds them.
-for table in users groups group_members collections collection_grants documents chunks; do
-    changed=$(LC_ALL=C comm -23 "$WORK/restored/$table" "$WORK/after/$table" | head -n 3)
-    [ -z "$changed" ] || fail "$table: restored rows that differ from the source: $changed"
-done
+later=$(LC_ALL=C comm -13 "$WORK/restored/query_log" "$WORK/after/query_log" | wc -l)
 summary=""
-for table in "${tables[@]}"; do
+for table in users groups group_members collections collection_grants documents chunks conversations query_log; do
     summary+="$table $(wc -l <"$WORK/restored/$table"), "
 done
-say "restored, row by row: ${summary%, }"
+say "restored, row by row, every table the same as the dump's snapshot: ${summary%, } ($(wc -w <<<"$tables") tables; turns written in the source after it: $later)"
 
 # A new instance on the restored database serves all of it.
 port_b=$(free_port)

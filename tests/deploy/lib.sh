@@ -95,8 +95,9 @@ run_bor() {
     (cd "$RELEASE" && env -i PATH=/usr/bin:/bin HOME="$WORK" "$@")
 }
 
-# Starts instance NAME of the release binary on PORT against database URL with more
-# NAME=value variables; sets PID_<NAME> and waits for /api/health.
+# Starts instance NAME of the release binary (or of INSTANCE_BOR when set) on PORT
+# against database URL with more NAME=value variables; sets PID_<NAME> and waits for
+# /api/health.
 start_instance() {
     local name=$1 port=$2 database=$3
     shift 3
@@ -104,7 +105,7 @@ start_instance() {
     (cd "$RELEASE" && exec env -i PATH=/usr/bin:/bin HOME="$WORK" \
         BOR_BIND="127.0.0.1:$port" BOR_DATABASE_URL_FILE="$WORK/$name.database-url" \
         BOR_LLM_BASE_URL="$LLM_URL" BOR_LLM_RETRY_DELAY=0.1 BOR_OCR=off "$@" \
-        "$BOR" serve) >>"$WORK/$name.log" 2>&1 &
+        "${INSTANCE_BOR:-$BOR}" serve) >>"$WORK/$name.log" 2>&1 &
     STARTED+=($!)
     printf -v "PID_$name" '%s' $!
     wait_for "http://127.0.0.1:$port/api/health"

@@ -2,7 +2,8 @@
 # Two instances of the release binary on one database behind nginx with TLS (the site
 # file of deploy/nginx.conf, a certificate made here): a session made on one instance
 # used on the other, an upload through the proxy, a turn's frames passed on while it
-# runs, keep-alives through a proxy read timeout shorter than the model's silences, and
+# runs, keep-alives through a proxy read timeout shorter than the model's silences, the
+# client's address (not the proxy's, not one the client wrote) in the audit trail, and
 # one instance killed mid-turn with the other serving on.
 source "$(dirname "$0")/lib.sh"
 
@@ -58,7 +59,7 @@ CONF
 STARTED+=($!)
 nginx_pid=$!
 
-instance_vars=(BOR_PUBLIC_URL="$base" BOR_SSE_KEEPALIVE=1 BOR_LLM_RETRIES=0)
+instance_vars=(BOR_PUBLIC_URL="$base" BOR_SSE_KEEPALIVE=1 BOR_LLM_RETRIES=0 BOR_TRUSTED_PROXIES=127.0.0.1/32)
 start_instance a "$port_a" "$database" "${instance_vars[@]}" BOR_INSTANCE_URL="http://127.0.0.1:$port_a"
 start_instance b "$port_b" "$database" "${instance_vars[@]}" BOR_INSTANCE_URL="http://127.0.0.1:$port_b"
 wait_for "$base/api/health" 2>/dev/null || true
@@ -76,6 +77,19 @@ curl -fs -H "Cookie: $session" "http://127.0.0.1:$port_b/api/auth/me" | grep -q 
 say "signed in on a, the session works on b"
 
 proxied() { curl -fsS --cacert "$WORK/fullchain.pem" -H "Cookie: $session" -H "Origin: $base" "$@"; }
+
+# The client's address: the client connects to nginx from 127.0.0.2 and writes an
+# X-Forwarded-For of its own; nginx (from 127.0.0.1, in BOR_TRUSTED_PROXIES) appends the
+# address it saw. The failed sign-in is audited, and logged, from 127.0.0.2.
+status=$(curl -sS -4 --interface 127.0.0.2 --cacert "$WORK/fullchain.pem" -o /dev/null -w '%{http_code}' \
+    -H 'X-Forwarded-For: 192.0.2.66' -H 'Content-Type: application/json' -H "Origin: $base" \
+    -d '{"username":"admin","password":"not the password at all"}' "$base/api/auth/login")
+[ "$status" = 401 ] || fail "a wrong password through the proxy answered $status, not 401"
+audited=$(proxied "$base/api/admin/audit?action=sign_in_failed" | jq -r '.entries[0].address')
+[ "$audited" = 127.0.0.2 ] ||
+    fail "the failed sign-in through the proxy is audited from $audited, not the client's 127.0.0.2"
+grep -q 'client=127.0.0.2' "$WORK/a.log" "$WORK/b.log" || fail "the request log does not name the client 127.0.0.2"
+say "a failed sign-in through the proxy is audited and logged from the client's address ($audited), not the proxy's or the one the client wrote"
 
 # An upload larger than nginx's default body limit (1 MiB), through the proxy.
 python3 - "$WORK/handbook.md" <<'PY'
