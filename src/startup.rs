@@ -115,7 +115,7 @@ impl Application {
             App::new()
                 .app_data(app_state.clone())
                 .app_data(description.clone())
-                .wrap(middleware::from_fn(auth::enforce))
+                .wrap(middleware::from_fn(http::door))
                 .wrap(middleware::from_fn(http::cors))
                 .wrap(middleware::from_fn(http::refuse_nul))
                 .wrap(middleware::from_fn(http::allowed_host))

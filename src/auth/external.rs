@@ -8,9 +8,9 @@ use diesel_async::AsyncConnection;
 use uuid::Uuid;
 
 use super::{CredentialCache, username};
-use crate::db::identities;
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
 use crate::db::{DbError, DbPool};
+use crate::db::{groups, identities};
 
 /// The issuer of the identities a trusted proxy's header names.
 pub const PROXY_ISSUER: &str = "trusted-proxy";
@@ -214,7 +214,7 @@ fn fitting_groups(groups: &[String]) -> Vec<String> {
     groups
         .iter()
         .filter(|name| {
-            let fits = crate::http::groups::check_group_name(name).is_ok();
+            let fits = groups::name_fits(name);
             if !fits {
                 tracing::warn!(group = ?name, "a group name from elsewhere does not fit the group name rule and is left out");
             }

@@ -11,6 +11,7 @@ mod collections;
 mod conversations;
 mod cors;
 pub mod documents;
+mod door;
 pub mod error;
 mod feedback;
 mod from_url;
@@ -46,6 +47,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use admin::Admin;
 pub use cors::cors;
+pub use door::door;
 pub use error::ApiError;
 pub use host::{AllowedHosts, allowed_host};
 pub use nul::refuse_nul;
