@@ -6,6 +6,8 @@
 //!
 //! - `secret.rs`: session and key secrets, their parsers and hashes
 //! - `password.rs`: argon2id hashes, the dummy verification for unknown users
+//! - `people.rs`: the account rules: making, changing, disabling and removing people
+//!   (never the last admin), passwords, the password sign-in, a new session
 //! - `cache.rs`: sessions, keys and users in memory, kept in step through `NOTIFY`
 //! - `limiter.rs`: failed sign-ins per username and per address
 //! - `origin.rs`: the cross-site rule for cookie-authenticated changes
@@ -28,6 +30,7 @@ mod limiter;
 pub mod oidc;
 pub mod origin;
 pub mod password;
+pub mod people;
 mod proxy;
 pub mod secret;
 pub mod username;

@@ -37,7 +37,7 @@ mod turn;
 mod turns;
 mod upload;
 mod usage;
-pub mod users;
+mod users;
 mod watched;
 
 use actix_web::error::{InternalError, PathError, QueryPayloadError};
