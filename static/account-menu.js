@@ -4,7 +4,7 @@
 // session (not in `BOR_AUTH=off` mode); a page whose session is gone goes to the
 // sign-in page.
 
-import { loginLocation, signOut } from "./account.js";
+import { signOut, unlessSignedOut } from "./account.js";
 import { element } from "./dom.js";
 
 /** Fills `container` with the controls (with `adminLink`, a link to the admin page for
@@ -13,11 +13,10 @@ import { element } from "./dom.js";
 export async function mountAccountMenu(container, { adminLink = false } = {}) {
   let me;
   try {
-    const response = await fetch("/api/auth/me", { credentials: "same-origin" });
-    if (response.status === 401) {
-      window.location.assign(loginLocation());
-      return null;
-    }
+    // An ended session goes to sign in (the throw ends here: null).
+    const response = unlessSignedOut(
+      await fetch("/api/auth/me", { credentials: "same-origin" }),
+    );
     if (!response.ok) return null;
     me = await response.json();
   } catch {
