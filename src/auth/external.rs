@@ -6,11 +6,12 @@
 
 use uuid::Uuid;
 
+use super::CredentialCache;
 use super::people::{self, PeopleError};
-use super::{CredentialCache, username};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
 use crate::db::{DbError, DbPool};
 use crate::db::{groups, identities};
+use crate::username;
 
 /// The issuer of the identities a trusted proxy's header names.
 pub const PROXY_ISSUER: &str = "trusted-proxy";

@@ -16,7 +16,6 @@
 //! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
 //! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
 //! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
-//! - `username.rs`: the username rule and the key usernames are compared by
 //!
 //! OpenID Connect ends in a session row like the password does; the proxy's header is
 //! a step of `identify.rs`. What a caller may read (collections) is a field of
@@ -33,7 +32,6 @@ pub mod password;
 pub mod people;
 mod proxy;
 pub mod secret;
-pub mod username;
 
 use std::sync::Arc;
 

@@ -13,11 +13,12 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use uuid::Uuid;
 
 use super::password::{check_new_password, generate_password, hash_password};
+use super::secret;
 use super::{Accounts, Caller, CredentialCache, SESSION_LIFETIME, Via, revoke_credentials};
-use super::{secret, username};
 use crate::db::sessions::{self, SessionRow};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
 use crate::db::{DbError, DbPool};
+use crate::username;
 
 /// Why an account operation did not happen.
 #[derive(Debug, thiserror::Error)]

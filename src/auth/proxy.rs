@@ -81,7 +81,7 @@ impl TrustedProxy {
             tracing::warn!(name = ?String::from_utf8_lossy(raw_name), "the trusted proxy's header names a user in bytes that are not visible ASCII; it does not fit the username rule and is refused");
             return Err(Denial::InvalidUsername(format!(
                 "the trusted proxy's header names no user bor can make: a username has {}",
-                super::username::RULE
+                crate::username::RULE
             )));
         };
         let groups_values = self

@@ -128,10 +128,11 @@ pub struct SubjectNames {
 }
 
 impl SubjectNames {
-    /// The subject's name: a username, a group's or a key's name; `everyone`; or the
-    /// id of a subject that no longer exists.
-    pub fn name_of(&self, subject: crate::usage::Subject) -> String {
-        match subject.id() {
+    /// The name of the subject of `id` (a user, a group or a key; `None`: everyone):
+    /// a username, a group's or a key's name; `everyone`; or the id of a subject that
+    /// no longer exists.
+    pub fn name_of(&self, id: Option<Uuid>) -> String {
+        match id {
             None => "everyone".to_owned(),
             Some(id) => self
                 .names

@@ -39,7 +39,7 @@ pub struct LimitView {
 
 impl LimitView {
     fn of(row: LimitRow, names: &SubjectNames) -> LimitView {
-        let name = Subject::of_row(&row).map_or_else(String::new, |s| names.name_of(s));
+        let name = Subject::of_row(&row).map_or_else(String::new, |s| names.name_of(s.id()));
         LimitView {
             id: row.id,
             subject: row.subject,

@@ -49,7 +49,7 @@ pub use admin::Admin;
 pub use cors::cors;
 pub use door::door;
 pub use error::ApiError;
-pub use host::{AllowedHosts, allowed_host};
+pub use host::allowed_host;
 pub use nul::refuse_nul;
 pub use openapi::{ApiDescription, api_description};
 pub use protocol::{head_as_get, security_headers};
