@@ -14,6 +14,7 @@
 //! - `identify.rs`: who asks and whether they may go on, from what a request presented
 //! - `access.rs`: which collections each caller may read and write
 //! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
+//! - `oidc_sign_in.rs`: the OpenID Connect sign-in as one operation (begin, complete)
 //! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
 //! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
 //!
@@ -27,6 +28,7 @@ pub mod external;
 mod identify;
 mod limiter;
 pub mod oidc;
+pub mod oidc_sign_in;
 pub mod origin;
 pub mod password;
 pub mod people;
