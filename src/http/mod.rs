@@ -18,6 +18,7 @@ mod from_url;
 pub(crate) mod groups;
 mod health;
 mod host;
+mod import_report;
 mod keys;
 mod limits;
 pub(crate) mod mcp;
