@@ -275,6 +275,21 @@ impl Accounts {
     }
 }
 
+/// Headers as pairs of a name and a value, for the tests of what reads them.
+#[cfg(test)]
+pub(super) struct GivenHeaders(pub &'static [(&'static str, &'static [u8])]);
+
+#[cfg(test)]
+impl Headers for GivenHeaders {
+    fn values(&self, name: &str) -> Vec<&[u8]> {
+        self.0
+            .iter()
+            .filter(|(given, _)| given.eq_ignore_ascii_case(name))
+            .map(|(_, value)| *value)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::Utc;
@@ -286,20 +301,7 @@ mod tests {
 
     const SERVICE_TOKEN: &str = "a-service-token-of-some-length";
 
-    /// Headers as pairs of a name and a value.
-    struct Given(&'static [(&'static str, &'static [u8])]);
-
-    impl Headers for Given {
-        fn values(&self, name: &str) -> Vec<&[u8]> {
-            self.0
-                .iter()
-                .filter(|(given, _)| given.eq_ignore_ascii_case(name))
-                .map(|(_, value)| *value)
-                .collect()
-        }
-    }
-
-    const NO_HEADERS: &Given = &Given(&[]);
+    const NO_HEADERS: &GivenHeaders = &GivenHeaders(&[]);
 
     fn presented(area: Area) -> Presented<'static> {
         Presented {

@@ -192,6 +192,7 @@ fn group_names(value: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::identify::GivenHeaders;
     use super::*;
 
     fn proxy(trusted: &str) -> TrustedProxy {
@@ -218,6 +219,31 @@ mod tests {
         assert!(proxy.trusts(address("::1")));
         assert!(!proxy.trusts(address("11.0.0.1")));
         assert!(!proxy.trusts(address("127.0.0.1")));
+    }
+
+    #[tokio::test]
+    async fn the_header_counts_once_from_a_trusted_peer_only() {
+        let proxy = proxy("10.0.0.0/8");
+        let pool =
+            DbPool::new("postgres://127.0.0.1:9/none", 1).unwrap_or_else(|error| panic!("{error}"));
+        let cache = CredentialCache::empty(pool.clone());
+        let trusted = "10.1.2.3".parse().ok();
+        let ask =
+            async |headers: GivenHeaders, peer| proxy.caller(&headers, peer, &pool, &cache).await;
+        let once = || GivenHeaders(&[("x-forwarded-user", b"ann")]);
+        let untrusted = ask(once(), "192.0.2.1".parse().ok()).await;
+        assert!(matches!(untrusted, Ok(None)));
+        assert!(matches!(ask(once(), None).await, Ok(None)));
+        let twice = GivenHeaders(&[("X-Forwarded-User", b"ann"), ("x-forwarded-user", b"admin")]);
+        assert!(matches!(
+            ask(twice, trusted).await,
+            Err(Denial::NotSignedIn)
+        ));
+        let unreadable = GivenHeaders(&[("x-forwarded-user", b"\xffann")]);
+        let refused = ask(unreadable, trusted).await;
+        assert!(matches!(refused, Err(Denial::InvalidUsername(_))));
+        let blank = GivenHeaders(&[("x-forwarded-user", b"  ")]);
+        assert!(matches!(ask(blank, trusted).await, Ok(None)));
     }
 
     #[test]
