@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk test-mcp-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-ocr bench-load bench-local-models drills drills-long dist drills-deploy vendor-web postgres lint fmt
+.PHONY: help run test test-quick explore test-browser test-real-model test-openai-sdk test-mcp-sdk bench bench-knowledge bench-conversations bench-turn-rows bench-mcp bench-formats bench-ocr bench-load bench-local-models drills drills-long dist drills-deploy vendor-web postgres lint fmt circles
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
@@ -35,6 +35,7 @@ help:
 	@echo "make bench-local-models  accuracy, first word and tokens/s of the local models through bor"
 	@echo "make vendor-web       copy the pages' npm libraries into static/vendor"
 	@echo "make lint             rustfmt check and clippy (warnings are errors)"
+	@echo "make circles          import circles between files or rooms of the workspace (none expected)"
 	@echo "make fmt              format the code"
 
 run:
@@ -166,3 +167,6 @@ lint:
 
 fmt:
 	cargo fmt --all
+
+circles:
+	python3 scripts/circles.py src actors/src formats/src mock-llm/src loadgen/src test-support/src

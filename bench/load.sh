@@ -329,6 +329,8 @@ if has kept; then
     stop_bor
     start_bor
     loadgen warmup-bor closed $(to_bor) --body "$(bor_body "$QUESTION")" --clients 50 --requests 2000 > /dev/null
+    # The warm-up's rows written first: the run's own drain would otherwise wait out the lock.
+    drained
     psql -q -h 127.0.0.1 -U postgres -d "$BENCH_DB" \
         -c "BEGIN; LOCK TABLE query_log IN EXCLUSIVE MODE; SELECT pg_sleep($(size 30 10)); COMMIT" > /dev/null &
     locker=$!

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::auth::client_address::ClientAddress;
 use crate::auth::{Caller, Via};
 use crate::db::DbPool;
 use crate::db::audit::NewAuditEntry;
@@ -167,7 +168,12 @@ impl Event {
         Event {
             action,
             actor: Actor::of(request),
-            address: crate::auth::client_address(request),
+            // As the request id's middleware found it (the peer for a request without it).
+            address: request
+                .extensions()
+                .get::<ClientAddress>()
+                .map(|ClientAddress(found)| *found)
+                .or_else(|| request.peer_addr().map(|peer| peer.ip())),
             target: target.into(),
             details: serde_json::Value::Object(Default::default()),
         }

@@ -6,6 +6,7 @@
 //! type, default, parser and how operators see it. Adding a variable: one entry there
 //! and its line in `.env.example` (a test checks both agree).
 
+mod hosts;
 mod shown;
 mod validate;
 
@@ -19,6 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+pub use hosts::AllowedHosts;
 pub use shown::SecretState;
 use shown::{cloned, copied, display, rounded, seconds_of, secret_state};
 use validate::{

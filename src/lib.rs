@@ -26,5 +26,6 @@ pub mod testing;
 pub mod turn_owners;
 pub mod usage;
 pub mod user_command;
+pub mod username;
 pub mod watch;
 pub mod web;

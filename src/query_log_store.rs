@@ -136,7 +136,7 @@ mod tests {
 
     /// A member, `ann`, whose conversations the rows are.
     async fn member(conn: &mut AsyncPgConnection) -> crate::db::users::UserRow {
-        let (owner, _) = crate::http::users::create_user(
+        let (owner, _) = crate::auth::people::create_user(
             conn,
             "ann",
             None,

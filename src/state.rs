@@ -13,9 +13,9 @@ use bor_actors::turn::TurnSettings;
 use tokio::sync::Semaphore;
 
 use crate::auth::Accounts;
-use crate::config::Config;
+use crate::config::{AllowedHosts, Config};
 use crate::db::DbPool;
-use crate::http::AllowedHosts;
+
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;

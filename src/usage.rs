@@ -491,7 +491,7 @@ impl UsageLimits {
                 let subject = Subject::of_row(row)?;
                 Some(Rule {
                     subject,
-                    name: names.name_of(subject),
+                    name: names.name_of(subject.id()),
                     turns_per_day: positive(row.turns_per_day),
                     tokens_per_day: positive(row.tokens_per_day),
                     tokens_per_month: positive(row.tokens_per_month),

@@ -2,22 +2,20 @@
 //! `bor user passwd NAME [--password-stdin]`, `bor user disable NAME`: the people of
 //! `BOR_AUTH=accounts`, from the machine bor runs on. A password is generated and
 //! printed unless one is given on stdin; changing it or disabling the user ends their
-//! sessions.
+//! sessions. The rules are the admin API's (`auth/people.rs`): the last admin who is
+//! not disabled is never disabled.
 
 use std::io::BufRead;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use diesel_async::AsyncConnection;
 
 use crate::audit::{self, Action, Event};
-use crate::auth::password::{check_new_password, generate_password, hash_password};
-use crate::auth::revoke_credentials;
+use crate::auth::password::generate_password;
+use crate::auth::people::{self, PeopleError};
 use crate::config::Config;
 use crate::db::users::{self, Role, UserChanges};
 use crate::db::{self, DbPool};
-use crate::http::ApiError;
-use crate::http::users::create_user;
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
@@ -52,9 +50,12 @@ enum Failure {
     Database(#[from] db::DbError),
 }
 
-impl From<ApiError> for Failure {
-    fn from(error: ApiError) -> Self {
-        Failure::Said(error.to_string())
+impl From<PeopleError> for Failure {
+    fn from(error: PeopleError) -> Self {
+        match error {
+            PeopleError::Db(error) => Failure::Database(error),
+            error => Failure::Said(error.to_string()),
+        }
     }
 }
 
@@ -82,7 +83,7 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
         } => {
             let role = if admin { Role::Admin } else { Role::Member };
             let given = password_stdin.then(read_password).transpose()?;
-            let (row, generated) = create_user(&mut conn, &name, None, role, given).await?;
+            let (row, generated) = people::create_user(&mut conn, &name, None, role, given).await?;
             let made = Event::of_command_line(Action::UserCreated, &row.username)
                 .with(serde_json::json!({"user_id": row.id, "role": row.role}));
             audit::record(&pool, made).await;
@@ -116,14 +117,11 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
                     true,
                 )
             };
-            check_new_password(&password).map_err(Failure::Said)?;
-            let hash =
-                hash_password(&password).map_err(|error| Failure::Said(error.to_string()))?;
             let changes = UserChanges {
-                password_hash: Some(hash),
+                password_hash: Some(people::new_password_hash(password.clone()).await?),
                 ..UserChanges::default()
             };
-            update_and_revoke(&mut conn, user.id, &changes).await?;
+            people::update_user(&mut conn, None, user.id, &changes).await?;
             let changed = Event::of_command_line(Action::UserChanged, &user.username)
                 .with(serde_json::json!({"password": true}));
             audit::record(&pool, changed).await;
@@ -138,7 +136,7 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
                 disabled: Some(true),
                 ..UserChanges::default()
             };
-            update_and_revoke(&mut conn, user.id, &changes).await?;
+            people::update_user(&mut conn, None, user.id, &changes).await?;
             let changed = Event::of_command_line(Action::UserChanged, &user.username)
                 .with(serde_json::json!({"disabled": true}));
             audit::record(&pool, changed).await;
@@ -146,20 +144,6 @@ async fn execute(config: &Config, command: UserCommand) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// Applies `changes` to user `id` and, in the same transaction, ends their sessions
-/// and revokes their keys for good (a new password, a disable).
-async fn update_and_revoke(
-    conn: &mut diesel_async::AsyncPgConnection,
-    id: uuid::Uuid,
-    changes: &UserChanges,
-) -> Result<(), db::DbError> {
-    conn.transaction::<_, db::DbError, _>(async |conn| {
-        users::update(conn, id, changes).await?;
-        revoke_credentials(conn, id).await
-    })
-    .await
 }
 
 async fn find(

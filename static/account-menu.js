@@ -5,7 +5,7 @@
 // sign-in page. On the chat page they are a menu at phone width, opened from one button
 // with the person's initial and name, so that the top bar keeps to one row.
 
-import { loginLocation, signOut } from "./account.js";
+import { signOut, unlessSignedOut } from "./account.js";
 import { Disclosure } from "./disclosure.js";
 import { element } from "./dom.js";
 
@@ -15,11 +15,10 @@ import { element } from "./dom.js";
 export async function mountAccountMenu(container, { adminLink = false, compact = false } = {}) {
   let me;
   try {
-    const response = await fetch("/api/auth/me", { credentials: "same-origin" });
-    if (response.status === 401) {
-      window.location.assign(loginLocation());
-      return null;
-    }
+    // An ended session goes to sign in (the throw ends here: null).
+    const response = unlessSignedOut(
+      await fetch("/api/auth/me", { credentials: "same-origin" }),
+    );
     if (!response.ok) return null;
     me = await response.json();
   } catch {

@@ -21,11 +21,16 @@ export function loginLocation() {
   return `/login?next=${encodeURIComponent(here)}`;
 }
 
+/** Sends the browser to sign in, and back here after. */
+export function signInAgain() {
+  window.location.assign(loginLocation());
+}
+
 /** Sends the browser to sign in and back when `response` says the session has ended
  *  (401), and throws; else returns `response`. */
 export function unlessSignedOut(response) {
   if (response.status !== 401) return response;
-  window.location.assign(loginLocation());
+  signInAgain();
   throw new Error("Your session has ended: sign in again.");
 }
 

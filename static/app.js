@@ -24,7 +24,7 @@ import { loadOverview } from "./knowledge.js";
 import { isAboutRunningTurns, forgetTurn, rememberTurn, runningTurnOf } from "./running-turns.js";
 import { followTurn, runTurn, stopTurnOnServer } from "./turn.js";
 import { mountAccountMenu } from "./account-menu.js";
-import { loginLocation } from "./account.js";
+import { signInAgain } from "./account.js";
 import { ExchangeView } from "./view.js";
 
 const STATUS = {
@@ -648,8 +648,9 @@ function finishTurn(turn, outcome) {
       setStatus("");
       return;
     case "signedOut":
-      // The session ended (expired, signed out elsewhere): sign in, then back here.
-      window.location.assign(loginLocation());
+      // The session ended (expired, signed out elsewhere): sign in, then back here
+      // (turn.js read the 401).
+      signInAgain();
       return;
     case "refused":
       exchange.status = "error";

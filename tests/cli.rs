@@ -354,6 +354,31 @@ async fn user_commands_make_list_reset_and_disable_people() {
             .is_some_and(|line| line.contains("disabled"))
     );
     assert_eq!(keys_of(&mut conn, "bob").await, 0, "a disable revokes keys");
+    // Ann is the last admin who is not disabled: the admin API's rule holds here too.
+    let last = bor(&["user", "disable", "ann"], &vars);
+    assert_eq!(last.status.code(), Some(1), "{}", text(&last));
+    assert!(
+        text(&last).contains("bor needs an admin who is not disabled"),
+        "{}",
+        text(&last)
+    );
+    assert!(
+        text(&bor(&["user", "list"], &vars))
+            .lines()
+            .next()
+            .is_some_and(|line| line.starts_with("Ann") && line.contains("active"))
+    );
+    assert_eq!(
+        bor(&["user", "add", "cy", "--admin"], &vars).status.code(),
+        Some(0)
+    );
+    let now_not_last = bor(&["user", "disable", "ann"], &vars);
+    assert_eq!(
+        now_not_last.status.code(),
+        Some(0),
+        "{}",
+        text(&now_not_last)
+    );
     let missing = bor(&["user", "disable", "nobody"], &vars);
     assert_eq!(missing.status.code(), Some(1));
     assert!(
@@ -553,7 +578,7 @@ async fn eval_feedback_runs_the_instances_own_set_and_exports_it() {
 
     let pool = db.pool();
     let mut conn = pool.get().await.expect("a connection");
-    let (ann, _) = bor::http::users::create_user(
+    let (ann, _) = bor::auth::people::create_user(
         &mut conn,
         "ann",
         None,

@@ -1,7 +1,7 @@
 //! What each caller may read and write (docs/PROTOCOL.md, "Collections"): the one place
 //! that decides it. The collections, their grants and the groups' members are held in memory
 //! ([`AccessMap`]), read again whenever `NOTIFY bor_access` says one of them changed, on
-//! every instance. The enforcement middleware asks it once per request and puts the
+//! every instance. The door (`auth::Accounts::decide`) asks it once per request and puts the
 //! answer ([`Readable`]) in the [`Caller`](super::Caller); routes, turns and tools
 //! only ever look there.
 //!
@@ -245,6 +245,16 @@ impl AccessMap {
             pool,
             snapshot: RwLock::new(Arc::new(snapshot)),
         })
+    }
+
+    /// A map of no collection, for the tests of what reads it.
+    #[cfg(test)]
+    pub(super) fn empty(pool: DbPool) -> AccessMap {
+        let snapshot = Snapshot::new(BTreeMap::new(), Vec::new(), HashMap::new(), None);
+        AccessMap {
+            pool,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+        }
     }
 
     /// What a user of `role` may read (`user`: `None` for the service token).

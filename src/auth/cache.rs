@@ -272,6 +272,15 @@ impl CredentialCache {
         Ok(cache)
     }
 
+    /// A cache that holds nothing yet, for the tests of what reads it.
+    #[cfg(test)]
+    pub(super) fn empty(pool: DbPool) -> CredentialCache {
+        CredentialCache {
+            pool,
+            tables: RwLock::new(Tables::default()),
+        }
+    }
+
     async fn reload_once(&self) -> Result<(), DbError> {
         let mut conn = self.pool.get().await?;
         let user_rows = users::list(&mut conn).await?;

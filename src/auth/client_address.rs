@@ -1,7 +1,8 @@
 //! The client's address (docs/DEPLOY.md, "Headers and addresses behind a proxy"): the
 //! TCP peer, unless the peer is one of `BOR_TRUSTED_PROXIES`; then `X-Forwarded-For`,
-//! read from the right, past every address that is itself a trusted proxy. The sign-in
-//! limiter, the audit trail and the request log all take it from [`client_address`].
+//! read from the right, past every address that is itself a trusted proxy. The HTTP glue
+//! finds it once per request (`http/client_address.rs`) and keeps it in the request for
+//! the sign-in limiter, the audit trail and the request log.
 //!
 //! A client writes whatever it likes into `X-Forwarded-For`, and a proxy appends the
 //! address it saw to the right of it: only the rightmost addresses, those added by
@@ -11,68 +12,35 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use actix_web::body::{EitherBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::HeaderMap;
-use actix_web::middleware::Next;
-use actix_web::{Error, HttpRequest, web};
 use ipnet::IpNet;
 
-use crate::http::{ApiError, refusal};
-use crate::state::AppState;
+use super::Headers;
 
 /// The header a proxy lists the addresses it forwarded for in.
 pub const FORWARDED_FOR: &str = "x-forwarded-for";
 
-/// Where `request` comes from: its TCP peer, or the client a trusted proxy names.
-pub fn client_address(request: &HttpRequest) -> Option<IpAddr> {
-    let peer = request.peer_addr()?.ip();
-    let trusted = request
-        .app_data::<web::Data<AppState>>()
-        .map_or(&[][..], |state| state.config.trusted_proxies.as_slice());
-    Some(forwarded_client(peer, request.headers(), trusted))
-}
+/// The client's address as the request's glue found it, kept in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub IpAddr);
 
-/// The middleware (`middleware::from_fn(refuse_repeated_forwarded_for)`): 400
-/// `repeated_header` for a request from a trusted proxy with `X-Forwarded-For` more
-/// than once.
-pub async fn refuse_repeated_forwarded_for(
-    request: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
-    let repeated = request.headers().get_all(FORWARDED_FOR).nth(1).is_some();
-    let from_trusted = || {
-        let trusted = request
-            .app_data::<web::Data<AppState>>()
-            .map_or(&[][..], |state| state.config.trusted_proxies.as_slice());
-        request
-            .peer_addr()
-            .is_some_and(|peer| is_trusted(peer.ip(), trusted))
-    };
-    if repeated && from_trusted() {
-        tracing::warn!(
-            address = ?request.peer_addr().map(|peer| peer.ip()),
-            "a request from a trusted proxy carried X-Forwarded-For more than once and is refused (the proxy must send one list)"
-        );
-        let response = refusal(request.path(), ApiError::RepeatedHeader("X-Forwarded-For"));
-        return Ok(request.into_response(response).map_into_right_body());
-    }
-    Ok(next.call(request).await?.map_into_left_body())
+/// Whether `peer` is a trusted proxy that sent `X-Forwarded-For` more than once.
+pub fn repeats_forwarded_for(peer: IpAddr, headers: &dyn Headers, trusted: &[IpNet]) -> bool {
+    headers.values(FORWARDED_FOR).len() > 1 && is_trusted(peer, trusted)
 }
 
 /// The client behind `peer`: `peer` itself unless it is trusted; else the rightmost
 /// address of `X-Forwarded-For` that is not trusted (the leftmost when all are). An
 /// entry that is no address ends the walk at the hop that added it.
-fn forwarded_client(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> IpAddr {
+pub fn forwarded_client(peer: IpAddr, headers: &dyn Headers, trusted: &[IpNet]) -> IpAddr {
     let peer = canonical(peer);
     if !is_trusted(peer, trusted) {
         return peer;
     }
-    let mut values = headers.get_all(FORWARDED_FOR);
-    let (Some(value), None) = (values.next(), values.next()) else {
+    let values = headers.values(FORWARDED_FOR);
+    let [value] = values.as_slice() else {
         return peer;
     };
-    let Ok(list) = value.to_str() else {
+    let Ok(list) = std::str::from_utf8(value) else {
         return peer;
     };
     let mut client = peer;
@@ -112,9 +80,20 @@ fn canonical(address: IpAddr) -> IpAddr {
 
 #[cfg(test)]
 mod tests {
-    use actix_web::http::header::{HeaderName, HeaderValue};
-
     use super::*;
+
+    /// `X-Forwarded-For` as sent, each value once.
+    struct ForwardedFor<'a>(&'a [&'a str]);
+
+    impl Headers for ForwardedFor<'_> {
+        fn values(&self, name: &str) -> Vec<&[u8]> {
+            if name == FORWARDED_FOR {
+                self.0.iter().map(|value| value.as_bytes()).collect()
+            } else {
+                Vec::new()
+            }
+        }
+    }
 
     fn address(text: &str) -> IpAddr {
         text.parse()
@@ -122,19 +101,12 @@ mod tests {
     }
 
     fn client(peer: &str, forwarded_for: &[&str], trusted: &str) -> IpAddr {
-        let mut headers = HeaderMap::new();
-        for value in forwarded_for {
-            headers.append(
-                HeaderName::from_static(FORWARDED_FOR),
-                HeaderValue::from_str(value).unwrap_or_else(|error| panic!("{error}")),
-            );
-        }
         let trusted: Vec<IpNet> = trusted
             .split(',')
             .filter(|range| !range.is_empty())
             .map(|range| range.parse().unwrap_or_else(|error| panic!("{error}")))
             .collect();
-        forwarded_client(address(peer), &headers, &trusted)
+        forwarded_client(address(peer), &ForwardedFor(forwarded_for), &trusted)
     }
 
     #[test]

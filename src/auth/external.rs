@@ -4,13 +4,14 @@
 //! sign-in brings (the ones that fit the group name rule) and, when the sign-in decides
 //! roles, their role set (docs/AUTH.md).
 
-use diesel_async::AsyncConnection;
 use uuid::Uuid;
 
-use super::{CredentialCache, username};
-use crate::db::identities;
+use super::CredentialCache;
+use super::people::{self, PeopleError};
 use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
 use crate::db::{DbError, DbPool};
+use crate::db::{groups, identities};
+use crate::username;
 
 /// The issuer of the identities a trusted proxy's header names.
 pub const PROXY_ISSUER: &str = "trusted-proxy";
@@ -117,7 +118,7 @@ async fn first_sign_in(
 }
 
 /// Applies the display name and the role the sign-in brings. Demoting the last admin
-/// who is not disabled is skipped (with a warning), as the admin API refuses it.
+/// who is not disabled is skipped (with a warning): the people's guard refuses it.
 async fn bring_up_to_date(
     conn: &mut diesel_async::AsyncPgConnection,
     user: UserRow,
@@ -131,29 +132,29 @@ async fn bring_up_to_date(
     if display_name == user.display_name && role_change.is_none() {
         return Ok(user);
     }
-    let id = user.id;
-    let updated = conn
-        .transaction::<_, DbError, _>(async |conn| {
-            let mut changes = UserChanges {
-                display_name: (display_name != user.display_name).then_some(display_name),
-                ..UserChanges::default()
-            };
-            if let Some(role) = role_change {
-                let admins = users::lock_active_admins(conn).await?;
-                let last_admin = role == Role::Member && admins == [id];
-                if last_admin {
-                    tracing::warn!(username = %user.username, "the provider's groups would demote the last admin; the role stays admin");
-                } else {
-                    changes.role = Some(role.as_str().to_owned());
-                }
+    let mut changes = UserChanges {
+        display_name: (display_name != user.display_name).then_some(display_name),
+        role: role_change.map(|role| role.as_str().to_owned()),
+        ..UserChanges::default()
+    };
+    let updated = match people::update_user(conn, None, user.id, &changes).await {
+        Err(PeopleError::LastAdmin) => {
+            tracing::warn!(username = %user.username, "the provider's groups would demote the last admin; the role stays admin");
+            changes.role = None;
+            if changes.display_name.is_none() {
+                return Ok(user);
             }
-            if changes.display_name.is_none() && changes.role.is_none() {
-                return Ok(Some(user));
-            }
-            users::update(conn, id, &changes).await
-        })
-        .await?;
-    updated.ok_or_else(|| DbError::Pool("a user vanished while signing in".to_owned()).into())
+            people::update_user(conn, None, user.id, &changes).await
+        }
+        updated => updated,
+    };
+    match updated {
+        Ok(row) => Ok(row),
+        Err(PeopleError::Db(error)) => Err(error.into()),
+        Err(error) => {
+            Err(DbError::Pool(format!("a user could not be brought up to date: {error}")).into())
+        }
+    }
 }
 
 /// The first of the names offered that fits the username rule (trimmed); each one
@@ -214,7 +215,7 @@ fn fitting_groups(groups: &[String]) -> Vec<String> {
     groups
         .iter()
         .filter(|name| {
-            let fits = crate::http::groups::check_group_name(name).is_ok();
+            let fits = groups::name_fits(name);
             if !fits {
                 tracing::warn!(group = ?name, "a group name from elsewhere does not fit the group name rule and is left out");
             }

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::username;
+use crate::username;
 
 pub const MAX_FAILURES: usize = 5;
 pub const WINDOW: Duration = Duration::from_secs(15 * 60);

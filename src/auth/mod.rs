@@ -1,42 +1,44 @@
-//! Who asks (docs/PROTOCOL.md "Accounts", docs/AUTH.md): decided once per request by
-//! the enforcement middleware ([`enforce`]) and handed to every handler as a
-//! [`Caller`] value. Ways to be somebody: an API key, the service token (on
+//! Who asks (docs/PROTOCOL.md "Accounts", docs/AUTH.md): decided once per request
+//! from what the request presented ([`Accounts::decide`]) and handed by the HTTP door
+//! to every handler as a [`Caller`] value. Ways to be somebody: an API key, the service token (on
 //! `/api/admin/*` only), the `bor_session` cookie, a trusted proxy's header, and in
 //! `off` mode the built-in admin `local`.
 //!
 //! - `secret.rs`: session and key secrets, their parsers and hashes
 //! - `password.rs`: argon2id hashes, the dummy verification for unknown users
+//! - `people.rs`: the account rules: making, changing, disabling and removing people
+//!   (never the last admin), passwords, the password sign-in, a new session
 //! - `cache.rs`: sessions, keys and users in memory, kept in step through `NOTIFY`
 //! - `limiter.rs`: failed sign-ins per username and per address
 //! - `origin.rs`: the cross-site rule for cookie-authenticated changes
-//! - `enforce.rs`: the middleware that identifies the caller and refuses or redirects
+//! - `identify.rs`: who asks and whether they may go on, from what a request presented
 //! - `access.rs`: which collections each caller may read and write
 //! - `oidc.rs`: OpenID Connect: discovery, the authorization request, the ID token's checks
+//! - `oidc_sign_in.rs`: the OpenID Connect sign-in as one operation (begin, complete)
 //! - `proxy.rs`: the trusted proxy's header, from trusted addresses only
 //! - `client_address.rs`: the client's address, from `X-Forwarded-For` of trusted proxies only
 //! - `external.rs`: the user of an identity from elsewhere, made at the first sign-in
-//! - `username.rs`: the username rule and the key usernames are compared by
 //!
 //! OpenID Connect ends in a session row like the password does; the proxy's header is
-//! a step of `enforce::identify`. What a caller may read (collections) is a field of
-//! [`Caller`], filled by the middleware from [`AccessMap`].
+//! a step of `identify.rs`. What a caller may read (collections) is a field of
+//! [`Caller`], filled from [`AccessMap`] when the caller is decided.
 
 pub mod access;
 mod cache;
-mod client_address;
-mod enforce;
+pub mod client_address;
 pub mod external;
+mod identify;
 mod limiter;
 pub mod oidc;
-mod origin;
+pub mod oidc_sign_in;
+pub mod origin;
 pub mod password;
+pub mod people;
 mod proxy;
 pub mod secret;
-pub mod username;
 
 use std::sync::Arc;
 
-use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -44,19 +46,17 @@ use uuid::Uuid;
 
 pub use access::{AccessMap, Readable};
 pub use cache::{CHANNEL, CredentialCache};
-pub use client_address::{client_address, refuse_repeated_forwarded_for};
-pub use enforce::{SESSION_COOKIE, enforce};
+pub use identify::{AdminVerdict, Area, Denial, Headers, Presented, SESSION_COOKIE};
 pub use limiter::FailureLimiter;
 pub use oidc::OidcProvider;
 pub use origin::public_base;
 pub use password::Verifier;
 pub use proxy::TrustedProxy;
 
-use crate::config::{AuthMode, Config};
+use crate::config::{AuthMode, Config, Secret};
 use crate::db::users::{self, NewUser, Role, UserRow};
 use crate::db::{DbError, DbPool};
 use crate::db::{api_keys, oauth, sessions};
-use crate::http::ApiError;
 
 /// How long a session lasts after sign-in (docs/LIMITS.md).
 pub const SESSION_LIFETIME: chrono::TimeDelta = chrono::TimeDelta::days(30);
@@ -91,7 +91,7 @@ pub struct Caller {
     pub display_name: String,
     pub role: Role,
     pub via: Via,
-    /// The collections they may read and write, as the middleware found them.
+    /// The collections they may read and write, as the door found them.
     pub readable: Readable,
 }
 
@@ -172,22 +172,6 @@ impl From<&UserRow> for AdminUserView {
     }
 }
 
-/// A handler's caller, as the middleware decided it.
-impl FromRequest for Caller {
-    type Error = ApiError;
-    type Future = std::future::Ready<Result<Caller, ApiError>>;
-
-    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready(
-            request
-                .extensions()
-                .get::<Caller>()
-                .cloned()
-                .ok_or(ApiError::NotSignedIn),
-        )
-    }
-}
-
 /// Everything sign-in needs, shared by the handlers.
 pub struct Accounts {
     pub mode: AuthMode,
@@ -202,6 +186,9 @@ pub struct Accounts {
     pub proxy: Option<TrustedProxy>,
     /// `off` mode's caller.
     local: Option<Caller>,
+    /// `BOR_ADMIN_TOKEN`: with `accounts` an admin on `/api/admin/*`, with `off` the
+    /// key to the admin routes.
+    service_token: Option<Secret>,
 }
 
 impl Accounts {
@@ -229,7 +216,37 @@ impl Accounts {
             oidc: OidcProvider::from_config(config),
             proxy: TrustedProxy::from_config(config),
             local,
+            service_token: config.admin_token.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+impl Accounts {
+    /// Accounts of `mode` over a pool that reaches no database and an empty cache,
+    /// for the tests of the decisions made from memory.
+    fn for_tests(mode: AuthMode, service_token: Option<&str>) -> Accounts {
+        let pool =
+            DbPool::new("postgres://127.0.0.1:9/none", 1).unwrap_or_else(|error| panic!("{error}"));
+        let local = Caller {
+            user_id: Uuid::from_u128(1),
+            username: LOCAL_USERNAME.to_owned(),
+            display_name: LOCAL_USERNAME.to_owned(),
+            role: Role::Admin,
+            via: Via::Local,
+            readable: Readable::everything(),
+        };
+        Accounts {
+            mode,
+            cache: Arc::new(CredentialCache::empty(pool.clone())),
+            limiter: FailureLimiter::default(),
+            verifier: Verifier::default(),
+            access: Arc::new(AccessMap::empty(pool)),
+            oidc: None,
+            proxy: None,
+            local: (mode == AuthMode::Off).then_some(local),
+            service_token: service_token.map(Secret::new),
+        }
     }
 }
 

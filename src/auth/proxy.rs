@@ -12,15 +12,14 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use actix_web::HttpRequest;
 use ipnet::IpNet;
 use uuid::Uuid;
 
 use super::external::{self, ExternalError, Identity, PROXY_ISSUER};
+use super::identify::{Denial, Headers};
 use super::{Caller, CredentialCache, Via};
 use crate::config::Config;
 use crate::db::DbPool;
-use crate::http::ApiError;
 
 /// The longest name the header may carry, in bytes (longer: ignored).
 const MAX_HEADER_NAME_BYTES: usize = 256;
@@ -58,52 +57,54 @@ impl TrustedProxy {
 
     /// The caller the proxy's header names, when the request carries it from a
     /// trusted peer; `None` otherwise (or when that user is disabled). Refused: either
-    /// header sent twice (401), a new name that does not fit the username rule (400
-    /// `invalid_username`).
+    /// header sent twice ([`Denial::NotSignedIn`]), a new name that does not fit the
+    /// username rule ([`Denial::InvalidUsername`]).
     pub async fn caller(
         &self,
-        request: &HttpRequest,
+        headers: &dyn Headers,
+        peer: Option<IpAddr>,
         pool: &DbPool,
         cache: &CredentialCache,
-    ) -> Result<Option<Caller>, ApiError> {
-        let header_text = |name: &str| {
-            request
-                .headers()
-                .get(name)
-                .and_then(|value| value.to_str().ok())
-                .map(str::trim)
-        };
-        let Some(raw_name) = request.headers().get(&self.header) else {
+    ) -> Result<Option<Caller>, Denial> {
+        let names = headers.values(&self.header);
+        let Some(raw_name) = names.first() else {
             return Ok(None);
         };
-        let Some(peer) = request.peer_addr().map(|address| address.ip()) else {
+        let Some(peer) = peer else {
             return Ok(None);
         };
         if !self.trusts(peer) {
             self.warn_once(peer);
             return Ok(None);
         }
-        let Ok(name) = raw_name.to_str().map(str::trim) else {
-            tracing::warn!(name = ?raw_name, "the trusted proxy's header names a user in bytes that are not visible ASCII; it does not fit the username rule and is refused");
-            return Err(ApiError::InvalidUsername(format!(
+        let Some(name) = visible_text(raw_name) else {
+            tracing::warn!(name = ?String::from_utf8_lossy(raw_name), "the trusted proxy's header names a user in bytes that are not visible ASCII; it does not fit the username rule and is refused");
+            return Err(Denial::InvalidUsername(format!(
                 "the trusted proxy's header names no user bor can make: a username has {}",
-                super::username::RULE
+                crate::username::RULE
             )));
         };
-        let repeated = std::iter::once(&self.header)
-            .chain(self.groups_header.as_ref())
-            .find(|header| request.headers().get_all(header.as_str()).nth(1).is_some());
+        let groups_values = self
+            .groups_header
+            .as_deref()
+            .map(|header| (header, headers.values(header)));
+        let repeated = if names.len() > 1 {
+            Some(self.header.as_str())
+        } else {
+            groups_values
+                .as_ref()
+                .filter(|(_, values)| values.len() > 1)
+                .map(|(header, _)| *header)
+        };
         if let Some(header) = repeated {
             tracing::warn!(%header, address = %peer, "a request carried the trusted proxy's header more than once and is refused (the proxy must replace the client's copy, not add to it)");
-            return Err(ApiError::NotSignedIn);
+            return Err(Denial::NotSignedIn);
         }
         if name.is_empty() || name.len() > MAX_HEADER_NAME_BYTES {
             return Ok(None);
         }
-        let groups = self
-            .groups_header
-            .as_deref()
-            .and_then(header_text)
+        let groups = groups_values
+            .and_then(|(_, values)| values.first().and_then(|value| visible_text(value)))
             .map(str::to_owned);
         let known = self.read().get(name).cloned();
         if let Some(known) = known.filter(|known| known.groups == groups)
@@ -124,7 +125,7 @@ impl TrustedProxy {
             Ok(user) => user,
             Err(ExternalError::Disabled) => return Ok(None),
             Err(error @ ExternalError::UnfitName(_)) => {
-                return Err(ApiError::InvalidUsername(format!(
+                return Err(Denial::InvalidUsername(format!(
                     "the trusted proxy's header names no user bor can make: {error}"
                 )));
             }
@@ -164,6 +165,18 @@ impl TrustedProxy {
     }
 }
 
+/// A header's value as trimmed text, when it is visible ASCII (as
+/// `HeaderValue::to_str` reads it: tabs and visible characters).
+fn visible_text(value: &[u8]) -> Option<&str> {
+    let visible = value
+        .iter()
+        .all(|&byte| byte == b'\t' || (32..127).contains(&byte));
+    visible
+        .then(|| std::str::from_utf8(value).ok())
+        .flatten()
+        .map(str::trim)
+}
+
 /// The groups of a comma-separated header value, sorted, without blanks or repeats.
 fn group_names(value: &str) -> Vec<String> {
     let mut names: Vec<String> = value
@@ -179,6 +192,7 @@ fn group_names(value: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::identify::GivenHeaders;
     use super::*;
 
     fn proxy(trusted: &str) -> TrustedProxy {
@@ -205,6 +219,31 @@ mod tests {
         assert!(proxy.trusts(address("::1")));
         assert!(!proxy.trusts(address("11.0.0.1")));
         assert!(!proxy.trusts(address("127.0.0.1")));
+    }
+
+    #[tokio::test]
+    async fn the_header_counts_once_from_a_trusted_peer_only() {
+        let proxy = proxy("10.0.0.0/8");
+        let pool =
+            DbPool::new("postgres://127.0.0.1:9/none", 1).unwrap_or_else(|error| panic!("{error}"));
+        let cache = CredentialCache::empty(pool.clone());
+        let trusted = "10.1.2.3".parse().ok();
+        let ask =
+            async |headers: GivenHeaders, peer| proxy.caller(&headers, peer, &pool, &cache).await;
+        let once = || GivenHeaders(&[("x-forwarded-user", b"ann")]);
+        let untrusted = ask(once(), "192.0.2.1".parse().ok()).await;
+        assert!(matches!(untrusted, Ok(None)));
+        assert!(matches!(ask(once(), None).await, Ok(None)));
+        let twice = GivenHeaders(&[("X-Forwarded-User", b"ann"), ("x-forwarded-user", b"admin")]);
+        assert!(matches!(
+            ask(twice, trusted).await,
+            Err(Denial::NotSignedIn)
+        ));
+        let unreadable = GivenHeaders(&[("x-forwarded-user", b"\xffann")]);
+        let refused = ask(unreadable, trusted).await;
+        assert!(matches!(refused, Err(Denial::InvalidUsername(_))));
+        let blank = GivenHeaders(&[("x-forwarded-user", b"  ")]);
+        assert!(matches!(ask(blank, trusted).await, Ok(None)));
     }
 
     #[test]

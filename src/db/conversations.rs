@@ -105,9 +105,12 @@ impl ConversationTurn {
 
 /// Keeps the rows that are their turn's chosen version, its newest: no newer row of the
 /// conversation has the same first version.
+///
+/// Every version after the first names the first in `version_of`, and the first is the
+/// oldest, so only rows naming the same first version can be newer: one probe of the
+/// partial index on `version_of`, however long the conversation.
 const CHOSEN_VERSION: &str = "NOT EXISTS (SELECT 1 FROM query_log AS newer
-     WHERE newer.conversation_id = query_log.conversation_id
-       AND coalesce(newer.version_of, newer.turn_id) = coalesce(query_log.version_of, query_log.turn_id)
+     WHERE newer.version_of = coalesce(query_log.version_of, query_log.turn_id)
        AND (newer.created_at, newer.id) > (query_log.created_at, query_log.id))";
 
 /// The text search configuration of the search words: words lowercased, no stemming

@@ -11,6 +11,20 @@ use super::schema::{group_members, groups, users};
 
 /// The built-in group of every user (made by the grants migration).
 pub const EVERYONE: &str = "everyone";
+/// Longest group name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+/// The group name rule, as refusals say it.
+pub const NAME_RULE: &str =
+    "a group name has 1 to 64 characters, not blank, without control characters";
+
+/// Whether `name` fits the group name rule, however it arrives (an admin, an identity
+/// provider's claim, a trusted proxy's header): 1 to [`MAX_NAME_CHARS`] characters,
+/// not blank, without control characters.
+pub fn name_fits(name: &str) -> bool {
+    !name.trim().is_empty()
+        && name.chars().count() <= MAX_NAME_CHARS
+        && !name.chars().any(char::is_control)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = groups, check_for_backend(diesel::pg::Pg))]

@@ -13,7 +13,7 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use serde::Serialize;
 
 use super::DbError;
-use crate::auth::username;
+use crate::username;
 
 /// The migrations of `migrations/`, oldest first.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");

@@ -128,10 +128,11 @@ pub struct SubjectNames {
 }
 
 impl SubjectNames {
-    /// The subject's name: a username, a group's or a key's name; `everyone`; or the
-    /// id of a subject that no longer exists.
-    pub fn name_of(&self, subject: crate::usage::Subject) -> String {
-        match subject.id() {
+    /// The name of the subject of `id` (a user, a group or a key; `None`: everyone):
+    /// a username, a group's or a key's name; `everyone`; or the id of a subject that
+    /// no longer exists.
+    pub fn name_of(&self, id: Option<Uuid>) -> String {
+        match id {
             None => "everyone".to_owned(),
             Some(id) => self
                 .names
@@ -142,36 +143,40 @@ impl SubjectNames {
     }
 }
 
+/// A subject's id and name, as [`subject_names`] reads them.
+#[derive(QueryableByName)]
+struct NamedSubject {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+/// The names of the subjects `rows` are set for, in one statement.
 pub async fn subject_names(
     conn: &mut AsyncPgConnection,
     rows: &[LimitRow],
 ) -> Result<SubjectNames, DbError> {
-    use super::schema::{api_keys, groups, users};
     let ids = |kind: &str| -> Vec<Uuid> {
         rows.iter()
             .filter(|row| row.subject == kind)
             .filter_map(|row| row.subject_id)
             .collect()
     };
-    let mut names = std::collections::HashMap::new();
-    let found: Vec<(Uuid, String)> = users::table
-        .filter(users::id.eq_any(ids("user")))
-        .select((users::id, users::username))
-        .load(conn)
-        .await?;
-    names.extend(found);
-    let found: Vec<(Uuid, String)> = groups::table
-        .filter(groups::id.eq_any(ids("group")))
-        .select((groups::id, groups::name))
-        .load(conn)
-        .await?;
-    names.extend(found);
-    let found: Vec<(Uuid, String)> = api_keys::table
-        .filter(api_keys::id.eq_any(ids("key")))
-        .select((api_keys::id, api_keys::name))
-        .load(conn)
-        .await?;
-    names.extend(found);
+    let found: Vec<NamedSubject> = sql_query(
+        "SELECT id, username AS name FROM users WHERE id = ANY($1) \
+         UNION ALL SELECT id, name FROM groups WHERE id = ANY($2) \
+         UNION ALL SELECT id, name FROM api_keys WHERE id = ANY($3)",
+    )
+    .bind::<diesel::sql_types::Array<SqlUuid>, _>(ids("user"))
+    .bind::<diesel::sql_types::Array<SqlUuid>, _>(ids("group"))
+    .bind::<diesel::sql_types::Array<SqlUuid>, _>(ids("key"))
+    .load(conn)
+    .await?;
+    let names = found
+        .into_iter()
+        .map(|subject| (subject.id, subject.name))
+        .collect();
     Ok(SubjectNames { names })
 }
 

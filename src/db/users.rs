@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::DbError;
 
 use super::schema::users;
-use crate::auth::username;
+use crate::username;
 
 /// What a user may do: an admin also manages documents and people.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

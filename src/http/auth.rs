@@ -3,23 +3,18 @@
 //! to sign in the login page offers (`GET /api/auth/providers`), and OpenID Connect
 //! (`GET /api/auth/oidc/start`, `GET /api/auth/oidc/callback`, docs/AUTH.md).
 
-use std::time::Instant;
-
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use super::body::{RequestBody, read_json_body};
+use super::client_address::client_address;
 use super::error::{ApiError, ErrorBody};
 use crate::audit::{self, Action, Actor, Event};
-use crate::auth::password::{check_new_password, hash_password};
-use crate::auth::{
-    Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via, client_address, secret,
-};
-use crate::db::sessions::{self, SessionRow};
+use crate::auth::people::{self, PeopleError};
+use crate::auth::{Caller, SESSION_COOKIE, SESSION_LIFETIME, UserView, Via};
+use crate::db::sessions;
 use crate::db::users::{self, UserChanges, UserRow};
 use crate::state::AppState;
 
@@ -68,41 +63,23 @@ pub async fn login(
         state.config.request_body_timeout,
     )
     .await?;
-    let accounts = &state.accounts;
     let address = client_address(&request);
-    accounts
-        .limiter
-        .check(&body.username, address, Instant::now())
-        .map_err(|wait| ApiError::TooManyAttempts {
-            retry_after_secs: wait.as_secs(),
-        })?;
-    let mut conn = state.pool.get().await?;
-    let user = users::find_by_username(&mut conn, &body.username)
-        .await?
-        .filter(|user| !user.disabled);
-    let stored = user.as_ref().and_then(|user| user.password_hash.clone());
-    let state_for_check = state.clone();
-    let password = body.password;
-    let matches = web::block(move || {
-        state_for_check
-            .accounts
-            .verifier
-            .verify(&password, stored.as_deref())
-    })
-    .await
-    .map_err(|error| ApiError::internal("checking a password", error.to_string()))?;
-    // The name tried, only when such a user exists: a password typed into the username
-    // box stays out of the trail.
-    let tried = user
-        .as_ref()
-        .map_or_else(|| "(no such user)".to_owned(), |user| user.username.clone());
-    let Some(user) = user.filter(|_| matches) else {
-        accounts
-            .limiter
-            .record_failure(&body.username, address, Instant::now());
-        let failed = Event::of(&request, Action::SignInFailed, tried).by(Actor::named("anonymous"));
-        audit::record(&state.pool, failed).await;
-        return Err(ApiError::InvalidCredentials);
+    let signed_in = state
+        .accounts
+        .sign_in(&state.pool, &body.username, body.password, address)
+        .await;
+    let user = match signed_in {
+        Ok(user) => user,
+        Err(PeopleError::WrongCredentials { tried }) => {
+            // The name tried, only when such a user exists: a password typed into the
+            // username box stays out of the trail.
+            let tried = tried.unwrap_or_else(|| "(no such user)".to_owned());
+            let failed =
+                Event::of(&request, Action::SignInFailed, tried).by(Actor::named("anonymous"));
+            audit::record(&state.pool, failed).await;
+            return Err(ApiError::InvalidCredentials);
+        }
+        Err(error) => return Err(error.into()),
     };
     let (caller, cookie) = start_session(&state, &user)
         .await?
@@ -122,24 +99,8 @@ pub(super) async fn start_session(
     state: &AppState,
     user: &UserRow,
 ) -> Result<Option<(Caller, Cookie<'static>)>, ApiError> {
-    let accounts = &state.accounts;
-    let issued = secret::new_session_secret()
-        .map_err(|error| ApiError::internal("making a session secret", error.to_string()))?;
-    let now = Utc::now();
-    let session = SessionRow {
-        id: Uuid::new_v4(),
-        user_id: user.id,
-        secret_sha256: issued.sha256,
-        created_at: now,
-        expires_at: now + SESSION_LIFETIME,
-    };
-    sessions::insert(&mut *state.pool.get().await?, &session).await?;
-    accounts.cache.remember_user(user);
-    accounts.cache.remember_session(&session);
-    Ok(accounts
-        .cache
-        .caller_of(user.id, Via::Session(session.id))
-        .map(|caller| (caller, session_cookie(state, issued.token))))
+    let started = state.accounts.start_session(&state.pool, user).await?;
+    Ok(started.map(|(caller, token)| (caller, session_cookie(state, token))))
 }
 
 /// Whether bor's cookies are `Secure`: when `BOR_PUBLIC_URL` is https.
@@ -250,7 +211,7 @@ pub async fn update_me(
         state.config.request_body_timeout,
     )
     .await?;
-    ApiError::check_display_name(&body.display_name)?;
+    people::check_display_name(&body.display_name)?;
     let changes = UserChanges {
         display_name: Some(body.display_name.trim().to_owned()),
         ..UserChanges::default()
@@ -309,50 +270,11 @@ pub async fn change_password(
         state.config.request_body_timeout,
     )
     .await?;
-    check_new_password(&body.new).map_err(ApiError::InvalidPassword)?;
     let address = client_address(&request);
-    let limiter = &state.accounts.limiter;
-    limiter
-        .check(&caller.username, address, Instant::now())
-        .map_err(|wait| ApiError::TooManyAttempts {
-            retry_after_secs: wait.as_secs(),
-        })?;
-    let mut conn = state.pool.get().await?;
-    let stored = users::find(&mut conn, caller.user_id)
-        .await?
-        .and_then(|user| user.password_hash);
-    let check_state = state.clone();
-    let new = body.new;
-    let current = body.current;
-    let hashed = web::block(move || {
-        check_state
-            .accounts
-            .verifier
-            .verify(&current, stored.as_deref())
-            .then(|| hash_password(&new))
-    })
-    .await
-    .map_err(|error| ApiError::internal("checking a password", error.to_string()))?;
-    let Some(hashed) = hashed else {
-        limiter.record_failure(&caller.username, address, Instant::now());
-        return Err(ApiError::InvalidCredentials);
-    };
-    let hashed =
-        hashed.map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
-    let keep = match caller.via {
-        Via::Session(id) => Some(id),
-        _ => None,
-    };
-    let changes = UserChanges {
-        password_hash: Some(hashed),
-        ..UserChanges::default()
-    };
-    users::update(&mut conn, caller.user_id, &changes).await?;
-    sessions::delete_for_user(&mut conn, caller.user_id, keep).await?;
     state
         .accounts
-        .cache
-        .forget_sessions_of(caller.user_id, keep);
+        .change_own_password(&state.pool, &caller, body.current, body.new, address)
+        .await?;
     let changed = Event::of(&request, Action::PasswordChanged, &caller.username);
     audit::record(&state.pool, changed).await;
     Ok(HttpResponse::NoContent().finish())

@@ -7,7 +7,7 @@
 //! browser sends no cookie along and a page can only send what it holds itself — a key
 //! or an OAuth token. The consent page (`/oauth/authorize`) is a page the browser opens,
 //! not one a script reads; the cookie-authenticated API keeps its same-origin rule.
-//! Who may then use `/mcp` from another origin is `auth::enforce`'s to decide.
+//! Who may then use `/mcp` from another origin is the door's to decide (`door.rs`).
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};

@@ -196,7 +196,7 @@ pub(super) fn source_shown_to(caller: &Caller, source: String) -> String {
         description = "or multipart/form-data: a `collection` part, then one or more `file` parts (each up to BOR_MAX_UPLOAD_BYTES)"),
     responses(
         (status = 201, description = "stored and indexed", body = StoredDocument),
-        (status = 200, description = "an upload: the files stored and those skipped, with why", body = super::upload::UploadReport),
+        (status = 200, description = "an upload: the files stored and those skipped, with why", body = super::import_report::ImportReport),
         (status = 400, description = "`invalid_json`: malformed, or an empty title or content", body = ErrorBody),
         (status = 401, description = "`unauthorized`", body = ErrorBody),
         (status = 403, description = "`forbidden`: the caller may read the collection but not write it", body = ErrorBody),
@@ -225,7 +225,7 @@ pub async fn add(
         description = "or multipart/form-data: a `collection` part, then one or more `file` parts"),
     responses(
         (status = 201, description = "stored and indexed", body = StoredDocument),
-        (status = 200, description = "an upload, or the same content already stored", body = super::upload::UploadReport),
+        (status = 200, description = "an upload, or the same content already stored", body = super::import_report::ImportReport),
         (status = 400, description = "`invalid_json`", body = ErrorBody),
         (status = 404, description = "`not_found`: no such collection", body = ErrorBody),
         (status = 413, description = "`body_too_large`: over 4 MiB", body = ErrorBody),

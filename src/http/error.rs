@@ -10,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::access::Refusal;
-use crate::auth::username;
+use crate::auth::people::PeopleError;
 
 /// Seconds a client is asked to wait when all turn slots are taken.
 pub const BUSY_RETRY_AFTER_SECS: u32 = 1;
@@ -119,6 +119,26 @@ pub enum ApiError {
     Internal(#[source] Cause),
 }
 
+impl From<PeopleError> for ApiError {
+    fn from(error: PeopleError) -> Self {
+        match error {
+            PeopleError::InvalidUsername | PeopleError::InvalidDisplayName => {
+                ApiError::InvalidUsername(error.to_string())
+            }
+            PeopleError::InvalidPassword(message) => ApiError::InvalidPassword(message),
+            PeopleError::UsernameTaken => ApiError::UsernameTaken,
+            PeopleError::NotFound => ApiError::NotFound("no such user".to_owned()),
+            PeopleError::LastAdmin => ApiError::LastAdmin,
+            PeopleError::WrongCredentials { .. } => ApiError::InvalidCredentials,
+            PeopleError::TooManyAttempts { retry_after_secs } => {
+                ApiError::TooManyAttempts { retry_after_secs }
+            }
+            PeopleError::Internal { doing, cause } => ApiError::internal(doing, cause),
+            PeopleError::Db(error) => error.into(),
+        }
+    }
+}
+
 /// What went wrong behind an [`ApiError::Internal`] or [`ApiError::Unavailable`], kept
 /// whole so that the log shows its chain of sources.
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
@@ -133,18 +153,6 @@ pub struct Failed {
 }
 
 impl ApiError {
-    /// The display name rule ([`username::display_name_fits`]) as a 400, when `name`
-    /// does not fit it.
-    pub fn check_display_name(name: &str) -> Result<(), ApiError> {
-        if username::display_name_fits(name) {
-            return Ok(());
-        }
-        Err(ApiError::InvalidUsername(format!(
-            "a display name has 1 to {} characters",
-            username::MAX_DISPLAY_NAME_CHARS
-        )))
-    }
-
     /// A 500 whose log line says what was being done and why it failed.
     pub fn internal(doing: &'static str, cause: impl Into<Cause>) -> ApiError {
         ApiError::Internal(Box::new(Failed {

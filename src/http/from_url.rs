@@ -4,17 +4,17 @@
 //! skipped with the reason (docs/PROTOCOL.md, "Document routes").
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::Admin;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
-use super::upload::status_of;
+use super::import_report::ImportReport;
 use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::import::InCollection;
-use crate::import::pages::{PageListener, PageReport, import_address};
+use crate::import::pages::import_address;
 use crate::knowledge::ingest::{IngestError, Unobserved};
 use crate::state::AppState;
 use crate::web::crawl::MAX_CRAWL_PAGES;
@@ -38,77 +38,13 @@ pub struct AddFromUrl {
 
 impl RequestBody for AddFromUrl {}
 
-/// The pages stored and those skipped.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct UrlReport {
-    pub documents: Vec<PageDocument>,
-    pub skipped: Vec<SkippedPage>,
-    /// What a person should know about the crawl (a sitemap that could not be read).
-    pub notes: Vec<String>,
-}
-
-/// A page stored (or found unchanged).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PageDocument {
-    /// The page's address: its document's source.
-    pub url: String,
-    pub id: i64,
-    pub title: String,
-    pub chunks: usize,
-    /// `imported`, `unchanged` or `replaced`.
-    #[schema(example = "imported")]
-    pub status: &'static str,
-}
-
-/// A page left out, and why.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SkippedPage {
-    pub url: String,
-    pub reason: String,
-}
-
-impl PageListener for UrlReport {
-    fn page(&mut self, report: PageReport) {
-        match report {
-            PageReport::Stored {
-                url,
-                title,
-                outcome,
-            } => self.documents.push(PageDocument {
-                url,
-                id: outcome.id(),
-                title,
-                chunks: outcome.chunks(),
-                status: status_of(&outcome),
-            }),
-            PageReport::NotModified {
-                url,
-                id,
-                title,
-                chunks,
-            } => self.documents.push(PageDocument {
-                url,
-                id,
-                title,
-                chunks,
-                status: "unchanged",
-            }),
-            PageReport::Skipped { url, reason } => self.skipped.push(SkippedPage { url, reason }),
-        }
-    }
-
-    fn note(&mut self, note: &str) {
-        self.notes.push(note.to_owned());
-    }
-}
-
 /// `POST /api/admin/documents/url`: 200 `{"documents","skipped","notes"}`.
 #[utoipa::path(
     tag = "documents",
     security(("admin_token" = [])),
     request_body(content = AddFromUrl, content_type = "application/json"),
     responses(
-        (status = 200, description = "the pages stored and those skipped, with why", body = UrlReport),
+        (status = 200, description = "the pages stored and those skipped, with why", body = ImportReport),
         (status = 400, description = "`invalid_json`: malformed, no `url`, or `crawl` out of 1..=100000", body = ErrorBody),
         (status = 503, description = "`unavailable`: the database or the embedding model is down", body = ErrorBody),
     )
@@ -147,7 +83,7 @@ pub async fn add_from_url(
     // transaction short.
     let imported = actix_web::rt::spawn(async move {
         let fetcher = Fetcher::new(settings);
-        let mut report = UrlReport::default();
+        let mut report = ImportReport::of_pages();
         let crawl = body.crawl.map(|pages| pages as usize);
         let address = body.url.trim();
         let sink = InCollection {
@@ -168,7 +104,7 @@ pub async fn add_from_url(
                 .iter()
                 .filter(|page| page.status != "unchanged")
             {
-                let added = Event::of(&request, Action::DocumentAdded, &page.url).with(
+                let added = Event::of(&request, Action::DocumentAdded, page.source.name()).with(
                     serde_json::json!({"document_id": page.id, "collection_id": collection_id}),
                 );
                 audit::record(&state.pool, added).await;

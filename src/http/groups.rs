@@ -16,8 +16,6 @@ use crate::db::users;
 use crate::state::AppState;
 
 const MAX_BODY_BYTES: usize = 256 * 1024;
-/// Longest group name, in characters.
-pub const MAX_GROUP_NAME_CHARS: usize = 64;
 /// Most members one request may name.
 const MAX_MEMBERS: usize = 10_000;
 
@@ -79,18 +77,12 @@ fn refuse_built_in(name: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The group name rule: 1 to 64 characters, none of them a control character, not
-/// blank.
-pub fn check_group_name(name: &str) -> Result<(), ApiError> {
-    let fits = !name.trim().is_empty()
-        && name.chars().count() <= MAX_GROUP_NAME_CHARS
-        && !name.chars().any(char::is_control);
-    if fits {
+/// The group name rule ([`groups::name_fits`]) as a 400, when `name` does not fit it.
+fn check_group_name(name: &str) -> Result<(), ApiError> {
+    if groups::name_fits(name) {
         Ok(())
     } else {
-        Err(ApiError::InvalidName(format!(
-            "a group name has 1 to {MAX_GROUP_NAME_CHARS} characters, not blank, without control characters"
-        )))
+        Err(ApiError::InvalidName(groups::NAME_RULE.to_owned()))
     }
 }
 

@@ -14,7 +14,7 @@ use super::error::{ApiError, ErrorBody};
 use crate::audit::{self, Action, Event};
 use crate::db::groups::{self, EVERYONE};
 use crate::db::usage::{self as stored, LimitRow, NewLimit, SubjectNames};
-use crate::db::{api_keys, users};
+use crate::db::{DbConnection, api_keys, users};
 use crate::state::AppState;
 use crate::usage::Subject;
 
@@ -39,7 +39,7 @@ pub struct LimitView {
 
 impl LimitView {
     fn of(row: LimitRow, names: &SubjectNames) -> LimitView {
-        let name = Subject::of_row(&row).map_or_else(String::new, |s| names.name_of(s));
+        let name = Subject::of_row(&row).map_or_else(String::new, |s| names.name_of(s.id()));
         LimitView {
             id: row.id,
             subject: row.subject,
@@ -200,27 +200,15 @@ pub async fn set(
     };
     let mut conn = state.pool.get().await?;
     let row = stored::set(&mut conn, &limit).await?;
-    let names = stored::subject_names(&mut conn, std::slice::from_ref(&row)).await?;
-    drop(conn);
-    // This instance sees the change at once; the others when the trigger's
-    // notification reaches them.
-    state.usage.read_limits().await?;
-    let view = LimitView::of(row, &names);
-    audit::record(
-        &state.pool,
-        Event::of(
-            &request,
-            Action::LimitSet,
-            format!("{} {}", view.subject, view.name),
-        )
-        .with(json!({
+    let view = changed(&state, &request, conn, row, Action::LimitSet, |view| {
+        json!({
             "id": view.id,
             "turns_per_day": view.turns_per_day,
             "tokens_per_day": view.tokens_per_day,
             "tokens_per_month": view.tokens_per_month,
-        })),
-    )
-    .await;
+        })
+    })
+    .await?;
     Ok(HttpResponse::Created().json(view))
 }
 
@@ -247,19 +235,35 @@ pub async fn remove(
     let Some(row) = stored::delete(&mut conn, number).await? else {
         return Err(no_limit());
     };
+    changed(
+        &state,
+        &request,
+        conn,
+        row,
+        Action::LimitRemoved,
+        |view| json!({"id": view.id}),
+    )
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// After a limit was set or removed: this instance reads the limits again (the others
+/// when the trigger's notification reaches them), and the trail says what changed
+/// (`details` of the limit). The limit as the API shows it.
+async fn changed(
+    state: &AppState,
+    request: &HttpRequest,
+    mut conn: DbConnection,
+    row: LimitRow,
+    action: Action,
+    details: fn(&LimitView) -> serde_json::Value,
+) -> Result<LimitView, ApiError> {
     let names = stored::subject_names(&mut conn, std::slice::from_ref(&row)).await?;
     drop(conn);
     state.usage.read_limits().await?;
     let view = LimitView::of(row, &names);
-    audit::record(
-        &state.pool,
-        Event::of(
-            &request,
-            Action::LimitRemoved,
-            format!("{} {}", view.subject, view.name),
-        )
-        .with(json!({"id": view.id})),
-    )
-    .await;
-    Ok(HttpResponse::NoContent().finish())
+    let subject = format!("{} {}", view.subject, view.name);
+    let event = Event::of(request, action, subject).with(details(&view));
+    audit::record(&state.pool, event).await;
+    Ok(view)
 }

@@ -7,19 +7,16 @@
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use chrono::{TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use url::Url;
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::{secure_cookies, start_session};
+use super::auth::{secure_cookies, session_cookie};
 use super::error::ApiError;
 use crate::audit::{self, Action, Actor, Event};
-use crate::auth::external::{self, ExternalError, Identity};
 use crate::auth::oidc::OidcError;
+use crate::auth::oidc_sign_in::{Completed, LOGIN_WINDOW, OidcRefusal, Returned};
 use crate::auth::public_base;
-use crate::auth::secret;
-use crate::db::identities::{self, OidcLoginRow};
 use crate::state::AppState;
 
 /// The cookie that binds a sign-in under way to the browser that started it.
@@ -28,10 +25,6 @@ const BROWSER_COOKIE: &str = "bor_oidc";
 const BROWSER_COOKIE_PATH: &str = "/api/auth/oidc";
 /// The callback, as registered at the provider (after `BOR_PUBLIC_URL`).
 pub(super) const CALLBACK_PATH: &str = "/api/auth/oidc/callback";
-/// How long a person has between the start and the callback.
-const LOGIN_WINDOW: TimeDelta = TimeDelta::minutes(10);
-/// Random bytes of the browser cookie.
-const BROWSER_SECRET_BYTES: usize = 32;
 
 /// The OpenID Connect provider as the login page offers it.
 #[derive(Serialize, ToSchema)]
@@ -92,37 +85,19 @@ pub async fn start(
     query: web::Query<StartQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(provider) = &state.accounts.oidc else {
-        return Ok(refused(
-            StatusCode::NOT_FOUND,
-            "Signing in with an identity provider is not configured here.",
-        ));
+    let redirect = callback_url(&state, &request);
+    let begun = state
+        .accounts
+        .begin_oidc(&state.pool, redirect, query.next.as_deref())
+        .await;
+    let begun = match begun {
+        Ok(begun) => begun,
+        Err(refusal) => return refusal_page(refusal),
     };
-    let Some(redirect) = callback_url(&state, &request) else {
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "bor cannot tell its own address: set BOR_PUBLIC_URL.",
-        ));
-    };
-    let authorization = match provider.authorize(&redirect).await {
-        Ok(authorization) => authorization,
-        Err(error) => return Ok(refused_by(&error)),
-    };
-    let browser = secret::random_hex(BROWSER_SECRET_BYTES)
-        .map_err(|error| ApiError::internal("making a sign-in secret", error.to_string()))?;
-    let login = OidcLoginRow {
-        state: authorization.state,
-        browser_sha256: secret::sha256_hex(&browser),
-        nonce: authorization.nonce,
-        pkce_verifier: authorization.pkce_verifier,
-        next_path: inside_path(query.next.as_deref()).to_owned(),
-        expires_at: Utc::now() + LOGIN_WINDOW,
-    };
-    identities::start_login(&mut *state.pool.get().await?, &login).await?;
     Ok(HttpResponse::Found()
-        .insert_header((header::LOCATION, authorization.url.as_str()))
+        .insert_header((header::LOCATION, begun.url.as_str()))
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .cookie(browser_cookie(&state, browser))
+        .cookie(browser_cookie(&state, begun.browser_secret))
         .finish())
 }
 
@@ -154,104 +129,55 @@ pub async fn callback(
     query: web::Query<CallbackQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(provider) = &state.accounts.oidc else {
-        return Ok(refused(
-            StatusCode::NOT_FOUND,
-            "Signing in with an identity provider is not configured here.",
-        ));
-    };
     let query = query.into_inner();
-    let Some(sent_state) = query.state else {
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "The sign-in came back without its state.",
-        ));
+    let browser = request.cookie(BROWSER_COOKIE);
+    let returned = Returned {
+        state: query.state.as_deref(),
+        code: query.code,
+        error: query.error,
+        error_description: query.error_description,
+        browser_secret: browser.as_ref().map(|cookie| cookie.value()),
     };
-    let login = identities::take_login(&mut *state.pool.get().await?, &sent_state).await?;
-    let Some(login) = login.filter(|login| login.expires_at > Utc::now()) else {
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "This sign-in is not one bor started, it was already used, or it took too long (a wrong or expired state).",
-        ));
+    let redirect = callback_url(&state, &request);
+    let completed = state
+        .accounts
+        .complete_oidc(&state.pool, redirect, returned)
+        .await;
+    let Completed {
+        user,
+        session_secret,
+        next_path,
+    } = match completed {
+        Ok(completed) => completed,
+        Err(refusal) => return refusal_page(refusal),
     };
-    let same_browser = request
-        .cookie(BROWSER_COOKIE)
-        .is_some_and(|cookie| secret::sha256_hex(cookie.value()) == login.browser_sha256);
-    if !same_browser {
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "This sign-in was started in another browser.",
-        ));
-    }
-    if let Some(error) = query.error {
-        let detail = query.error_description.unwrap_or(error);
-        return Ok(refused_by(&OidcError::ProviderRefused(detail)));
-    }
-    let Some(code) = query.code else {
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "The sign-in came back without a code.",
-        ));
-    };
-    let Some(redirect) = callback_url(&state, &request) else {
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "bor cannot tell its own address: set BOR_PUBLIC_URL.",
-        ));
-    };
-    let verified = match provider
-        .finish(&redirect, code, login.pkce_verifier, &login.nonce)
-        .await
-    {
-        Ok(verified) => verified,
-        Err(error) => return Ok(refused_by(&error)),
-    };
-    let admin = provider.admin_group.as_ref().and_then(|admin_group| {
-        verified
-            .groups
-            .as_ref()
-            .map(|groups| groups.contains(admin_group))
-    });
-    let usernames: Vec<&str> = verified.usernames.iter().map(String::as_str).collect();
-    let identity = Identity {
-        issuer: &verified.issuer,
-        subject: &verified.subject,
-        usernames: &usernames,
-        display_name: &verified.display_name,
-        groups: verified.groups.as_deref(),
-        admin,
-    };
-    let user = match external::sign_in(&state.pool, &state.accounts.cache, &identity).await {
-        Ok(user) => user,
-        Err(ExternalError::Disabled) => return Ok(disabled()),
-        Err(error @ ExternalError::UnfitName(_)) => {
-            return Ok(refused(
-                StatusCode::BAD_REQUEST,
-                &format!(
-                    "The identity provider gives no name bor can take: {error}. Ask an admin."
-                ),
-            ));
-        }
-        Err(ExternalError::Db(error)) => return Err(error.into()),
-    };
-    if identity.groups.is_some() {
-        // The groups the provider sent decide what the person reads from their first page.
-        state.accounts.access.refresh().await?;
-    }
-    let Some((_, cookie)) = start_session(&state, &user).await? else {
-        return Ok(disabled());
-    };
-    tracing::info!(username = %user.username, "signed in with the identity provider");
     let signed_in = Event::of(&request, Action::SignedIn, &user.username)
         .by(Actor::user(user.id, &user.username))
         .with(serde_json::json!({"with": "openid_connect"}));
     audit::record(&state.pool, signed_in).await;
     Ok(HttpResponse::Found()
-        .insert_header((header::LOCATION, login.next_path))
+        .insert_header((header::LOCATION, next_path))
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .cookie(cookie)
+        .cookie(session_cookie(&state, session_secret))
         .cookie(browser_cookie(&state, String::new()))
         .finish())
+}
+
+/// The page of a refused sign-in, with its status; a failure of bor's own is the
+/// API's error.
+fn refusal_page(refusal: OidcRefusal) -> Result<HttpResponse, ApiError> {
+    let refusal = match refusal {
+        OidcRefusal::Provider(error) => return Ok(refused_by(&error)),
+        OidcRefusal::Internal { doing, cause } => return Err(ApiError::internal(doing, cause)),
+        OidcRefusal::Db(error) => return Err(error.into()),
+        shown => shown,
+    };
+    let status = match refusal {
+        OidcRefusal::NotConfigured => StatusCode::NOT_FOUND,
+        OidcRefusal::Disabled => StatusCode::FORBIDDEN,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    Ok(refused(status, &refusal.to_string()))
 }
 
 /// `<BOR_PUBLIC_URL>/api/auth/oidc/callback`, else `http://<Host>/api/auth/oidc/callback`.
@@ -259,18 +185,6 @@ fn callback_url(state: &AppState, request: &HttpRequest) -> Option<Url> {
     public_base(request, state.config.public_url.as_ref())?
         .join(CALLBACK_PATH)
         .ok()
-}
-
-/// `next` when it is a path inside bor (one `/` first, no `\`, no control
-/// characters), else `/`.
-fn inside_path(next: Option<&str>) -> &str {
-    next.filter(|next| {
-        next.starts_with('/')
-            && !next.starts_with("//")
-            && !next.contains('\\')
-            && !next.chars().any(char::is_control)
-    })
-    .unwrap_or("/")
 }
 
 /// The `bor_oidc` cookie carrying `value`; an empty value with no lifetime removes it.
@@ -299,13 +213,6 @@ fn refused_by(error: &OidcError) -> HttpResponse {
         reason = format!("{}{}.", first.to_uppercase(), &reason[1..]);
     }
     refused(status, &reason)
-}
-
-fn disabled() -> HttpResponse {
-    refused(
-        StatusCode::FORBIDDEN,
-        "This account is disabled in bor: ask an admin.",
-    )
 }
 
 /// The page of a refused sign-in: `reason` and a link back to the login page. The
@@ -351,18 +258,6 @@ pub(super) fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn next_only_points_inside_bor() {
-        assert_eq!(inside_path(Some("/?c=1#x")), "/?c=1#x");
-        assert_eq!(inside_path(Some("/admin")), "/admin");
-        assert_eq!(inside_path(Some("//evil.example/")), "/");
-        assert_eq!(inside_path(Some("https://evil.example/")), "/");
-        assert_eq!(inside_path(Some("/\\evil.example")), "/");
-        assert_eq!(inside_path(Some("/a\nb")), "/");
-        assert_eq!(inside_path(Some("evil")), "/");
-        assert_eq!(inside_path(None), "/");
-    }
 
     #[test]
     fn refusals_escape_what_the_provider_sent() {

@@ -1,6 +1,6 @@
 //! Gives every request an id: the caller's `X-Request-Id` when it is a short token, else
 //! a new UUID. The request's span carries it and the client's address
-//! ([`crate::auth::client_address`]), so every line logged while serving the request (a
+//! ([`super::client_address`]), so every line logged while serving the request (a
 //! chat turn's included) has them; the response returns the id as `X-Request-Id`.
 
 use std::time::Instant;
@@ -36,7 +36,7 @@ pub async fn request_id(
         path = %request.path(),
         client = tracing::field::Empty,
     );
-    if let Some(client) = crate::auth::client_address(request.request()) {
+    if let Some(client) = super::client_address::keep_client_address(request.request()) {
         span.record("client", tracing::field::display(client));
     }
     let started = Instant::now();

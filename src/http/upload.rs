@@ -9,57 +9,17 @@ use std::time::Duration;
 use actix_multipart::{Field, Multipart};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::error::ApiError;
+use super::import_report::{
+    ImportReport, ImportedDocument, LeftOut, PagesRead, SkippedPage, Source, status_of,
+};
 use crate::audit::{self, Action, Event};
 use crate::auth::Caller;
 use crate::import::document_from_bytes;
 use crate::knowledge::formats::Limits;
-use crate::knowledge::ingest::PagesRead;
-use crate::knowledge::ingest::{IngestError, IngestOutcome};
+use crate::knowledge::ingest::{self, IngestError};
 use crate::state::AppState;
-
-/// The answer to an upload.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct UploadReport {
-    pub documents: Vec<UploadedDocument>,
-    pub skipped: Vec<SkippedFile>,
-}
-
-/// A file stored (or found already stored).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct UploadedDocument {
-    /// The file's name as the client sent it.
-    pub file: String,
-    pub id: i64,
-    pub title: String,
-    pub chunks: usize,
-    /// `imported`, `unchanged` or `replaced`.
-    #[schema(example = "imported")]
-    pub status: &'static str,
-    /// Pages read by OCR (docs/FORMATS.md, "OCR").
-    pub ocr_pages: usize,
-    /// Pages not read, with the reason (OCR off, too many pixels, too slow, past the
-    /// page cap, …).
-    pub skipped_pages: Vec<SkippedPage>,
-}
-
-/// A page of a document that was not read.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SkippedPage {
-    /// From 1.
-    pub page: u32,
-    pub reason: String,
-}
-
-/// A file left out, and why (a person reads the reason).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SkippedFile {
-    pub file: String,
-    pub reason: String,
-}
 
 /// Whether the request is a multipart upload (else it is the JSON form).
 pub fn is_multipart(request: &HttpRequest) -> bool {
@@ -91,7 +51,7 @@ pub async fn upload(
     let max_bytes = state.config.max_upload_bytes;
     let silence = state.config.request_body_timeout;
     let mut multipart = Multipart::new(request.headers(), payload);
-    let mut report = UploadReport::default();
+    let mut report = ImportReport::default();
     let mut named: Option<String> = None;
     let mut target: Option<i64> = None;
     while let Some(field) = next_within(silence, multipart.next()).await? {
@@ -124,8 +84,8 @@ pub async fn upload(
         let file = file_name(&field);
         match read_field(field, max_bytes, silence).await? {
             Some(bytes) => store(state, caller, collection_id, file, bytes, &mut report).await,
-            None => report.skipped.push(SkippedFile {
-                file,
+            None => report.skipped.push(LeftOut {
+                source: Source::File(file),
                 reason: format!("larger than the {max_bytes} bytes allowed (BOR_MAX_UPLOAD_BYTES)"),
             }),
         }
@@ -137,7 +97,7 @@ pub async fn upload(
     }
     for document in report.documents.iter().filter(|d| d.status != "unchanged") {
         let added = Event::of(request, Action::DocumentAdded, &document.title).with(
-            serde_json::json!({"document_id": document.id, "file": document.file, "status": document.status}),
+            serde_json::json!({"document_id": document.id, "file": document.source.name(), "status": document.status}),
         );
         audit::record(&state.pool, added).await;
     }
@@ -202,7 +162,7 @@ async fn store(
     collection_id: i64,
     file: String,
     bytes: Vec<u8>,
-    report: &mut UploadReport,
+    report: &mut ImportReport,
 ) {
     let limits = Limits {
         max_input_bytes: state.config.max_upload_bytes,
@@ -218,46 +178,42 @@ async fn store(
             .in_collection(Some(collection_id))
             .added_by(caller.user_row()),
         Err(reason) => {
-            report.skipped.push(SkippedFile { file, reason });
+            report.skipped.push(LeftOut {
+                source: Source::File(file),
+                reason,
+            });
             return;
         }
     };
     let title = document.title.clone();
-    let PagesRead { ocr, skipped } = document.pages_read();
+    let ingest::PagesRead { ocr, skipped } = document.pages_read();
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.
     let library = state.library.clone();
     let stored = actix_web::rt::spawn(async move { library.add_document(&document).await }).await;
     match stored {
-        Ok(Ok(outcome)) => report.documents.push(UploadedDocument {
-            file,
+        Ok(Ok(outcome)) => report.documents.push(ImportedDocument {
+            source: Source::File(file),
             id: outcome.id(),
             title,
             chunks: outcome.chunks(),
             status: status_of(&outcome),
-            ocr_pages: ocr,
-            skipped_pages: skipped
-                .into_iter()
-                .map(|(page, reason)| SkippedPage { page, reason })
-                .collect(),
+            pages: Some(PagesRead {
+                ocr_pages: ocr,
+                skipped_pages: skipped
+                    .into_iter()
+                    .map(|(page, reason)| SkippedPage { page, reason })
+                    .collect(),
+            }),
         }),
-        Ok(Err(error)) => report.skipped.push(SkippedFile {
-            file,
+        Ok(Err(error)) => report.skipped.push(LeftOut {
+            source: Source::File(file),
             reason: reason_of(&error),
         }),
-        Err(error) => report.skipped.push(SkippedFile {
-            file,
+        Err(error) => report.skipped.push(LeftOut {
+            source: Source::File(file),
             reason: format!("the import failed ({error})"),
         }),
-    }
-}
-
-pub(super) fn status_of(outcome: &IngestOutcome) -> &'static str {
-    match outcome {
-        IngestOutcome::Created { .. } => "imported",
-        // The same text, embedded anew for the current model: nothing a person changed.
-        IngestOutcome::Unchanged { .. } | IngestOutcome::Refreshed { .. } => "unchanged",
-        IngestOutcome::Replaced { .. } => "replaced",
     }
 }
 

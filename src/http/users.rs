@@ -3,7 +3,6 @@
 //! disabled cannot be removed, demoted or disabled (409 `last_admin`).
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
-use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -13,23 +12,10 @@ use super::auth::MAX_AUTH_BODY_BYTES;
 use super::body::{RequestBody, read_json_body};
 use super::error::{ApiError, ErrorBody};
 use crate::audit::{self, Action, Event};
-use crate::auth::password::{check_new_password, generate_password, hash_password};
-use crate::auth::{AdminUserView, revoke_credentials, username};
-use crate::db::users::{self, NewUser, Role, UserChanges, UserRow};
-use crate::db::{DbError, groups};
+use crate::auth::{AdminUserView, people};
+use crate::db::groups;
+use crate::db::users::{self, Role, UserChanges};
 use crate::state::AppState;
-
-/// The username rule ([`username::fits`]).
-pub fn check_username(name: &str) -> Result<(), ApiError> {
-    if username::fits(name) {
-        Ok(())
-    } else {
-        Err(ApiError::InvalidUsername(format!(
-            "a username has {}",
-            username::RULE
-        )))
-    }
-}
 
 #[derive(Serialize, ToSchema)]
 pub struct UserList {
@@ -84,41 +70,6 @@ pub struct CreatedUser {
     password: Option<String>,
 }
 
-/// Makes a user with `password` (a generated one when `None`, returned); shared by
-/// the admin API and `bor user add`.
-pub async fn create_user(
-    conn: &mut diesel_async::AsyncPgConnection,
-    username: &str,
-    display_name: Option<&str>,
-    role: Role,
-    password: Option<String>,
-) -> Result<(UserRow, Option<String>), ApiError> {
-    check_username(username)?;
-    let display_name = display_name.map(str::trim).unwrap_or(username);
-    ApiError::check_display_name(display_name)?;
-    let (password, generated) = match password {
-        Some(password) => {
-            check_new_password(&password).map_err(ApiError::InvalidPassword)?;
-            (password, false)
-        }
-        None => (
-            generate_password()
-                .map_err(|error| ApiError::internal("generating a password", error.to_string()))?,
-            true,
-        ),
-    };
-    let to_hash = password.clone();
-    let hash = web::block(move || hash_password(&to_hash))
-        .await
-        .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?
-        .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
-    let new = NewUser::new(username, display_name, Some(&hash), role);
-    let row = users::insert(conn, &new)
-        .await?
-        .ok_or(ApiError::UsernameTaken)?;
-    Ok((row, generated.then_some(password)))
-}
-
 /// `POST /api/admin/users` `{"username","role","password"?,"display_name"?}`: 201.
 #[utoipa::path(
     tag = "accounts",
@@ -145,7 +96,7 @@ pub async fn create(
     )
     .await?;
     let mut conn = state.pool.get().await?;
-    let (row, password) = create_user(
+    let (row, password) = people::create_user(
         &mut conn,
         &body.username,
         body.display_name.as_deref(),
@@ -173,61 +124,6 @@ pub struct UserPatchBody {
 }
 
 impl RequestBody for UserPatchBody {}
-
-/// A change to a user that may leave bor without an admin.
-enum Change<'a> {
-    /// The changes, and whether they end the user's sessions and revoke their keys.
-    Update(&'a UserChanges, bool),
-    Delete,
-}
-
-/// What a guarded change did.
-enum Guarded {
-    /// The user as they are now (`None` once deleted).
-    Done(Option<UserRow>),
-    NotFound,
-    LastAdmin,
-}
-
-/// Applies `change` to user `id` in a transaction, unless it would leave no admin
-/// who is not disabled: `keeps_admin` says whether the user is one afterwards.
-async fn guarded(
-    conn: &mut diesel_async::AsyncPgConnection,
-    id: Uuid,
-    keeps_admin: bool,
-    change: Change<'_>,
-) -> Result<Option<UserRow>, ApiError> {
-    let outcome = conn
-        .transaction::<_, DbError, _>(async |conn| {
-            let admins = users::lock_active_admins(conn).await?;
-            let Some(user) = users::find(conn, id).await? else {
-                return Ok(Guarded::NotFound);
-            };
-            let is_active_admin = user.role() == Role::Admin && !user.disabled;
-            if is_active_admin && !keeps_admin && admins == [id] {
-                return Ok(Guarded::LastAdmin);
-            }
-            Ok(Guarded::Done(match change {
-                Change::Update(changes, revoke) => {
-                    let row = users::update(conn, id, changes).await?;
-                    if revoke {
-                        revoke_credentials(conn, id).await?;
-                    }
-                    row
-                }
-                Change::Delete => {
-                    users::delete(conn, id).await?;
-                    None
-                }
-            }))
-        })
-        .await?;
-    match outcome {
-        Guarded::Done(row) => Ok(row),
-        Guarded::NotFound => Err(ApiError::NotFound("no such user".to_owned())),
-        Guarded::LastAdmin => Err(ApiError::LastAdmin),
-    }
-}
 
 fn user_id(id: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(id).map_err(|_| ApiError::NotFound("no such user".to_owned()))
@@ -266,17 +162,10 @@ pub async fn update(
     )
     .await?;
     if let Some(name) = &body.display_name {
-        ApiError::check_display_name(name)?;
+        people::check_display_name(name)?;
     }
     let password_hash = match body.password {
-        Some(password) => {
-            check_new_password(&password).map_err(ApiError::InvalidPassword)?;
-            let hash = web::block(move || hash_password(&password))
-                .await
-                .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?
-                .map_err(|error| ApiError::internal("hashing a password", error.to_string()))?;
-            Some(hash)
-        }
+        Some(password) => Some(people::new_password_hash(password).await?),
         None => None,
     };
     // What changed, by name only: a new password is said, never shown.
@@ -292,17 +181,8 @@ pub async fn update(
         role: body.role.map(|role| role.as_str().to_owned()),
         disabled: body.disabled,
     };
-    let revoke = changes.password_hash.is_some() || body.disabled == Some(true);
-    let demoted = body.role.is_some_and(|role| role != Role::Admin);
-    let keeps_admin = !demoted && body.disabled != Some(true);
     let mut conn = state.pool.get().await?;
-    let row = guarded(&mut conn, id, keeps_admin, Change::Update(&changes, revoke))
-        .await?
-        .ok_or_else(|| ApiError::NotFound("no such user".to_owned()))?;
-    state.accounts.cache.remember_user(&row);
-    if revoke {
-        state.accounts.cache.forget_credentials_of(id);
-    }
+    let row = people::update_user(&mut conn, Some(&state.accounts.cache), id, &changes).await?;
     let changed = Event::of(&request, Action::UserChanged, &row.username).with(changed_fields);
     audit::record(&state.pool, changed).await;
     Ok(HttpResponse::Ok().json(AdminUserView::from(&row)))
@@ -329,8 +209,7 @@ pub async fn remove(
     let id = user_id(&id)?;
     let mut conn = state.pool.get().await?;
     let username = users::find(&mut conn, id).await?.map(|user| user.username);
-    guarded(&mut conn, id, false, Change::Delete).await?;
-    state.accounts.cache.forget_user(id);
+    people::delete_user(&mut conn, &state.accounts.cache, id).await?;
     let deleted = Event::of(&request, Action::UserDeleted, username.unwrap_or_default())
         .with(serde_json::json!({"user_id": id}));
     audit::record(&state.pool, deleted).await;

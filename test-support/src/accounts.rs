@@ -27,7 +27,7 @@ impl TestApp {
     /// Makes a user with [`PASSWORD`]; returns their id.
     pub async fn add_user(&self, username: &str, role: Role) -> String {
         let mut conn = self.pool.get().await.expect("a connection");
-        let (row, _) = bor::http::users::create_user(
+        let (row, _) = bor::auth::people::create_user(
             &mut conn,
             username,
             None,

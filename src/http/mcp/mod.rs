@@ -2,7 +2,7 @@
 //! HTTP transport in its stateless form: every POST carries one JSON-RPC message and
 //! gets its answer as JSON, so any instance answers any request and no session is kept
 //! (a client's `Mcp-Session-Id` is read by nobody). Who asks is decided by the same
-//! door as `/api` (`crate::auth::enforce`); a request without a caller never gets here.
+//! door as `/api` (`http/door.rs`); a request without a caller never gets here.
 //!
 //! - `jsonrpc.rs`: one message read from the body, answers and errors written
 //! - `tools.rs`: `search`, `fetch`, `list_collections`

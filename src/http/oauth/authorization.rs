@@ -1,6 +1,6 @@
 //! `GET /oauth/authorize`: the consent page; `POST /oauth/authorize`: the person's
 //! decision. A person not signed in is sent to the login page and back by the
-//! enforcement middleware (this is a page); the decision is a change made with the
+//! door (`http/door.rs`; this is a page); the decision is a change made with the
 //! session cookie, so it must come from bor's own origin (§14's CSRF rule).
 //!
 //! An unknown client or a redirect URI it did not register is an error page, never a

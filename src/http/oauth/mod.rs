@@ -2,7 +2,7 @@
 //! the metadata document (RFC 8414), dynamic client registration (RFC 7591), the
 //! authorization endpoint with its consent page, the token endpoint (codes with PKCE
 //! S256, rotated refresh tokens) and revocation (RFC 7009). The tokens act for the
-//! person who allowed them, on `/mcp` only (`crate::auth::enforce`).
+//! person who allowed them, on `/mcp` only (`http/door.rs`).
 //!
 //! - `registration.rs`: `POST /oauth/register`
 //! - `authorization.rs`: `GET`/`POST /oauth/authorize`, the consent page, its error page
