@@ -603,15 +603,16 @@ async function streamExchange(turn, run) {
   if (state.turn === turn) state.turn = null;
   // Another conversation opened meanwhile has already cleared this exchange away.
   const onScreen = state.exchanges.includes(exchange);
+  let follow = false;
   if (onScreen) {
     finishTurn(turn, outcome);
-    // The sources come in below the answer: a reader who followed the answer sees its
-    // end, not the end of the sources.
-    const follow = nearEnd();
+    follow = nearEnd();
     view.update(exchange);
-    if (follow) scrollToEndOf(view.body);
   }
   updateControls();
+  // The sources come in below the answer, and Edit above it: a reader who followed the
+  // answer sees its end, not the end of the sources.
+  if (follow) scrollToEndOf(view.body);
   if (onScreen && isStored(exchange) && state.conversationId !== null) {
     syncAfterTurn(state.conversationId);
   } else if (!onScreen && (outcome.kind === "done" || outcome.kind === "stopped")) {

@@ -214,17 +214,18 @@ test("citations, sources and the passage page work from the keyboard", async (t)
   const notes = await storeFieldNotes(t);
   await withChat(t, async ({ page }) => {
     await askCiting(page);
-    // The open conversation's bar is the last stop before its answers.
-    const exportButton = page.getByRole("button", { name: "Export" });
-    await exportButton.waitFor();
-    await exportButton.focus();
+    // The open conversation's bar is the last stop before its answers (Delete its last
+    // button), then the last question's Edit.
+    const deleteButton = page.getByRole("button", { name: "Delete" });
+    await deleteButton.waitFor();
+    await deleteButton.focus();
     const reached = [];
-    for (let i = 0; i < 5; i += 1) {
+    for (let i = 0; i < 6; i += 1) {
       await page.keyboard.press("Tab");
       const focused = await activeElement(page);
       reached.push(focused.label || focused.text);
     }
-    assert.deepEqual(reached, ["Source 1", "Source 1", "Source 2", "Source 3", `[1] ${TITLE}`]);
+    assert.deepEqual(reached, ["Edit", "Source 1", "Source 1", "Source 2", "Source 3", `[1] ${TITLE}`]);
 
     const passage = await passageOpenedBy(page, () => page.keyboard.press("Enter"));
     const cited = `chunk-${notes.citedChunk}`;
