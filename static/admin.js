@@ -382,18 +382,22 @@ async function loadNames() {
 /** The collection chooser of uploads and "Add from URL" offers every collection; the
  *  one chosen stays chosen while it exists. */
 function offerCollections(list) {
-  finder.offerCollections(list.map(({ name }) => String(name)));
+  const collectionNames = list.map(({ name }) => String(name));
+  finder.offerCollections(collectionNames);
   const chosen = ui.uploadCollection.value;
   ui.uploadCollection.replaceChildren(
-    ...list.map(({ name }) => {
+    ...collectionNames.map((name) => {
       const option = document.createElement("option");
-      option.value = String(name);
-      option.textContent = String(name);
+      option.value = name;
+      option.textContent = name;
       return option;
     }),
   );
-  const names = list.map(({ name }) => String(name));
-  ui.uploadCollection.value = names.includes(chosen) ? chosen : names.includes("default") ? "default" : (names[0] ?? "");
+  ui.uploadCollection.value = collectionNames.includes(chosen)
+    ? chosen
+    : collectionNames.includes("default")
+      ? "default"
+      : (collectionNames[0] ?? "");
 }
 
 /** The documents (the first page for the filters set), with the collections (their
