@@ -255,17 +255,21 @@ if has sustained; then
     done
 fi
 
-# log_stats: the LogActor's counters (queued, written, dropped, …) as JSON.
+# log_stats [ADDR]: the LogActor's counters (queued, written, dropped, …) of the bor at
+# ADDR (BOR_ADDR unless given) as JSON.
 log_stats() {
-    curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" "http://$BOR_ADDR/api/admin/health" |
+    curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" "http://${1:-$BOR_ADDR}/api/admin/health" |
         python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["log"]))'
 }
 
 # kept_run NAME LOADGEN-ARGS…: a run, then the queue drained and the rows counted, all
 # in NAME.json (the loadgen summary with a `kept` object beside it).
-# drained: waits until no row waits in the LogActor's queue.
+# drained [ADDR]: waits until no row waits in the LogActor's queue (or the instance does
+# not answer).
 drained() {
-    until [ "$(log_stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["queued"])')" = 0 ]; do
+    local queued
+    while queued=$(log_stats "${1:-}" | python3 -c 'import json, sys; print(json.load(sys.stdin)["queued"])') &&
+        [ "$queued" != 0 ]; do
         sleep 0.2
     done
 }
@@ -416,6 +420,10 @@ paired() {
             if [ $((repeat % 2)) = 1 ]; then first=$base second=$other; else first=$other second=$base; fi
             for way in "$first" "$second"; do
                 local -n arguments="${way^^}"
+                # Each run starts with an empty queue: a run left behind by the last one
+                # would be refused as busy and measure the queue, not its own way.
+                drained
+                if [ -n "${accounts_pid:-}" ]; then drained "$ACCOUNTS_ADDR"; fi
                 loadgen "$scenario-$way-c$clients-$repeat" closed "${arguments[@]}" \
                     --clients "$clients" --requests "$requests"
             done

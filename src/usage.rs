@@ -10,7 +10,7 @@
 //! tests set.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use bor_actors::log::TurnObserver;
 use bor_actors::record::TurnRecord;
@@ -22,9 +22,13 @@ use tokio::sync::mpsc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::db::usage::{self as stored, LimitRow};
+use crate::db::usage::{self as stored, Counted, LimitRow};
 use crate::db::{DbError, DbPool};
 use crate::notify::{Follower, RETRY_DELAY};
+
+mod turn_blocks;
+
+use turn_blocks::{Take, TurnBlocks};
 
 /// The channel of usage and limit changes.
 pub const CHANNEL: &str = "bor_usage";
@@ -170,13 +174,6 @@ struct Snapshot {
     groups_of: HashMap<Uuid, Vec<Uuid>>,
 }
 
-/// What is counted: a person's use (through any way in) and a key's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Counted {
-    User(Uuid),
-    Key(Uuid),
-}
-
 /// The use of one person or key in the current day and month.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Tally {
@@ -245,6 +242,85 @@ impl Tally {
     }
 }
 
+/// A limit that applies to a turn, and whose use it counts.
+struct Applying<'a> {
+    counted: Counted,
+    rule: &'a Rule,
+    measure: Measure,
+    limit: u64,
+}
+
+impl Applying<'_> {
+    fn refusal(&self, used: u64, now: DateTime<Utc>) -> QuotaExceeded {
+        let resets_at = self.measure.resets_at(now);
+        let millis = (resets_at - now).num_milliseconds().max(1);
+        QuotaExceeded {
+            subject: self.rule.subject.kind(),
+            name: self.rule.name.clone(),
+            measure: self.measure,
+            limit: self.limit,
+            used,
+            resets_at,
+            retry_after_secs: u64::try_from(millis).unwrap_or(1).div_ceil(1000),
+        }
+    }
+}
+
+/// The limits that apply to a turn of `user` through `key`: the key's; and the
+/// person's own and their groups', or, for a measure none of those sets, everyone's.
+fn applying(snapshot: &Snapshot, user: Option<Uuid>, key: Option<Uuid>) -> Vec<Applying<'_>> {
+    let mut applying = Vec::new();
+    for measure in Measure::ALL {
+        let mut apply = |counted: Counted, chosen: &dyn Fn(&Rule) -> bool| {
+            for rule in snapshot.rules.iter().filter(|rule| chosen(rule)) {
+                if let Some(limit) = rule.of(measure) {
+                    applying.push(Applying {
+                        counted,
+                        rule,
+                        measure,
+                        limit,
+                    });
+                }
+            }
+        };
+        if let Some(user) = user {
+            let groups = snapshot.groups_of.get(&user);
+            let own = |rule: &Rule| match rule.subject {
+                Subject::User(id) => id == user,
+                Subject::Group(id) => groups.is_some_and(|g| g.contains(&id)),
+                _ => false,
+            };
+            let sets_own = snapshot
+                .rules
+                .iter()
+                .any(|rule| own(rule) && rule.of(measure).is_some());
+            if sets_own {
+                apply(Counted::User(user), &own);
+            } else {
+                apply(Counted::User(user), &|rule| {
+                    rule.subject == Subject::Everyone
+                });
+            }
+        }
+        if let Some(key) = key {
+            apply(Counted::Key(key), &|rule| rule.subject == Subject::Key(key));
+        }
+    }
+    applying
+}
+
+/// Of two refusals, the one to wait for: the limit that holds longest (the smaller
+/// limit when both reset at once).
+fn longest_held(first: QuotaExceeded, second: QuotaExceeded) -> QuotaExceeded {
+    if second.resets_at > first.resets_at
+        || (second.resets_at == first.resets_at && second.limit < first.limit)
+    {
+        second
+    } else {
+        first
+    }
+}
+
 /// Which limit refused a turn, and when it resets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct QuotaExceeded {
@@ -302,6 +378,8 @@ pub struct UsageLimits {
     tallies: Mutex<HashMap<Counted, Tally>>,
     /// To the task that tells the other instances.
     outbox: mpsc::UnboundedSender<Delta>,
+    /// The turns of turns limits, shared with the other instances.
+    turn_blocks: TurnBlocks,
 }
 
 impl UsageLimits {
@@ -316,10 +394,12 @@ impl UsageLimits {
             snapshot: RwLock::default(),
             tallies: Mutex::default(),
             outbox,
+            turn_blocks: TurnBlocks::new(pool.clone()),
         });
         limits.read_limits().await?;
         limits.read_use().await?;
         tokio::spawn(announce(pool, deltas));
+        tokio::spawn(give_back_idle_turns(Arc::downgrade(&limits)));
         Ok(limits)
     }
 
@@ -327,86 +407,32 @@ impl UsageLimits {
     /// applies is reached: then nothing is counted and the refusal names the limit.
     /// The limits that apply: the key's; and the person's own and their groups',
     /// or, for a measure none of those sets, everyone's. Each holds: the tightest wins.
-    pub fn admit(&self, user: Option<Uuid>, key: Option<Uuid>) -> Result<(), QuotaExceeded> {
+    ///
+    /// Checked from memory; a turns limit also takes the turn from the instances'
+    /// shared count ([`TurnBlocks`]), which asks the database only when this
+    /// instance's block of the subject's turns is used up.
+    pub async fn admit(&self, user: Option<Uuid>, key: Option<Uuid>) -> Result<(), QuotaExceeded> {
         let now = self.clock.now();
         let snapshot = self.snapshot();
-        let mut tallies = self.tallies.lock().unwrap_or_else(PoisonError::into_inner);
         if !snapshot.rules.is_empty() {
-            let use_of = |counted: Counted| {
-                tallies
-                    .get(&counted)
-                    .map_or_else(Use::default, |tally| tally.at(now))
+            let applying = applying(&snapshot, user, key);
+            let reached = {
+                let tallies = self.tallies.lock().unwrap_or_else(PoisonError::into_inner);
+                applying
+                    .iter()
+                    .filter_map(|limit| {
+                        let used = tallies
+                            .get(&limit.counted)
+                            .map_or_else(Use::default, |tally| tally.at(now))
+                            .of(limit.measure);
+                        (used >= limit.limit).then(|| limit.refusal(used, now))
+                    })
+                    .reduce(longest_held)
             };
-            let mut reached: Option<QuotaExceeded> = None;
-            for measure in Measure::ALL {
-                let mut applying: Vec<(&Rule, u64)> = Vec::new();
-                if let Some(user) = user {
-                    let used = use_of(Counted::User(user)).of(measure);
-                    let groups = snapshot.groups_of.get(&user);
-                    let own: Vec<&Rule> = snapshot
-                        .rules
-                        .iter()
-                        .filter(|rule| rule.of(measure).is_some())
-                        .filter(|rule| match rule.subject {
-                            Subject::User(id) => id == user,
-                            Subject::Group(id) => groups.is_some_and(|g| g.contains(&id)),
-                            _ => false,
-                        })
-                        .collect();
-                    let personal = if own.is_empty() {
-                        snapshot
-                            .rules
-                            .iter()
-                            .filter(|rule| {
-                                rule.subject == Subject::Everyone && rule.of(measure).is_some()
-                            })
-                            .collect()
-                    } else {
-                        own
-                    };
-                    applying.extend(personal.into_iter().map(|rule| (rule, used)));
-                }
-                if let Some(key) = key {
-                    let used = use_of(Counted::Key(key)).of(measure);
-                    applying.extend(
-                        snapshot
-                            .rules
-                            .iter()
-                            .filter(|rule| {
-                                rule.subject == Subject::Key(key) && rule.of(measure).is_some()
-                            })
-                            .map(|rule| (rule, used)),
-                    );
-                }
-                for (rule, used) in applying {
-                    let Some(limit) = rule.of(measure) else {
-                        continue;
-                    };
-                    if used < limit {
-                        continue;
-                    }
-                    let resets_at = measure.resets_at(now);
-                    // The refusal names the limit that holds longest: the one to wait for.
-                    let later = reached.as_ref().is_none_or(|r| {
-                        resets_at > r.resets_at || (resets_at == r.resets_at && limit < r.limit)
-                    });
-                    if later {
-                        let millis = (resets_at - now).num_milliseconds().max(1);
-                        reached = Some(QuotaExceeded {
-                            subject: rule.subject.kind(),
-                            name: rule.name.clone(),
-                            measure,
-                            limit,
-                            used,
-                            resets_at,
-                            retry_after_secs: u64::try_from(millis).unwrap_or(1).div_ceil(1000),
-                        });
-                    }
-                }
-            }
             if let Some(reached) = reached {
                 return Err(reached);
             }
+            self.take_turns(&applying, now).await?;
         }
         let delta = Delta {
             from: self.instance,
@@ -416,9 +442,47 @@ impl UsageLimits {
             turns: 1,
             tokens: 0,
         };
-        add(&mut tallies, &delta);
-        drop(tallies);
+        add(
+            &mut self.tallies.lock().unwrap_or_else(PoisonError::into_inner),
+            &delta,
+        );
         self.tell_others(&snapshot, delta);
+        Ok(())
+    }
+
+    /// Takes the turn from the shared count of each subject a turns limit applies to
+    /// (the tightest one), or puts back what it took and names the limit reached. While
+    /// the database cannot be asked, the check from memory stands.
+    async fn take_turns(
+        &self,
+        applying: &[Applying<'_>],
+        now: DateTime<Utc>,
+    ) -> Result<(), QuotaExceeded> {
+        let mut tightest: Vec<&Applying<'_>> = Vec::new();
+        for limit in applying
+            .iter()
+            .filter(|l| l.measure == Measure::TurnsPerDay)
+        {
+            match tightest.iter_mut().find(|t| t.counted == limit.counted) {
+                Some(held) if limit.limit < held.limit => *held = limit,
+                Some(_) => {}
+                None => tightest.push(limit),
+            }
+        }
+        let mut taken: Vec<Counted> = Vec::new();
+        for limit in tightest {
+            match self.turn_blocks.take(limit.counted, now, limit.limit).await {
+                Ok(Take::Taken) => taken.push(limit.counted),
+                Ok(Take::Reached { taken: used }) => {
+                    for counted in taken {
+                        self.turn_blocks.put_back(counted, now).await;
+                    }
+                    return Err(limit.refusal(used, now));
+                }
+                // Said in the log when it began (`TurnBlocks::take`).
+                Err(_unasked) => {}
+            }
+        }
         Ok(())
     }
 
@@ -582,6 +646,36 @@ async fn announce(pool: DbPool, mut deltas: mpsc::UnboundedReceiver<Delta>) {
     }
 }
 
+/// Gives back the turns held and not used for a while, and forgets the turns taken on
+/// days gone by, for as long as `limits` lives.
+async fn give_back_idle_turns(limits: Weak<UsageLimits>) {
+    let mut ticks = tokio::time::interval(turn_blocks::IDLE_GIVE_BACK / 2);
+    let mut forgotten_before = None;
+    loop {
+        ticks.tick().await;
+        let Some(limits) = limits.upgrade() else {
+            return;
+        };
+        let now = limits.clock.now();
+        limits
+            .turn_blocks
+            .give_back_idle(turn_blocks::IDLE_GIVE_BACK, now)
+            .await;
+        let yesterday = now.date_naive().pred_opt();
+        if let Some(yesterday) = yesterday
+            && forgotten_before != Some(yesterday)
+        {
+            let forgotten = match limits.pool.get().await {
+                Ok(mut conn) => stored::forget_turns_before(&mut conn, yesterday).await,
+                Err(error) => Err(error),
+            };
+            if forgotten.is_ok() {
+                forgotten_before = Some(yesterday);
+            }
+        }
+    }
+}
+
 impl TurnObserver for UsageLimits {
     fn turn_ended(&self, record: &TurnRecord) {
         self.count_tokens(record);
@@ -627,6 +721,7 @@ mod tests {
     use super::*;
     use crate::db::usage::NewLimit;
     use crate::testing::TestDatabase;
+    use std::time::Duration;
 
     /// A clock the test moves.
     struct SetClock(Mutex<DateTime<Utc>>);
@@ -653,10 +748,13 @@ mod tests {
         let clock = Arc::new(SetClock(Mutex::new(at("2026-12-05T23:59:59.000Z"))));
         let limits = UsageLimits::load(db.pool(), clock.clone()).await.unwrap();
         let ann = Uuid::new_v4();
-        assert!(limits.admit(Some(ann), None).is_ok());
+        assert!(limits.admit(Some(ann), None).await.is_ok());
         *clock.0.lock().unwrap() = at("2026-12-05T23:59:59.999Z");
-        assert!(limits.admit(Some(ann), None).is_ok(), "the second of two");
-        let reached = limits.admit(Some(ann), None).unwrap_err();
+        assert!(
+            limits.admit(Some(ann), None).await.is_ok(),
+            "the second of two"
+        );
+        let reached = limits.admit(Some(ann), None).await.unwrap_err();
         assert_eq!(
             (reached.limit, reached.used),
             (2, 2),
@@ -671,8 +769,121 @@ mod tests {
             "a refusal is not counted"
         );
         *clock.0.lock().unwrap() = at("2026-12-06T00:00:00.000Z");
-        assert!(limits.admit(Some(ann), None).is_ok(), "a new day");
+        assert!(limits.admit(Some(ann), None).await.is_ok(), "a new day");
         assert_eq!(limits.use_of_user(ann).turns_today, 1);
+    }
+
+    async fn with_limit(db: &TestDatabase, limit: NewLimit) {
+        stored::set(&mut db.pool().get().await.unwrap(), &limit)
+            .await
+            .unwrap();
+    }
+
+    fn turns_a_day(subject: &'static str, subject_id: Option<Uuid>, turns: i64) -> NewLimit {
+        NewLimit {
+            subject,
+            subject_id,
+            turns_per_day: Some(turns),
+            tokens_per_day: None,
+            tokens_per_month: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn instances_asked_at_the_same_instant_let_in_no_more_turns_than_the_limit() {
+        let db = TestDatabase::migrated().await;
+        with_limit(&db, turns_a_day("everyone", None, 4)).await;
+        let first = UsageLimits::load(db.pool(), Arc::new(SystemClock))
+            .await
+            .unwrap();
+        let second = UsageLimits::load(db.pool(), Arc::new(SystemClock))
+            .await
+            .unwrap();
+        let ann = Some(Uuid::new_v4());
+        let asked = (0..12).flat_map(|_| [first.admit(ann, None), second.admit(ann, None)]);
+        let answers = futures_util::future::join_all(asked).await;
+        let refusals: Vec<&QuotaExceeded> =
+            answers.iter().filter_map(|a| a.as_ref().err()).collect();
+        assert_eq!(answers.len() - refusals.len(), 4, "{answers:?}");
+        for refusal in refusals {
+            assert_eq!(
+                (refusal.measure, refusal.limit, refusal.used),
+                (Measure::TurnsPerDay, 4, 4)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn turns_an_instance_holds_and_does_not_use_go_back_to_the_others() {
+        let db = TestDatabase::migrated().await;
+        let ann = Uuid::new_v4();
+        with_limit(&db, turns_a_day("user", Some(ann), 80)).await;
+        let first = UsageLimits::load(db.pool(), Arc::new(SystemClock))
+            .await
+            .unwrap();
+        let second = UsageLimits::load(db.pool(), Arc::new(SystemClock))
+            .await
+            .unwrap();
+        assert!(first.admit(Some(ann), None).await.is_ok());
+        let today = Utc::now().date_naive();
+        let taken = async || {
+            stored::turns_taken(
+                &mut db.pool().get().await.unwrap(),
+                Counted::User(ann),
+                today,
+            )
+            .await
+            .unwrap()
+        };
+        assert_eq!(taken().await, Some(10), "a block of an eighth of 80");
+        for turn in 1..=70 {
+            assert!(second.admit(Some(ann), None).await.is_ok(), "turn {turn}");
+        }
+        let reached = second.admit(Some(ann), None).await.unwrap_err();
+        assert_eq!((reached.limit, reached.used), (80, 80), "the first holds 9");
+        first
+            .turn_blocks
+            .give_back_idle(Duration::ZERO, Utc::now())
+            .await;
+        assert_eq!(taken().await, Some(71));
+        assert!(
+            second.admit(Some(ann), None).await.is_ok(),
+            "a turn given back"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_turn_refused_by_its_keys_limit_leaves_the_persons_turns_as_they_were() {
+        let db = TestDatabase::migrated().await;
+        let (ann, key) = (Uuid::new_v4(), Uuid::new_v4());
+        with_limit(&db, turns_a_day("user", Some(ann), 10)).await;
+        with_limit(&db, turns_a_day("key", Some(key), 1)).await;
+        let limits = UsageLimits::load(db.pool(), Arc::new(SystemClock))
+            .await
+            .unwrap();
+        // Another instance took the key's one turn, and this one has not heard of it.
+        let now = Utc::now();
+        let elsewhere = stored::take_turns(
+            &mut db.pool().get().await.unwrap(),
+            Counted::Key(key),
+            now.date_naive(),
+            day_start(now),
+            1,
+            |_| 1,
+        )
+        .await
+        .unwrap();
+        assert_eq!(elsewhere.given, 1);
+        let reached = limits.admit(Some(ann), Some(key)).await.unwrap_err();
+        assert_eq!(
+            (reached.subject, reached.limit, reached.used),
+            ("key", 1, 1)
+        );
+        for turn in 1..=10 {
+            assert!(limits.admit(Some(ann), None).await.is_ok(), "turn {turn}");
+        }
+        let reached = limits.admit(Some(ann), None).await.unwrap_err();
+        assert_eq!((reached.subject, reached.used), ("user", 10));
     }
 
     fn at(text: &str) -> DateTime<Utc> {

@@ -294,6 +294,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    turns_taken (subject, subject_id, day) {
+        subject -> Text,
+        subject_id -> Uuid,
+        day -> Date,
+        taken -> Int8,
+    }
+}
+
+diesel::table! {
     usage_limits (id) {
         id -> Int8,
         subject -> Text,
@@ -376,6 +385,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     sessions,
     turn_feedback,
     turn_owners,
+    turns_taken,
     usage_limits,
     user_identities,
     users,

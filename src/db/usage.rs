@@ -1,11 +1,11 @@
 //! `usage_limits`, and the sums of `query_log` that limits and usage reports read.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_query;
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel::sql_types::{BigInt, Date, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::DbError;
@@ -178,6 +178,147 @@ pub async fn subject_names(
         .map(|subject| (subject.id, subject.name))
         .collect();
     Ok(SubjectNames { names })
+}
+
+/// Whose use is counted: a person's (through any way in) or an API key's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counted {
+    User(Uuid),
+    Key(Uuid),
+}
+
+impl Counted {
+    fn subject(self) -> (&'static str, Uuid) {
+        match self {
+            Counted::User(id) => ("user", id),
+            Counted::Key(id) => ("key", id),
+        }
+    }
+}
+
+/// What a request for turns got: `given` more turns, `taken` of the day in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnsGiven {
+    pub given: u64,
+    pub taken: u64,
+}
+
+#[derive(QueryableByName)]
+struct Taken {
+    #[diesel(sql_type = BigInt)]
+    taken: i64,
+}
+
+/// Takes up to `block(left)` more of `whose` turns of `day` (starting at `day_start`)
+/// within `limit`, `left` being what the limit leaves. The day's row is made the first
+/// time, counting the turns already written in `query_log` that day.
+pub async fn take_turns(
+    conn: &mut AsyncPgConnection,
+    whose: Counted,
+    day: NaiveDate,
+    day_start: DateTime<Utc>,
+    limit: u64,
+    block: impl FnOnce(u64) -> u64 + Send,
+) -> Result<TurnsGiven, DbError> {
+    let (subject, id) = whose.subject();
+    let written_today = match whose {
+        Counted::User(_) => {
+            "SELECT count(*) FROM query_log WHERE user_id = $2 AND created_at >= $4"
+        }
+        Counted::Key(_) => "SELECT count(*) FROM query_log WHERE key_id = $2 AND created_at >= $4",
+    };
+    let make_row = format!(
+        "INSERT INTO turns_taken (subject, subject_id, day, taken)
+         SELECT $1, $2, $3, ({written_today})
+         WHERE NOT EXISTS (SELECT 1 FROM turns_taken WHERE subject = $1 AND subject_id = $2 AND day = $3)
+         ON CONFLICT DO NOTHING"
+    );
+    conn.transaction::<_, DbError, _>(async |conn| {
+        sql_query(make_row)
+            .bind::<Text, _>(subject)
+            .bind::<SqlUuid, _>(id)
+            .bind::<Date, _>(day)
+            .bind::<Timestamptz, _>(day_start)
+            .execute(conn)
+            .await?;
+        let Taken { taken } = sql_query(
+            "SELECT taken FROM turns_taken WHERE subject = $1 AND subject_id = $2 AND day = $3 FOR UPDATE",
+        )
+        .bind::<Text, _>(subject)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Date, _>(day)
+        .get_result(conn)
+        .await?;
+        let taken = u64::try_from(taken).unwrap_or(0);
+        let given = block(limit.saturating_sub(taken)).min(limit.saturating_sub(taken));
+        if given > 0 {
+            sql_query(
+                "UPDATE turns_taken SET taken = taken + $4 WHERE subject = $1 AND subject_id = $2 AND day = $3",
+            )
+            .bind::<Text, _>(subject)
+            .bind::<SqlUuid, _>(id)
+            .bind::<Date, _>(day)
+            .bind::<BigInt, _>(i64::try_from(given).unwrap_or(i64::MAX))
+            .execute(conn)
+            .await?;
+        }
+        Ok(TurnsGiven {
+            given,
+            taken: taken + given,
+        })
+    })
+    .await
+}
+
+/// Gives back `turns` taken and not used.
+pub async fn give_back_turns(
+    conn: &mut AsyncPgConnection,
+    whose: Counted,
+    day: NaiveDate,
+    turns: u64,
+) -> Result<(), DbError> {
+    let (subject, id) = whose.subject();
+    sql_query(
+        "UPDATE turns_taken SET taken = GREATEST(taken - $4, 0) WHERE subject = $1 AND subject_id = $2 AND day = $3",
+    )
+    .bind::<Text, _>(subject)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Date, _>(day)
+    .bind::<BigInt, _>(i64::try_from(turns).unwrap_or(i64::MAX))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The turns taken of `whose` day, if its row was made.
+pub async fn turns_taken(
+    conn: &mut AsyncPgConnection,
+    whose: Counted,
+    day: NaiveDate,
+) -> Result<Option<u64>, DbError> {
+    let (subject, id) = whose.subject();
+    let row: Option<Taken> = sql_query(
+        "SELECT taken FROM turns_taken WHERE subject = $1 AND subject_id = $2 AND day = $3",
+    )
+    .bind::<Text, _>(subject)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Date, _>(day)
+    .get_result(conn)
+    .await
+    .optional()?;
+    Ok(row.map(|row| u64::try_from(row.taken).unwrap_or(0)))
+}
+
+/// Forgets the turns taken on days before `day`.
+pub async fn forget_turns_before(
+    conn: &mut AsyncPgConnection,
+    day: NaiveDate,
+) -> Result<(), DbError> {
+    sql_query("DELETE FROM turns_taken WHERE day < $1")
+        .bind::<Date, _>(day)
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// Sends one notification on `channel` for each payload, in order.

@@ -149,7 +149,7 @@ pub async fn chat(
         history,
         version_of,
     };
-    let turn = start_stoppable_turn(&state, spec, scope)?;
+    let turn = start_stoppable_turn(&state, spec, scope).await?;
     let turn_id = turn.turn.turn_id;
     let frames = keep_turn(&state.frame_hub, turn, caller.user_id);
     state.turn_owners.record(turn_id, caller.user_id);

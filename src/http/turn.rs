@@ -68,16 +68,18 @@ pub fn refuse_when_stopping(state: &AppState) -> Result<(), ApiError> {
 /// the asker's turns or tokens is reached (docs/LIMITS.md, "Limits"); the slot is free again once the
 /// turn's row is queued (it travels with the record to the LogActor), or when the turn
 /// leaves none.
-pub fn start_turn(
+pub async fn start_turn(
     state: &AppState,
     spec: TurnSpec,
     scope: Option<CollectionFilter>,
 ) -> Result<StartedTurn, ApiError> {
-    start_stoppable_turn(state, spec, scope).map(|stoppable| stoppable.turn)
+    start_stoppable_turn(state, spec, scope)
+        .await
+        .map(|stoppable| stoppable.turn)
 }
 
 /// [`start_turn`], with the way to stop the turn other than by dropping its frames.
-pub fn start_stoppable_turn(
+pub async fn start_stoppable_turn(
     state: &AppState,
     spec: TurnSpec,
     scope: Option<CollectionFilter>,
@@ -100,6 +102,7 @@ pub fn start_stoppable_turn(
     state
         .usage
         .admit(spec.user_id, spec.key_id)
+        .await
         .map_err(|reached| {
             metrics().count_refused_turn("quota");
             ApiError::QuotaExceeded(Box::new(reached))

@@ -129,7 +129,7 @@ pub async fn chat_completions(
         })?;
     completion_request.input.user_id = caller.user_row();
     completion_request.input.key_id = caller.key_id();
-    let turn = start_turn(&state, completion_request.input, scope)?;
+    let turn = start_turn(&state, completion_request.input, scope).await?;
     let head = CompletionHead::new(turn.turn_id, Utc::now().timestamp());
     if completion_request.stream {
         let events = stream::completion_stream(head, turn);
