@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the real-tool fixtures of the format readers (formats/tests/fixtures/) from the
 # sources in formats/tests/fixtures/src/: PDFs by pdfTeX, LibreOffice and groff, .docx files by
-# LibreOffice and python-docx, HTML pages by Sphinx, MkDocs and rustdoc.
+# LibreOffice and python-docx, HTML pages by Sphinx, MkDocs and rustdoc; and the real-model
+# suite's folder of scans (tests/real_model/fixtures/scans/).
 #
 #   scripts/format-fixtures.sh           make them (installs the tools when missing)
 #
@@ -72,6 +73,32 @@ python3 "$root/bench/scan_pdf.py" "$out/scanned-report.pdf" 150 "$work"/report-s
 python3 "$root/bench/scan_pdf.py" "$out/mixed-report.pdf" 150 \
     "text:Cover letter|The archive room key is kept by the night porter, Mr Alder.|He is at the desk from eight in the evening to six in the morning.|Ask him for the key and sign the book beside the door.|The scanned findings of the report follow on the next page." \
     "$work/report-scan-2.jpg"
+
+# The real-model suite's folder of scans (tests/real_model/fixtures/scans/), whose facts
+# no model knows: typed pages (bench/scan_pdf.py) rendered by Poppler at 150 DPI,
+# greyscale, then a scanned PDF of two such pages, a mixed PDF (a typed page, then a
+# scanned one) and a photo of a page (PNG).
+scans="$root/tests/real_model/fixtures/scans"
+mkdir -p "$scans"
+python3 "$root/bench/scan_pdf.py" "$work/harbour-ledger.pdf" 150 \
+    "text:Harbour office of Vell Island|Ledger of moorings, summer season||The harbour holds forty-two moorings on the east quay.|Boats over twelve metres moor on the west quay only.|Mooring fees are paid at the office before sailing.|The office opens at seven and closes at noon." \
+    "text:Harbour office of Vell Island, second page||The harbour master of Vell Island is Orsola Brantwick.|She keeps this ledger and gives every boat its mooring.|Her deputy, Fenn Arkwright, keeps the keys of the crane."
+python3 "$root/bench/scan_pdf.py" "$work/beekeepers-minutes.pdf" 150 \
+    "text:Treasurer's report||The treasurer of the Fennick Valley Beekeepers' Society,|Ambrose Quillfeather, counted 317 hives this spring,|twenty-five more than last year.|The honey fair is held on the second Saturday of June."
+python3 "$root/bench/scan_pdf.py" "$work/ferry-notice.pdf" 150 \
+    "text:Notice to passengers of the Marrowgate ferry||From the first of March the Marrowgate ferry leaves|from pier 9 instead of pier 4.|The crossing to Tolley Sands takes fifty minutes.|Tickets are sold on board by the skipper, Idris Callowen."
+for page in 1 2; do
+    pdftoppm -r 150 -gray -jpeg -jpegopt quality=50 -f "$page" -l "$page" -singlefile \
+        "$work/harbour-ledger.pdf" "$work/harbour-ledger-$page"
+done
+python3 "$root/bench/scan_pdf.py" "$scans/scanned-harbour-ledger.pdf" 150 \
+    "$work/harbour-ledger-1.jpg" "$work/harbour-ledger-2.jpg"
+pdftoppm -r 150 -gray -jpeg -jpegopt quality=50 -singlefile \
+    "$work/beekeepers-minutes.pdf" "$work/beekeepers-minutes-2"
+python3 "$root/bench/scan_pdf.py" "$scans/mixed-beekeepers-minutes.pdf" 150 \
+    "text:Fennick Valley Beekeepers' Society|Minutes of the spring meeting||The meeting was held in the village hall and opened at eight.|Members spoke of the new apiary beside the old mill, of the|swarm season and of the wax press lent to the school.|The minutes of the last meeting were read and approved.|The treasurer's report, scanned, is on the next page." \
+    "$work/beekeepers-minutes-2.jpg"
+pdftoppm -r 150 -gray -png -singlefile "$work/ferry-notice.pdf" "$scans/photo-ferry-notice"
 
 # python-docx, and a copy whose heading styles have localised ids.
 "$venv/bin/python" "$src/python_docx_fixture.py" "$out/python-docx.docx"

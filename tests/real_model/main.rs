@@ -1,8 +1,9 @@
 //! The real-model suite: bor in front of real OpenAI-compatible model servers
 //! (llama-cpp-python, as `scripts/llm-server.sh` runs it). `quality.rs` checks the
 //! answers of the default local models (Qwen2.5-Coder-0.5B and all-MiniLM-L6-v2, two
-//! servers); the other modules check the wire and failures with SmolLM2-135M (one server
-//! for chat and embeddings, fast enough to be killed mid-answer).
+//! servers), `scans.rs` their answers from scanned pages read by Tesseract; the other
+//! modules check the wire and failures with SmolLM2-135M (one server for chat and
+//! embeddings, fast enough to be killed mid-answer).
 //!
 //! Built only with the `real-model` feature; `make test-real-model` installs and starts
 //! the servers, then runs it:
@@ -27,6 +28,7 @@
 mod embeddings;
 mod failures;
 mod quality;
+mod scans;
 mod support;
 mod turns;
 mod wire;

@@ -13,7 +13,7 @@ use crate::support::*;
 
 /// The questions, shared with `make bench-local-models`.
 const QUESTIONS: &str = include_str!("questions.json");
-const SETTINGS: &str = include_str!("../../scripts/models/qwen.env");
+pub const SETTINGS: &str = include_str!("../../scripts/models/qwen.env");
 const SAMPLE_KB: [(&str, &str); 3] = [
     (
         "configuration.md",
@@ -28,7 +28,7 @@ const SAMPLE_KB: [(&str, &str); 3] = [
         include_str!("../../docs/sample-kb/what-is-bor.md"),
     ),
 ];
-const ADMIN_TOKEN: &str = "real-model-quality-token";
+pub const ADMIN_TOKEN: &str = "real-model-quality-token";
 /// What the deflected prompt makes the model open with.
 const NOT_FROM_DOCUMENTS: &str = "not from your documents";
 
@@ -53,7 +53,7 @@ fn questions() -> &'static Questions {
 
 /// Whether one of `fact`'s words is a word of `answer` (letters, digits and `_`),
 /// case-insensitively.
-fn states_fact(answer: &str, fact: &[String]) -> bool {
+pub fn states_fact(answer: &str, fact: &[String]) -> bool {
     let answer = answer.to_lowercase();
     let words: Vec<&str> = answer
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -63,16 +63,15 @@ fn states_fact(answer: &str, fact: &[String]) -> bool {
 }
 
 /// `NAME=value` lines of an env file.
-fn env_lines(text: &str) -> Vec<(&str, &str)> {
+pub fn env_lines(text: &str) -> Vec<(&str, &str)> {
     text.lines()
         .filter(|line| line.starts_with("BOR_"))
         .filter_map(|line| line.split_once('='))
         .collect()
 }
 
-/// bor with the default local setup, the sample knowledge base imported through the
-/// admin API (so the app's index has it at once).
-async fn app_with_sample_kb() -> RealModelApp {
+/// bor with the default local setup and [`ADMIN_TOKEN`], its answers capped in length.
+pub async fn app_with_default_models() -> RealModelApp {
     let mut vars = env_lines(SETTINGS);
     let embeddings = default_embed_server_url();
     vars.extend([
@@ -80,7 +79,13 @@ async fn app_with_sample_kb() -> RealModelApp {
         ("BOR_ADMIN_TOKEN", ADMIN_TOKEN),
     ]);
     let proxy = RewritingProxy::start(&default_chat_server_url(), cap_answer_length);
-    let app = RealModelApp::spawn(&proxy.base_url(), &vars).await;
+    RealModelApp::spawn(&proxy.base_url(), &vars).await
+}
+
+/// bor with the default local setup, the sample knowledge base imported through the
+/// admin API (so the app's index has it at once).
+async fn app_with_sample_kb() -> RealModelApp {
+    let app = app_with_default_models().await;
     for (name, content) in SAMPLE_KB {
         let title = content
             .lines()

@@ -112,7 +112,7 @@ pub struct RealModelApp {
     /// The LLM base URL bor uses.
     pub llm_base_url: String,
     /// The app's database, dropped with the app.
-    _db: TestDatabase,
+    db: TestDatabase,
 }
 
 impl RealModelApp {
@@ -135,8 +135,13 @@ impl RealModelApp {
             address,
             pool: db.pool(),
             llm_base_url: llm_base_url.to_owned(),
-            _db: db,
+            db,
         }
+    }
+
+    /// The URL of the app's database, for a `bor` command beside it.
+    pub fn database_url(&self) -> &str {
+        self.db.url()
     }
 
     /// Asks `message` and returns the frames as they come.
@@ -202,6 +207,21 @@ impl RealModelApp {
             .expect("the admin request is answered")
             .status()
             .as_u16()
+    }
+
+    /// GETs `path` and reads its JSON body; panics unless the status is 200.
+    pub async fn get_json(&self, path: &str) -> Value {
+        let mut response = awc::Client::new()
+            .get(format!("{}{path}", self.address))
+            .send()
+            .await
+            .expect("the request is answered");
+        assert_eq!(response.status(), 200, "GET {path}");
+        response
+            .json()
+            .limit(16 * 1024 * 1024)
+            .await
+            .expect("a JSON body")
     }
 
     /// Asks `message` and reads the whole turn.
