@@ -23,8 +23,8 @@ enum Command {
     Migrate,
     /// Probe the database, the LLM server and the knowledge base, and say what is missing.
     Check,
-    /// Import Markdown, plain-text, PDF, HTML and Word files, and web pages, into the
-    /// knowledge base; folders are read recursively (hidden entries left out). Other
+    /// Import Markdown, plain-text, PDF, HTML and Word files, images of pages (PNG,
+    /// JPEG, TIFF, WebP, read by OCR), and web pages, into the knowledge base; folders are read recursively (hidden entries left out). Other
     /// files are skipped with a line each; unchanged files and pages are left as they
     /// are.
     Import {
