@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 27] = [
+pub(super) const TABLES: [&str; 28] = [
     "api_keys",
     "audit_log",
     "chunks",
@@ -33,6 +33,7 @@ pub(super) const TABLES: [&str; 27] = [
     "sessions",
     "turn_feedback",
     "turn_owners",
+    "turns_taken",
     "usage_limits",
     "user_identities",
     "users",
@@ -114,6 +115,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "varchar" => "Varchar".to_owned(),
         "uuid" => "Uuid".to_owned(),
         "jsonb" => "Jsonb".to_owned(),
+        "date" => "Date".to_owned(),
         "timestamptz" => "Timestamptz".to_owned(),
         "tsvector" => "Tsvector".to_owned(),
         other => panic!("no diesel type known for column type {other}"),
