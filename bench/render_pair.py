@@ -66,7 +66,7 @@ SCENARIOS = {
             "turn is refused). The same deflected turn through `POST /api/chat`; time to first "
             "token from the request's start to the first `delta` frame. Limits are checked "
             "from memory; a turns limit takes turns from the instances' shared count in blocks "
-            "of up to 64 (one statement per block, docs/LIMITS.md), and each turn's use is told "
+            "of up to 1,024 (one short transaction per block, docs/LIMITS.md), and each turn's use is told "
             "to other instances by a `NOTIFY` sent off the turn's path. Each run starts with "
             "the log's queue drained. The two keys alternate, which goes first changing from "
             "repeat to repeat."
