@@ -41,6 +41,10 @@ fn block(left: u64) -> u64 {
 struct Block {
     day: Option<NaiveDate>,
     left: u64,
+    /// The size of the last block taken.
+    given: u64,
+    /// Whether the next block is being taken while turns go on from this one.
+    refilling: bool,
     last_used: Option<Instant>,
 }
 
@@ -65,11 +69,66 @@ pub enum Unasked {
     Away,
 }
 
-/// The blocks this instance holds.
-pub struct TurnBlocks {
+/// Asks the database for blocks, and leaves it alone for a while after it failed.
+#[derive(Clone)]
+struct Asker {
     pool: DbPool,
     /// Until when the database is not asked, after it failed.
-    away_until: Mutex<Option<Instant>>,
+    away_until: Arc<Mutex<Option<Instant>>>,
+}
+
+impl Asker {
+    /// A block of `counted`'s turns of the day of `now` under `limit`.
+    async fn ask(
+        &self,
+        counted: Counted,
+        now: DateTime<Utc>,
+        limit: u64,
+    ) -> Result<stored::TurnsGiven, Unasked> {
+        let away = *self
+            .away_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if away.is_some_and(|until| Instant::now() < until) {
+            return Err(Unasked::Away);
+        }
+        let ask = async {
+            let mut conn = self.pool.get().await?;
+            let day_start = super::day_start(now);
+            stored::take_turns(
+                &mut conn,
+                counted,
+                now.date_naive(),
+                day_start,
+                limit,
+                block,
+            )
+            .await
+        };
+        match tokio::time::timeout(ASK_TIMEOUT, ask).await {
+            Ok(Ok(got)) => Ok(got),
+            Ok(Err(error)) => Err(self.gone_away(error.into())),
+            Err(_) => Err(self.gone_away(Unasked::Timeout)),
+        }
+    }
+
+    /// Leaves the database alone for a while after `failure`; says so.
+    fn gone_away(&self, failure: Unasked) -> Unasked {
+        *self
+            .away_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + AWAY_FOR);
+        tracing::warn!(
+            error = %bor_actors::error_chain(&failure),
+            "the turns taken of the instances could not be asked; turns limits are checked from this instance's count for {AWAY_FOR:?}"
+        );
+        failure
+    }
+}
+
+/// The blocks this instance holds.
+pub struct TurnBlocks {
+    asker: Asker,
     /// One lock per subject, held while its block is refilled, so that the turns that
     /// wait for it share one request.
     blocks: Mutex<HashMap<Counted, Arc<tokio::sync::Mutex<Block>>>>,
@@ -78,8 +137,10 @@ pub struct TurnBlocks {
 impl TurnBlocks {
     pub fn new(pool: DbPool) -> TurnBlocks {
         TurnBlocks {
-            pool,
-            away_until: Mutex::default(),
+            asker: Asker {
+                pool,
+                away_until: Arc::default(),
+            },
             blocks: Mutex::default(),
         }
     }
@@ -95,8 +156,10 @@ impl TurnBlocks {
     }
 
     /// Takes one of `counted`'s turns of the day of `now`, under `limit`: from the
-    /// block held, else from a new block. Nothing is taken when the database could not
-    /// be asked in time; after a failure it is not asked for [`AWAY_FOR`].
+    /// block held, else from a new block. Once half a block is used the next one is
+    /// taken in the background, so that turns seldom wait for the database. Nothing is
+    /// taken when the database could not be asked in time; after a failure it is not
+    /// asked for [`AWAY_FOR`].
     pub async fn take(
         &self,
         counted: Counted,
@@ -114,44 +177,32 @@ impl TurnBlocks {
             };
         }
         if held.left == 0 {
-            let away = *self
-                .away_until
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if away.is_some_and(|until| Instant::now() < until) {
-                return Err(Unasked::Away);
-            }
-            let ask = async {
-                let mut conn = self.pool.get().await?;
-                stored::take_turns(&mut conn, counted, day, super::day_start(now), limit, block)
-                    .await
-            };
-            let got = match tokio::time::timeout(ASK_TIMEOUT, ask).await {
-                Ok(Ok(got)) => got,
-                Ok(Err(error)) => return Err(self.gone_away(error.into())),
-                Err(_) => return Err(self.gone_away(Unasked::Timeout)),
-            };
+            let got = self.asker.ask(counted, now, limit).await?;
             if got.given == 0 {
                 return Ok(Take::Reached { taken: got.taken });
             }
             held.left = got.given;
+            held.given = got.given;
         }
         held.left -= 1;
         held.last_used = Some(Instant::now());
+        if !held.refilling && held.given >= 2 && held.left <= held.given / 2 {
+            held.refilling = true;
+            let asker = self.asker.clone();
+            let block_lock = Arc::clone(&block_lock);
+            tokio::spawn(async move {
+                let got = asker.ask(counted, now, limit).await;
+                let mut held = block_lock.lock().await;
+                held.refilling = false;
+                if let Ok(got) = got
+                    && held.day == Some(day)
+                {
+                    held.left += got.given;
+                    held.given = got.given.max(1);
+                }
+            });
+        }
         Ok(Take::Taken)
-    }
-
-    /// Leaves the database alone for a while after `failure`; says so once.
-    fn gone_away(&self, failure: Unasked) -> Unasked {
-        *self
-            .away_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + AWAY_FOR);
-        tracing::warn!(
-            error = %bor_actors::error_chain(&failure),
-            "the turns taken of the instances could not be asked; turns limits are checked from this instance's count for {AWAY_FOR:?}"
-        );
-        failure
     }
 
     /// Puts back a turn taken for a turn that another limit then refused.
@@ -187,7 +238,7 @@ impl TurnBlocks {
                 continue;
             }
             let Some(day) = held.day else { continue };
-            let given_back = match self.pool.get().await {
+            let given_back = match self.asker.pool.get().await {
                 Ok(mut conn) => stored::give_back_turns(&mut conn, counted, day, held.left).await,
                 Err(error) => Err(error),
             };
@@ -232,6 +283,44 @@ mod tests {
         assert!(matches!(first, Unasked::Database(_)), "{first:?}");
         let next = blocks.take(ann, Utc::now(), 3).await.unwrap_err();
         assert!(matches!(next, Unasked::Away), "{next:?}");
+    }
+
+    #[tokio::test]
+    async fn the_next_block_is_taken_once_half_of_one_is_used() {
+        let db = crate::testing::TestDatabase::migrated().await;
+        let blocks = TurnBlocks::new(db.pool());
+        let ann = Counted::User(uuid::Uuid::new_v4());
+        let now = Utc::now();
+        let taken = async || {
+            stored::turns_taken(&mut db.pool().get().await.unwrap(), ann, now.date_naive())
+                .await
+                .unwrap()
+        };
+        for _ in 0..4 {
+            assert_eq!(blocks.take(ann, now, 80).await.unwrap(), Take::Taken);
+        }
+        assert_eq!(
+            taken().await,
+            Some(10),
+            "a block of an eighth of 80, 6 left"
+        );
+        assert_eq!(blocks.take(ann, now, 80).await.unwrap(), Take::Taken);
+        let mut waited = 0;
+        while taken().await != Some(18) {
+            waited += 1;
+            assert!(
+                waited < 1_000,
+                "the next block (8 of 70) is taken in the background"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for turn in 6..=18 {
+            assert_eq!(
+                blocks.take(ann, now, 80).await.unwrap(),
+                Take::Taken,
+                "turn {turn}"
+            );
+        }
     }
 
     #[test]
