@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use crate::testing::TestDatabase;
 
 /// Every table the migrations make, by name.
-pub(super) const TABLES: [&str; 27] = [
+pub(super) const TABLES: [&str; 28] = [
     "api_keys",
     "audit_log",
     "chunks",
@@ -33,6 +33,7 @@ pub(super) const TABLES: [&str; 27] = [
     "sessions",
     "turn_feedback",
     "turn_owners",
+    "turns_taken",
     "usage_limits",
     "user_identities",
     "users",
@@ -110,6 +111,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "_int8" => "Array<Int8>".to_owned(),
         "_text" => "Array<Text>".to_owned(),
         "bool" => "Bool".to_owned(),
+        "date" => "Date".to_owned(),
         "text" => "Text".to_owned(),
         "varchar" => "Varchar".to_owned(),
         "uuid" => "Uuid".to_owned(),
