@@ -111,6 +111,7 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "_int8" => "Array<Int8>".to_owned(),
         "_text" => "Array<Text>".to_owned(),
         "bool" => "Bool".to_owned(),
+        "date" => "Date".to_owned(),
         "text" => "Text".to_owned(),
         "varchar" => "Varchar".to_owned(),
         "uuid" => "Uuid".to_owned(),
