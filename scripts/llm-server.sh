@@ -93,9 +93,10 @@ model_settings() {
         MODEL_ALIAS=nomic-embed-text-v1.5
         MODEL_FETCH=nomic
         # Mean pooling, as the model was trained and as sentence-transformers runs it.
-        # A text is read whole up to 2,048 tokens (a 600-character chunk is about 150, a
-        # question of bor's 8,000 characters at most 2,000; the model reaches 8,192),
-        # and a batch of texts fills up to 2,048 tokens per run; a longer text is cut.
+        # Batches of 512 tokens: the texts of a request share a batch, and the model
+        # attends across all of it (masked), so batches of 2,048 cost twice the time per
+        # chunk (docs/LOCAL_MODELS.md). A text is read up to 512 tokens (about 2,000
+        # characters; a 600-character chunk is about 120) and cut there.
         MODEL_ARGS=(--n_ctx 2048 --n_batch 512 --n_ubatch 512 --embedding true --kv_overrides nomic-bert.pooling_type=int:1)
         ;;
     smollm2)
