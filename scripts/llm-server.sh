@@ -21,12 +21,16 @@
 #                                             the address to listen on, 127.0.0.1 unless set)
 #   scripts/llm-server.sh check-embedder PORT the MiniLM conversion proved against its
 #                                             upstream files, on the server at PORT
+#   scripts/llm-server.sh check-nomic PORT    the served nomic-embed-text proved against
+#                                             its weights (a forward pass in numpy)
 #
 # MODEL is one of
 #   qwen     Qwen2.5-Coder-0.5B-Instruct Q4_K_M, chat (alias qwen2.5-coder-0.5b)
 #   minilm   all-MiniLM-L6-v2 as an ONNX graph (F32) on ONNX Runtime, embeddings
 #            (alias all-minilm-l6-v2; scripts/models/embed_server.py, not llama-cpp-python)
 #   smollm2  SmolLM2-135M-Instruct Q4_1, chat and embeddings (alias smollm2)
+#   nomic    nomic-embed-text-v1.5 F16 (768 dimensions), embeddings (alias
+#            nomic-embed-text-v1.5; bor adds its task prefixes, scripts/models/nomic.env)
 #   qwen-tools  qwen with llama-cpp-python's function-calling chat format (benchmark)
 # Where each comes from, and how it is checked: scripts/models/fetch.py.
 set -euo pipefail
@@ -83,6 +87,18 @@ model_settings() {
         MODEL_TITLE="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, chatml-function-calling)"
         MODEL_ARGS+=(--chat_format chatml-function-calling)
         ;;
+    nomic)
+        MODEL_TITLE="nomic-embed-text-v1.5 (F16)"
+        MODEL_FILE=$MODELS_DIR/nomic-embed-text-v1.5.f16.gguf
+        MODEL_ALIAS=nomic-embed-text-v1.5
+        MODEL_FETCH=nomic
+        # Mean pooling, as the model was trained and as sentence-transformers runs it.
+        # Batches of 512 tokens: the texts of a request share a batch, and the model
+        # attends across all of it (masked), so batches of 2,048 cost twice the time per
+        # chunk (docs/LOCAL_MODELS.md). A text is read up to 512 tokens (about 2,000
+        # characters; a 600-character chunk is about 120) and cut there.
+        MODEL_ARGS=(--n_ctx 2048 --n_batch 512 --n_ubatch 512 --embedding true --kv_overrides nomic-bert.pooling_type=int:1)
+        ;;
     smollm2)
         MODEL_TITLE="SmolLM2-135M-Instruct (Q4_1)"
         MODEL_FILE=$MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -91,7 +107,7 @@ model_settings() {
         # The model's whole 8k context; mean pooling gives OpenAI-shaped /v1/embeddings.
         MODEL_ARGS=(--n_ctx 8192 --embedding true --kv_overrides llama.pooling_type=int:1)
         ;;
-    *) die "unknown model '$1' (qwen, minilm or smollm2)" ;;
+    *) die "unknown model '$1' (qwen, minilm, smollm2 or nomic)" ;;
     esac
 }
 
@@ -322,6 +338,14 @@ check_embedder() {
     "$PYTHON" scripts/models/check_embedder.py "$MODELS_DIR/all-MiniLM-L6-v2" "http://127.0.0.1:$port"
 }
 
+check_nomic() {
+    local port
+    port=$(port_of "${1:-}")
+    install_tools
+    model_settings nomic
+    "$PYTHON" scripts/models/check_nomic.py "$MODEL_FILE" "http://127.0.0.1:$port"
+}
+
 command=${1:-}
 shift || true
 case "$command" in
@@ -331,8 +355,9 @@ stop) stop "${1:-}" ;;
 status) status "${1:-}" ;;
 serve) serve "${1:-}" "${2:-}" ;;
 check-embedder) check_embedder "${1:-}" ;;
+check-nomic) check_nomic "${1:-}" ;;
 *)
-    echo "usage: $0 install [MODEL…] | start MODEL PORT | stop PORT | status PORT | serve MODEL PORT | check-embedder PORT" >&2
+    echo "usage: $0 install [MODEL…] | start MODEL PORT | stop PORT | status PORT | serve MODEL PORT | check-embedder PORT | check-nomic PORT" >&2
     exit 2
     ;;
 esac

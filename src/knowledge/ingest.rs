@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bor_actors::llm::{LlmClient, LlmError};
+use bor_actors::llm::{EmbedPurpose, LlmClient, LlmError};
 use diesel_async::AsyncConnection;
 use futures_util::{FutureExt, StreamExt};
 
@@ -524,7 +524,9 @@ impl Ingestor {
         let sent = inputs.len();
         let vectors = self
             .llm
-            .embed(inputs, |attempt, max| progress.retrying(attempt, max))
+            .embed(EmbedPurpose::Document, inputs, |attempt, max| {
+                progress.retrying(attempt, max)
+            })
             .await?;
         if vectors.len() != sent {
             return Err(IngestError::BadEmbeddings(format!(
