@@ -116,7 +116,6 @@ fn diesel_type(udt_name: &str, nullable: bool) -> String {
         "varchar" => "Varchar".to_owned(),
         "uuid" => "Uuid".to_owned(),
         "jsonb" => "Jsonb".to_owned(),
-        "date" => "Date".to_owned(),
         "timestamptz" => "Timestamptz".to_owned(),
         "tsvector" => "Tsvector".to_owned(),
         other => panic!("no diesel type known for column type {other}"),
