@@ -9,6 +9,10 @@
 #   LOCAL_MODEL=qwen (default)  Qwen2.5-Coder-0.5B-Instruct for chat on 127.0.0.1:18089,
 #                               all-MiniLM-L6-v2 for embeddings on 127.0.0.1:18088
 #   LOCAL_MODEL=smollm2         SmolLM2-135M-Instruct for both on 127.0.0.1:18089
+# and, when asked for, a re-ranker (off by default: docs/LOCAL_MODELS.md, "Re-ranking"):
+#   LOCAL_RERANK=nanoranker     nanoranker 1.2's network on 127.0.0.1:18087
+#   LOCAL_RERANK=ms-marco       your own copy of ms-marco-MiniLM-L6-v2's ONNX export
+#                               (CROSS_ENCODER_DIR: its folder) on 127.0.0.1:18087
 # and their settings (scripts/models/NAME.env) apply where you have not set the
 # variable yourself. They are also written to .llm-server/bor.env, which `bor` on the PATH (a
 # link to scripts/bor beside cargo) reads, so that `bor import` in another terminal
@@ -27,8 +31,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LOCAL_MODEL=${LOCAL_MODEL:-qwen}
+LOCAL_RERANK=${LOCAL_RERANK:-}
 CHAT_PORT=18089
 EMBED_PORT=18088
+RERANK_PORT=18087
 SETTINGS_FILE=.llm-server/bor.env
 ADMIN_TOKEN_FILE=.admin-token
 FIRST_ADMIN_FILE=.first-admin
@@ -47,6 +53,17 @@ smollm2)
     ;;
 *)
     echo "run: LOCAL_MODEL must be qwen or smollm2, not '$LOCAL_MODEL'" >&2
+    exit 2
+    ;;
+esac
+case "$LOCAL_RERANK" in
+"") ;;
+nanoranker | ms-marco)
+    SERVERS+=("$LOCAL_RERANK $RERANK_PORT")
+    URLS+=("BOR_RERANK_BASE_URL=http://127.0.0.1:$RERANK_PORT/v1")
+    ;;
+*)
+    echo "run: LOCAL_RERANK must be nanoranker, ms-marco or empty, not '$LOCAL_RERANK'" >&2
     exit 2
     ;;
 esac
