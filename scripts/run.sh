@@ -12,6 +12,10 @@
 #   LOCAL_EMBED=nomic           nomic-embed-text-v1.5 for embeddings on 127.0.0.1:18088
 #                               instead, with either (768 dimensions: the knowledge
 #                               base is embedded anew before bor serves; README.md)
+# and, when asked for, a re-ranker (off by default: docs/LOCAL_MODELS.md, "Re-ranking"):
+#   LOCAL_RERANK=nanoranker     nanoranker 1.2's network on 127.0.0.1:18087
+#   LOCAL_RERANK=ms-marco       your own copy of ms-marco-MiniLM-L6-v2's ONNX export
+#                               (CROSS_ENCODER_DIR: its folder) on 127.0.0.1:18087
 # and their settings (scripts/models/NAME.env, the embedder's first) apply where you
 # have not set the variable yourself. They are also written to .llm-server/bor.env, which `bor` on the PATH (a
 # link to scripts/bor beside cargo) reads, so that `bor import` in another terminal
@@ -31,8 +35,10 @@ cd "$(dirname "$0")/.."
 
 LOCAL_MODEL=${LOCAL_MODEL:-qwen}
 LOCAL_EMBED=${LOCAL_EMBED:-}
+LOCAL_RERANK=${LOCAL_RERANK:-}
 CHAT_PORT=18089
 EMBED_PORT=18088
+RERANK_PORT=18087
 SETTINGS_FILE=.llm-server/bor.env
 ADMIN_TOKEN_FILE=.admin-token
 FIRST_ADMIN_FILE=.first-admin
@@ -55,6 +61,17 @@ smollm2)
     ;;
 *)
     echo "run: LOCAL_MODEL must be qwen or smollm2, not '$LOCAL_MODEL'" >&2
+    exit 2
+    ;;
+esac
+case "$LOCAL_RERANK" in
+"") ;;
+nanoranker | ms-marco)
+    SERVERS+=("$LOCAL_RERANK $RERANK_PORT")
+    URLS+=("BOR_RERANK_BASE_URL=http://127.0.0.1:$RERANK_PORT/v1")
+    ;;
+*)
+    echo "run: LOCAL_RERANK must be nanoranker, ms-marco or empty, not '$LOCAL_RERANK'" >&2
     exit 2
     ;;
 esac

