@@ -2,10 +2,10 @@
 
 use std::fmt;
 use std::sync::Arc;
-
-use super::messages::EmbedPurpose;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use super::messages::EmbedPurpose;
 
 /// Connection and retry settings of the LLM server (`BOR_LLM_*` in .env.example;
 /// docs/PROTOCOL.md, "Retry policy").
