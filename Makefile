@@ -8,7 +8,9 @@ SHELL := /bin/bash
 
 help:
 	@echo "make run              start bor (release build; PostgreSQL and the local models if needed;"
-	@echo "                      LOCAL_MODEL=smollm2 for the smallest one)"
+	@echo "                      LOCAL_MODEL=smollm2 for the smallest one; LOCAL_EMBED=nomic for the"
+	@echo "                      stronger, slower embedder nomic-embed-text-v1.5; LOCAL_RERANK=nanoranker"
+	@echo "                      adds a re-ranker)"
 	@echo "make test             provision PostgreSQL, then every test (test-quick, test-openai-sdk, test-mcp-sdk,"
 	@echo "                      test-real-model, test-browser)"
 	@echo "make test-quick       the Rust tests but the real-model suite (fault drills included), against the running PostgreSQL"
@@ -39,7 +41,7 @@ help:
 	@echo "make fmt              format the code"
 
 run:
-	@LOCAL_MODEL=$(LOCAL_MODEL) scripts/run.sh
+	@LOCAL_MODEL=$(LOCAL_MODEL) LOCAL_EMBED=$(LOCAL_EMBED) LOCAL_RERANK=$(LOCAL_RERANK) scripts/run.sh
 
 test: postgres
 	@$(MAKE) --no-print-directory test-quick

@@ -21,13 +21,25 @@
 #                                             the address to listen on, 127.0.0.1 unless set)
 #   scripts/llm-server.sh check-embedder PORT the MiniLM conversion proved against its
 #                                             upstream files, on the server at PORT
+#   scripts/llm-server.sh check-nomic PORT    the served nomic-embed-text proved against
+#                                             its weights (a forward pass in numpy)
+#   scripts/llm-server.sh check-reranker PORT the re-ranking server proved: nanoranker at
+#                                             PORT against its published examples, and
+#                                             the cross-encoder path on a tiny model
 #
 # MODEL is one of
 #   qwen     Qwen2.5-Coder-0.5B-Instruct Q4_K_M, chat (alias qwen2.5-coder-0.5b)
 #   minilm   all-MiniLM-L6-v2 as an ONNX graph (F32) on ONNX Runtime, embeddings
 #            (alias all-minilm-l6-v2; scripts/models/embed_server.py, not llama-cpp-python)
 #   smollm2  SmolLM2-135M-Instruct Q4_1, chat and embeddings (alias smollm2)
+#   nomic    nomic-embed-text-v1.5 F16 (768 dimensions), embeddings (alias
+#            nomic-embed-text-v1.5; bor adds its task prefixes, scripts/models/nomic.env)
 #   qwen-tools  qwen with llama-cpp-python's function-calling chat format (benchmark)
+#   nanoranker  nanoranker 1.2's re-ranking network, `/v1/rerank` (scripts/models/rerank_server.py)
+#   ms-marco    your own copy of cross-encoder/ms-marco-MiniLM-L6-v2's ONNX export, `/v1/rerank`:
+#               CROSS_ENCODER_DIR names the folder holding onnx/model.onnx (or model.onnx)
+#               and tokenizer.json, each refused unless its SHA-256 is the published one
+#               (alias ms-marco-minilm-l6-v2; docs/LOCAL_MODELS.md, "Re-ranking")
 # Where each comes from, and how it is checked: scripts/models/fetch.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +48,8 @@ LLAMA_CPP_PYTHON_VERSION=0.3.36
 # The model acquisition, its checks and the embedding server (wheels, no compilation):
 # onnx writes the embedder's graph, ONNX Runtime runs it.
 TOOL_PACKAGES=(onnx==1.23.2 onnxruntime==1.32.0 safetensors==0.8.0 tokenizers==0.23.3)
+# nanoranker's sentence encoder tokenizes inside its graph with this library's operator.
+RERANK_PACKAGES=(onnxruntime-extensions==0.15.2)
 # A portable x86-64 build (AVX2): llama.cpp's native build enables AMX where the CPU
 # reports it, and its AMX kernels crash in virtual machines that do not grant AMX.
 # The multimodal library is not needed.
@@ -48,6 +62,7 @@ PYTHON=$VENV/bin/python
 MODELS_DIR=$HOME_DIR/models
 SERVER_STAMP=$VENV/.installed
 TOOLS_STAMP=$VENV/.tools-installed
+RERANK_STAMP=$VENV/.rerank-installed
 RUN_DIR=$HOME_DIR/run
 
 say() { echo "llm-server: $*" >&2; }
@@ -83,6 +98,18 @@ model_settings() {
         MODEL_TITLE="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, chatml-function-calling)"
         MODEL_ARGS+=(--chat_format chatml-function-calling)
         ;;
+    nomic)
+        MODEL_TITLE="nomic-embed-text-v1.5 (F16)"
+        MODEL_FILE=$MODELS_DIR/nomic-embed-text-v1.5.f16.gguf
+        MODEL_ALIAS=nomic-embed-text-v1.5
+        MODEL_FETCH=nomic
+        # Mean pooling, as the model was trained and as sentence-transformers runs it.
+        # Batches of 512 tokens: the texts of a request share a batch, and the model
+        # attends across all of it (masked), so batches of 2,048 cost twice the time per
+        # chunk (docs/LOCAL_MODELS.md). A text is read up to 512 tokens (about 2,000
+        # characters; a 600-character chunk is about 120) and cut there.
+        MODEL_ARGS=(--n_ctx 2048 --n_batch 512 --n_ubatch 512 --embedding true --kv_overrides nomic-bert.pooling_type=int:1)
+        ;;
     smollm2)
         MODEL_TITLE="SmolLM2-135M-Instruct (Q4_1)"
         MODEL_FILE=$MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -91,7 +118,23 @@ model_settings() {
         # The model's whole 8k context; mean pooling gives OpenAI-shaped /v1/embeddings.
         MODEL_ARGS=(--n_ctx 8192 --embedding true --kv_overrides llama.pooling_type=int:1)
         ;;
-    *) die "unknown model '$1' (qwen, minilm or smollm2)" ;;
+    nanoranker)
+        MODEL_TITLE="nanoranker 1.2 (re-ranking, ONNX)"
+        MODEL_FILE=$MODELS_DIR/nanoranker/reranker_nn_v2.onnx
+        MODEL_ALIAS=nanoranker
+        MODEL_FETCH=nanoranker
+        ;;
+    ms-marco)
+        MODEL_TITLE="ms-marco-MiniLM-L6-v2 (cross-encoder, ONNX)"
+        [ -n "${CROSS_ENCODER_DIR:-}" ] ||
+            die "ms-marco: set CROSS_ENCODER_DIR to the folder of onnx/model.onnx and tokenizer.json (docs/LOCAL_MODELS.md)"
+        MODEL_FILE=$CROSS_ENCODER_DIR/onnx/model.onnx
+        [ -f "$MODEL_FILE" ] || MODEL_FILE=$CROSS_ENCODER_DIR/model.onnx
+        MODEL_ALIAS=ms-marco-minilm-l6-v2
+        # Your files, checked by the server when it starts: nothing to fetch.
+        MODEL_FETCH=
+        ;;
+    *) die "unknown model '$1' (qwen, minilm, smollm2, nomic, nanoranker or ms-marco)" ;;
     esac
 }
 
@@ -151,10 +194,14 @@ ensure_venv() {
     python3 -m venv "$VENV" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
 }
 
-# Whether MODEL runs on llama-cpp-python: every one but the ONNX embedder, which needs
-# only the tools (ONNX Runtime and the tokenizer), so that installing it compiles nothing.
+# Whether MODEL runs on llama-cpp-python: every one but the ONNX embedder and re-rankers,
+# which need only the tools (ONNX Runtime and the tokenizer), so that installing them
+# compiles nothing.
 runs_on_llama() {
-    [ "$1" != minilm ]
+    case "$1" in
+    minilm | nanoranker | ms-marco) return 1 ;;
+    *) return 0 ;;
+    esac
 }
 
 install_server() {
@@ -180,6 +227,15 @@ install_tools() {
     echo "${TOOL_PACKAGES[*]}" >"$TOOLS_STAMP"
 }
 
+install_rerank_packages() {
+    if [ "$(cat "$RERANK_STAMP" 2>/dev/null)" = "${RERANK_PACKAGES[*]}" ]; then
+        return 0
+    fi
+    say "installing ${RERANK_PACKAGES[*]} (nanoranker's sentence encoder)"
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check "${RERANK_PACKAGES[@]}"
+    echo "${RERANK_PACKAGES[*]}" >"$RERANK_STAMP"
+}
+
 # Models of an earlier layout (.llm-server/model/) move to .llm-server/models/.
 adopt_old_models() {
     local old=$HOME_DIR/model/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -196,7 +252,9 @@ install() {
     local files=() llama=false
     for model in "${models[@]}"; do
         model_settings "$model"
-        files+=("$MODEL_FETCH")
+        if [ -n "$MODEL_FETCH" ]; then
+            files+=("$MODEL_FETCH")
+        fi
         if runs_on_llama "$model"; then
             llama=true
         fi
@@ -206,8 +264,13 @@ install() {
         install_server
     fi
     install_tools
+    if [[ " ${models[*]} " == *" nanoranker "* ]]; then
+        install_rerank_packages
+    fi
     adopt_old_models
-    "$PYTHON" scripts/models/fetch.py "$MODELS_DIR" "${files[@]}" || die "the models could not be fetched"
+    if [ ${#files[@]} -gt 0 ]; then
+        "$PYTHON" scripts/models/fetch.py "$MODELS_DIR" "${files[@]}" || die "the models could not be fetched"
+    fi
 }
 
 port_of() {
@@ -224,9 +287,32 @@ serve() {
     local model=$1 port
     port=$(port_of "${2:-}")
     model_settings "$model"
+    if [ "$model" = ms-marco ] && [ ! -f "$MODEL_FILE" ]; then
+        die "ms-marco: no onnx/model.onnx or model.onnx in CROSS_ENCODER_DIR ($CROSS_ENCODER_DIR)"
+    fi
     if { runs_on_llama "$model" && ! server_installed; } || ! tools_installed || [ ! -f "$MODEL_FILE" ]; then
         die "not installed; run: scripts/llm-server.sh install $model"
     fi
+    case "$model" in
+    nanoranker)
+        [ "$(cat "$RERANK_STAMP" 2>/dev/null)" = "${RERANK_PACKAGES[*]}" ] ||
+            die "not installed; run: scripts/llm-server.sh install nanoranker"
+        PYTHONUNBUFFERED=1 exec "$PYTHON" scripts/models/rerank_server.py nanoranker \
+            --dir "$MODELS_DIR/nanoranker" \
+            --alias "$MODEL_ALIAS" \
+            --host "${LLM_SERVER_HOST:-127.0.0.1}" \
+            --port "$port"
+        ;;
+    ms-marco)
+        # The server refuses files whose SHA-256 is not the published export's.
+        PYTHONUNBUFFERED=1 exec "$PYTHON" scripts/models/rerank_server.py cross-encoder \
+            --model "$MODEL_FILE" \
+            --tokenizer "$CROSS_ENCODER_DIR/tokenizer.json" \
+            --alias "$MODEL_ALIAS" \
+            --host "${LLM_SERVER_HOST:-127.0.0.1}" \
+            --port "$port"
+        ;;
+    esac
     if [ "$model" = minilm ]; then
         [ -f "$MODELS_DIR/all-MiniLM-L6-v2/tokenizer.json" ] ||
             die "not installed; run: scripts/llm-server.sh install minilm"
@@ -322,6 +408,21 @@ check_embedder() {
     "$PYTHON" scripts/models/check_embedder.py "$MODELS_DIR/all-MiniLM-L6-v2" "http://127.0.0.1:$port"
 }
 
+check_nomic() {
+    local port
+    port=$(port_of "${1:-}")
+    install_tools
+    model_settings nomic
+    "$PYTHON" scripts/models/check_nomic.py "$MODEL_FILE" "http://127.0.0.1:$port"
+}
+
+check_reranker() {
+    local port
+    port=$(port_of "${1:-}")
+    install_tools
+    "$PYTHON" scripts/models/check_reranker.py "http://127.0.0.1:$port"
+}
+
 command=${1:-}
 shift || true
 case "$command" in
@@ -331,8 +432,10 @@ stop) stop "${1:-}" ;;
 status) status "${1:-}" ;;
 serve) serve "${1:-}" "${2:-}" ;;
 check-embedder) check_embedder "${1:-}" ;;
+check-nomic) check_nomic "${1:-}" ;;
+check-reranker) check_reranker "${1:-}" ;;
 *)
-    echo "usage: $0 install [MODEL…] | start MODEL PORT | stop PORT | status PORT | serve MODEL PORT | check-embedder PORT" >&2
+    echo "usage: $0 install [MODEL…] | start MODEL PORT | stop PORT | status PORT | serve MODEL PORT | check-embedder PORT | check-nomic PORT | check-reranker PORT" >&2
     exit 2
     ;;
 esac

@@ -9,8 +9,15 @@
 #   LOCAL_MODEL=qwen (default)  Qwen2.5-Coder-0.5B-Instruct for chat on 127.0.0.1:18089,
 #                               all-MiniLM-L6-v2 for embeddings on 127.0.0.1:18088
 #   LOCAL_MODEL=smollm2         SmolLM2-135M-Instruct for both on 127.0.0.1:18089
-# and their settings (scripts/models/NAME.env) apply where you have not set the
-# variable yourself. They are also written to .llm-server/bor.env, which `bor` on the PATH (a
+#   LOCAL_EMBED=nomic           nomic-embed-text-v1.5 for embeddings on 127.0.0.1:18088
+#                               instead, with either (768 dimensions: the knowledge
+#                               base is embedded anew before bor serves; README.md)
+# and, when asked for, a re-ranker (off by default: docs/LOCAL_MODELS.md, "Re-ranking"):
+#   LOCAL_RERANK=nanoranker     nanoranker 1.2's network on 127.0.0.1:18087
+#   LOCAL_RERANK=ms-marco       your own copy of ms-marco-MiniLM-L6-v2's ONNX export
+#                               (CROSS_ENCODER_DIR: its folder) on 127.0.0.1:18087
+# and their settings (scripts/models/NAME.env, the embedder's first) apply where you
+# have not set the variable yourself. They are also written to .llm-server/bor.env, which `bor` on the PATH (a
 # link to scripts/bor beside cargo) reads, so that `bor import` in another terminal
 # reaches the same servers and models.
 #
@@ -27,8 +34,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LOCAL_MODEL=${LOCAL_MODEL:-qwen}
+LOCAL_EMBED=${LOCAL_EMBED:-}
+LOCAL_RERANK=${LOCAL_RERANK:-}
 CHAT_PORT=18089
 EMBED_PORT=18088
+RERANK_PORT=18087
 SETTINGS_FILE=.llm-server/bor.env
 ADMIN_TOKEN_FILE=.admin-token
 FIRST_ADMIN_FILE=.first-admin
@@ -38,19 +48,48 @@ BOR=target/release/bor
 # The servers of each local setup; its other settings are in scripts/models/NAME.env.
 case "$LOCAL_MODEL" in
 qwen)
-    SERVERS=("minilm $EMBED_PORT" "qwen $CHAT_PORT")
+    SERVERS=("${LOCAL_EMBED:-minilm} $EMBED_PORT" "qwen $CHAT_PORT")
     URLS=("BOR_LLM_BASE_URL=http://127.0.0.1:$CHAT_PORT/v1" "BOR_LLM_EMBED_BASE_URL=http://127.0.0.1:$EMBED_PORT/v1")
     ;;
 smollm2)
     SERVERS=("smollm2 $CHAT_PORT")
     URLS=("BOR_LLM_BASE_URL=http://127.0.0.1:$CHAT_PORT/v1")
+    if [ -n "$LOCAL_EMBED" ]; then
+        SERVERS+=("$LOCAL_EMBED $EMBED_PORT")
+        URLS+=("BOR_LLM_EMBED_BASE_URL=http://127.0.0.1:$EMBED_PORT/v1")
+    fi
     ;;
 *)
     echo "run: LOCAL_MODEL must be qwen or smollm2, not '$LOCAL_MODEL'" >&2
     exit 2
     ;;
 esac
-mapfile -t LOCAL_SETTINGS < <(printf '%s\n' "${URLS[@]}"; grep -E '^BOR_[A-Z_]+=' "scripts/models/$LOCAL_MODEL.env")
+case "$LOCAL_RERANK" in
+"") ;;
+nanoranker | ms-marco)
+    SERVERS+=("$LOCAL_RERANK $RERANK_PORT")
+    URLS+=("BOR_RERANK_BASE_URL=http://127.0.0.1:$RERANK_PORT/v1")
+    ;;
+*)
+    echo "run: LOCAL_RERANK must be nanoranker, ms-marco or empty, not '$LOCAL_RERANK'" >&2
+    exit 2
+    ;;
+esac
+# The embedder's own settings (its model name, threshold) come first, and the first
+# value of each variable is the one kept.
+EMBED_SETTINGS=()
+case "$LOCAL_EMBED" in
+"" | minilm) ;;
+nomic) EMBED_SETTINGS=(scripts/models/nomic.env) ;;
+*)
+    echo "run: LOCAL_EMBED must be minilm or nomic, not '$LOCAL_EMBED'" >&2
+    exit 2
+    ;;
+esac
+mapfile -t LOCAL_SETTINGS < <({
+    printf '%s\n' "${URLS[@]}"
+    grep -hE '^BOR_[A-Z_]+=' "${EMBED_SETTINGS[@]}" "scripts/models/$LOCAL_MODEL.env"
+} | awk -F= '!seen[$1]++')
 
 say() { echo "run: $*" >&2; }
 
@@ -91,7 +130,7 @@ wait_briefly() {
 }
 
 start_local_models() {
-    say "BOR_LLM_BASE_URL is not set: starting the local models ($LOCAL_MODEL)"
+    say "BOR_LLM_BASE_URL is not set: starting the local models ($LOCAL_MODEL${LOCAL_EMBED:+, embeddings: $LOCAL_EMBED})"
     trap 'for s in "${SERVERS[@]}"; do scripts/llm-server.sh stop "${s#* }"; done' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM

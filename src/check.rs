@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bor_actors::error_chain;
-use bor_actors::llm::LlmClient;
+use bor_actors::llm::{EmbedPurpose, LlmClient};
 
 use crate::config::{Config, ConfigView, OcrMode};
 use crate::db::{DbPool, watched_files};
@@ -106,7 +106,7 @@ pub async fn run(config: &Config) -> ExitCode {
     if all_reachable {
         report(
             "embeddings",
-            llm.embed(vec!["bor check".to_owned()], |_, _| {})
+            llm.embed(EmbedPurpose::Query, vec!["bor check".to_owned()], |_, _| {})
                 .await
                 .map(|vectors| {
                     let dimension = vectors.first().map_or(0, Vec::len);

@@ -133,6 +133,16 @@ variables! {
     llm_api_key: Option<Secret> = None, secret => SecretState = secret_state;
     llm_chat_model: String = "smollm2".to_owned(), text => String = cloned;
     llm_embed_model: String = "smollm2".to_owned(), text => String = cloned;
+    /// Put before each question and search query sent to the embedding model, with one
+    /// space between, for a model trained with task prefixes (nomic-embed-text:
+    /// `search_query:`); unset: none. Changing it changes every question's vector.
+    llm_embed_query_prefix: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
+    /// Put before each chunk sent to the embedding model, with one space between
+    /// (nomic-embed-text: `search_document:`); unset: none. Stored vectors keep the
+    /// prefix they were made with: re-import after changing it.
+    llm_embed_document_prefix: Option<String> = None, |raw| text(raw).map(Some)
+        => Option<String> = cloned;
     /// Retries after the first attempt.
     llm_retries: u32 = 3, integer(0..=10) => u32 = copied;
     llm_retry_delay: Duration = Duration::from_secs(5), seconds(0.0..=60.0) => f64 = seconds_of;

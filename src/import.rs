@@ -27,6 +27,7 @@ use bor_actors::llm::LlmClient;
 use futures_util::StreamExt;
 
 use crate::config::Config;
+use crate::db::documents::Adder;
 use crate::db::{self, DbPool, chunks};
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::formats::Limits;
@@ -86,8 +87,9 @@ pub trait DocumentSink {
 pub struct InCollection<'a, S> {
     pub sink: &'a S,
     pub collection_id: i64,
-    /// The person importing (a URL import from the admin page); `None` for `bor import`.
-    pub added_by: Option<uuid::Uuid>,
+    /// Who or what imports: the person or the service token (a URL import through the
+    /// admin API), `bor import`, the folder watcher.
+    pub added_by: Adder,
 }
 
 impl<S: DocumentSink> DocumentSink for InCollection<'_, S> {
@@ -238,7 +240,15 @@ pub async fn run(
         Ok(opened) => opened,
         Err(code) => return code,
     };
-    let sink = match into_collection(&pool, &ingestor, collection, "bor import").await {
+    let sink = match into_collection(
+        &pool,
+        &ingestor,
+        collection,
+        "bor import",
+        Adder::CommandLine,
+    )
+    .await
+    {
         Ok(sink) => sink,
         Err(code) => return code,
     };
@@ -290,14 +300,15 @@ pub async fn run(
     ExitCode::SUCCESS
 }
 
-/// `sink` storing into the collection `name` (made when absent; `default` when `None`);
-/// on failure the line is printed (prefixed with `command`) and the exit code given: 2
+/// `sink` storing into the collection `name` (made when absent; `default` when `None`),
+/// as added by `added_by`; on failure the line is printed (prefixed with `command`) and the exit code given: 2
 /// for a name that breaks the rule.
 pub async fn into_collection<'a, S: DocumentSink>(
     pool: &DbPool,
     sink: &'a S,
     name: Option<&str>,
     command: &str,
+    added_by: Adder,
 ) -> Result<InCollection<'a, S>, ExitCode> {
     let name = name.unwrap_or(crate::db::collections::DEFAULT_COLLECTION);
     if !crate::db::collections::is_valid_name(name) {
@@ -315,7 +326,7 @@ pub async fn into_collection<'a, S: DocumentSink>(
         Ok(collection) => Ok(InCollection {
             sink,
             collection_id: collection.id,
-            added_by: None,
+            added_by,
         }),
         Err(error) => {
             eprintln!(

@@ -78,7 +78,7 @@ async fn reembed(config: &Config) -> Result<(usize, usize, usize), ReembedError>
             // Only the chunks are written anew; the stored row keeps its pages' sources.
             pages: Vec::new(),
             collection_id: Some(document.collection_id),
-            added_by: document.added_by,
+            added_by: document.adder(),
         };
         let outcome = ingestor.ingest(&source, &Unobserved).await?;
         chunks += outcome.chunks();

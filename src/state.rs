@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use actix::{Actor, Addr};
 use bor_actors::frame_hub::{DEFAULT_MAX_KEPT_BYTES, FrameHub};
-use bor_actors::llm::{LlmSettings, RerankServer};
+use bor_actors::llm::{EmbedPrefixes, LlmSettings, RerankServer};
 use bor_actors::log::{Backlog, LogActor};
 use bor_actors::rerank::RerankSettings;
 use bor_actors::turn::TurnSettings;
@@ -88,6 +88,10 @@ pub fn llm_settings(config: &Config) -> LlmSettings {
             .map(|key| key.expose().to_owned()),
         chat_model: config.llm_chat_model.clone(),
         embed_model: config.llm_embed_model.clone(),
+        embed_prefixes: EmbedPrefixes {
+            query: config.llm_embed_query_prefix.clone(),
+            document: config.llm_embed_document_prefix.clone(),
+        },
         retries: config.llm_retries,
         retry_delay: config.llm_retry_delay,
         connect_timeout: config.llm_connect_timeout,

@@ -44,11 +44,18 @@ pub async fn run(
         Ok(opened) => opened,
         Err(code) => return code,
     };
-    let ingestor =
-        match crate::import::into_collection(&pool, &ingestor, collection, "bor watch").await {
-            Ok(sink) => sink,
-            Err(code) => return code,
-        };
+    let ingestor = match crate::import::into_collection(
+        &pool,
+        &ingestor,
+        collection,
+        "bor watch",
+        crate::db::documents::Adder::FolderSync,
+    )
+    .await
+    {
+        Ok(sink) => sink,
+        Err(code) => return code,
+    };
     let watch = match start(folders, crate::knowledge::read_limits(config)) {
         Ok(watch) => watch,
         Err(problem) => {
@@ -288,9 +295,11 @@ async fn import_file(
         tokio::task::spawn_blocking(move || read_document(&path, &limits)).await
     };
     let shown = path.display().to_string();
-    let skipped =
-        match read.unwrap_or_else(|error| ReadFile::Skipped(format!("unreadable ({error})"))) {
-            ReadFile::Document(document) => match sink.store(&document, &Unobserved).await {
+    let read = read.unwrap_or_else(|error| ReadFile::Skipped(format!("unreadable ({error})")));
+    let skipped = match read {
+        ReadFile::Document(document) => {
+            let document = document.added_by(crate::db::documents::Adder::FolderSync);
+            match sink.store(&document, &Unobserved).await {
                 Ok(outcome) => {
                     let pages_read = document.pages_read();
                     let source = document.source.unwrap_or_else(|| shown.clone());
@@ -306,9 +315,10 @@ async fn import_file(
                     return Err(error);
                 }
                 Err(error) => error.to_string(),
-            },
-            ReadFile::Skipped(reason) => reason,
-        };
+            }
+        }
+        ReadFile::Skipped(reason) => reason,
+    };
     let mut conn = sink.pool().get().await?;
     watched_files::record(&mut conn, &shown, FileState::Skipped, Some(&skipped)).await?;
     say(&format!("skipped   {shown}: {skipped}"));

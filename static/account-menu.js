@@ -2,8 +2,8 @@
 // to the account page, where the password, the theme and the API keys are), Sign out,
 // and an admin's way to the admin page. Shown only for a person signed in with a
 // session (not in `BOR_AUTH=off` mode); a page whose session is gone goes to the
-// sign-in page. On the chat page they are a menu at phone width, opened from one button
-// with the person's initial and name, so that the top bar keeps to one row.
+// sign-in page. On the chat and admin pages they are a menu at phone width, opened from
+// one button with the person's initial and name, so that the top bar keeps to one row.
 
 import { signOut, unlessSignedOut } from "./account.js";
 import { Disclosure } from "./disclosure.js";

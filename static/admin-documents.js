@@ -9,7 +9,6 @@ import { element } from "./dom.js";
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 /** Documents asked for at a time. */
 const PAGE_SIZE = 50;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The address of the documents section; its query holds the filters set. */
 const SECTION_PATH = "/admin/documents";
@@ -21,19 +20,36 @@ const OFFERED_LATER = ["collection", "added_by"];
 /** How a document came in, in words, when no person is named. */
 const ORIGINS = {
   folder_sync: "folder sync",
-  command_line: "command line",
+  command_line: "the command line",
+  service_token: "the admin token",
   deleted_person: "a person since deleted",
 };
+/** Said of an origin not known: one from before bor recorded it, or a new one. */
+const UNKNOWN_ORIGIN = "someone unknown";
 
 /** Who added `doc`, in words. */
 export function addedByWords(doc) {
   if (doc.added_by && typeof doc.added_by.display_name === "string") return doc.added_by.display_name;
-  return ORIGINS[doc.origin] ?? "command line";
+  return ORIGINS[doc.origin] ?? UNKNOWN_ORIGIN;
+}
+
+/** The first moment of the day `text` (`YYYY-MM-DD`) plus `days`, in the browser's
+ *  time zone; null when `text` is not such a day. */
+function startOfDay(text, days = 0) {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text ?? "");
+  if (match === null) return null;
+  const [year, month, day] = match.slice(1).map(Number);
+  // Local midnight (on a day whose clock moves forward at midnight, its first moment);
+  // `setFullYear` keeps the years 0 to 99 the constructor takes for 1900 to 1999.
+  const start = new Date(year, month - 1, day + days);
+  start.setFullYear(year, month - 1, day + days);
+  return Number.isNaN(start.getTime()) ? null : start;
 }
 
 /**
- * The route's filters from the form's values: the dates (`YYYY-MM-DD`, UTC) as the
- * first moment of `since` and the first moment after `until`; empty ones left out.
+ * The route's filters from the form's values: the dates (`YYYY-MM-DD`, days as the
+ * person sees them, in the browser's time zone) as the first moment of `since` and the
+ * first moment after `until`, sent as UTC instants; empty ones left out.
  */
 export function filtersOf({ q, collection, kind, added_by: addedBy, since, until }) {
   const filters = {};
@@ -41,9 +57,10 @@ export function filtersOf({ q, collection, kind, added_by: addedBy, since, until
   if (collection) filters.collection = collection;
   if (kind) filters.kind = kind;
   if (addedBy) filters.added_by = addedBy;
-  const day = (text) => (/^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN);
-  if (!Number.isNaN(day(since))) filters.since = new Date(day(since)).toISOString();
-  if (!Number.isNaN(day(until))) filters.until = new Date(day(until) + DAY_MS).toISOString();
+  const from = startOfDay(since);
+  const before = startOfDay(until, 1);
+  if (from !== null) filters.since = from.toISOString();
+  if (before !== null) filters.until = before.toISOString();
   return filters;
 }
 

@@ -146,7 +146,8 @@ async function start() {
     }
   });
 
-  const me = await mountAccountMenu(document.getElementById("account"));
+  // At phone width the account is a menu, so that the top bar keeps to one row.
+  const me = await mountAccountMenu(document.getElementById("account"), { compact: true });
   const offered = tokenFromAddress();
   const saved = readStoredToken();
   if (me?.session && me.user.role === "admin" && !offered) {

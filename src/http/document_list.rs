@@ -13,12 +13,14 @@ use super::params;
 use crate::auth::access::Refusal;
 use crate::db::collections;
 use crate::db::document_list::{self, AddedBy, DocumentFilter, ListedDocument};
+use crate::db::documents::Adder;
 use crate::state::AppState;
 
 /// Documents on a page at most, and by default.
 const MAX_PAGE: i64 = 200;
 const DEFAULT_PAGE: i64 = 50;
 
+/// The query's parameters: an empty value is no filter, as a form sends an empty field.
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct DocumentListQuery {
     /// Words found in the title or the source (a file path or web address), any case.
@@ -28,7 +30,8 @@ pub struct DocumentListQuery {
     /// Only this kind, as a media type (`application/pdf`, `text/markdown`, …).
     kind: Option<String>,
     /// Only those a person added (their user id), or `none`: those no one signed in
-    /// added (folder sync, `bor import`, the service token).
+    /// added (the service token, `bor import`, folder sync, and those from before bor
+    /// recorded who added them).
     added_by: Option<String>,
     /// Added at or after (RFC 3339).
     since: Option<String>,
@@ -40,10 +43,14 @@ pub struct DocumentListQuery {
     limit: Option<String>,
 }
 
+/// `value`, unless it is absent or empty.
+fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|value| !value.is_empty())
+}
+
 impl DocumentListQuery {
     fn added_by(&self) -> Result<Option<AddedBy>, ApiError> {
-        self.added_by
-            .as_deref()
+        given(&self.added_by)
             .map(|value| match value {
                 "none" => Ok(AddedBy::NoOne),
                 id => Uuid::parse_str(id).map(AddedBy::Person).map_err(|_| {
@@ -73,10 +80,15 @@ enum Origin {
     Person,
     /// Added by a person deleted since.
     DeletedPerson,
-    /// Stored by the folder watcher (`BOR_WATCH`).
+    /// Stored by the folder watcher (`bor watch`, `BOR_WATCH`), or its source is a file
+    /// the watcher keeps in step.
     FolderSync,
-    /// Stored by `bor import`, or through the API with the service token.
+    /// Stored by a command: `bor import`, `bor eval`.
     CommandLine,
+    /// Stored through the admin API with the service token (`BOR_ADMIN_TOKEN`).
+    ServiceToken,
+    /// Not known: stored before bor recorded how documents came in.
+    Unknown,
 }
 
 /// The person who added a document.
@@ -111,11 +123,15 @@ impl From<ListedDocument> for AdminDocumentView {
             &document.added_by,
             document.added_by_deleted,
             document.synced,
+            document.adder,
         ) {
-            (Some(_), _, _) => Origin::Person,
-            (None, true, _) => Origin::DeletedPerson,
-            (None, false, true) => Origin::FolderSync,
-            (None, false, false) => Origin::CommandLine,
+            (Some(_), ..) => Origin::Person,
+            (None, true, ..) => Origin::DeletedPerson,
+            // A file the watcher keeps in step, whoever stored it first.
+            (None, false, true, _) | (.., Adder::FolderSync) => Origin::FolderSync,
+            (.., Adder::ServiceToken) => Origin::ServiceToken,
+            (.., Adder::CommandLine) => Origin::CommandLine,
+            (.., Adder::Unknown | Adder::Person(_)) => Origin::Unknown,
         };
         AdminDocumentView {
             id: document.id,
@@ -168,17 +184,17 @@ pub async fn admin_list(
     let mut filter = DocumentFilter {
         text: query.q.clone(),
         collection_id: None,
-        content_type: query.kind.clone().filter(|kind| !kind.is_empty()),
+        content_type: given(&query.kind).map(str::to_owned),
         added_by: query.added_by()?,
-        since: params::moment("since", query.since.as_deref())?,
-        until: params::moment("until", query.until.as_deref())?,
+        since: params::moment("since", given(&query.since))?,
+        until: params::moment("until", given(&query.until))?,
         before: query.cursor()?,
     };
     let mut conn = state.pool.get().await?;
-    if let Some(name) = &query.collection {
+    if let Some(name) = given(&query.collection) {
         let collection = collections::by_name(&mut conn, name)
             .await?
-            .ok_or_else(|| Refusal::NoCollection(name.clone()))?;
+            .ok_or_else(|| Refusal::NoCollection(name.to_owned()))?;
         filter.collection_id = Some(collection.id);
     }
     let page = document_list::page(&mut conn, &filter, limit).await?;

@@ -262,7 +262,7 @@ async fn add_documents(
     let collection_id = caller.readable.writable(body.collection.as_deref())?;
     let document = parse_document(body)?
         .in_collection(Some(collection_id))
-        .added_by(caller.user_row());
+        .added_by(caller.adder());
     let title = document.title.clone();
     // On a task of its own, so that a client that goes away does not cut the
     // transaction short.

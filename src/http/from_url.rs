@@ -76,7 +76,7 @@ pub async fn add_from_url(
         )));
     }
     let collection_id = caller.readable.writable(body.collection.as_deref())?;
-    let added_by = caller.user_row();
+    let added_by = caller.adder();
     let library = state.library.clone();
     let settings = FetchSettings::from_config(&state.config);
     // On a task of its own, so that a client that goes away does not cut a page's

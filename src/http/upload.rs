@@ -176,7 +176,7 @@ async fn store(
     let document = match read {
         Ok(document) => document
             .in_collection(Some(collection_id))
-            .added_by(caller.user_row()),
+            .added_by(caller.adder()),
         Err(reason) => {
             report.skipped.push(LeftOut {
                 source: Source::File(file),

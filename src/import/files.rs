@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::db::documents::Adder;
 use crate::knowledge::formats::{self, Limits, SUPPORTED_EXTENSIONS};
 use crate::knowledge::ingest::SourceDocument;
 
@@ -151,6 +152,6 @@ pub fn document_from_bytes(
         page_starts: extracted.page_starts,
         pages: extracted.pages,
         collection_id: None,
-        added_by: None,
+        added_by: Adder::default(),
     })
 }

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bor_actors::llm::{LlmClient, LlmError};
+use bor_actors::llm::{EmbedPurpose, LlmClient, LlmError};
 use diesel_async::AsyncConnection;
 use futures_util::{FutureExt, StreamExt};
 
@@ -18,7 +18,7 @@ use super::chunking::{ChunkingSettings, HeadingPaths, TextFormat, chunk_text_cut
 use super::formats::PageSource;
 use crate::db::chunks::{self, NewChunk};
 use crate::db::collections;
-use crate::db::documents::{self, NewDocument, content_sha256};
+use crate::db::documents::{self, Adder, NewDocument, content_sha256};
 use crate::db::{DbError, DbPool, storable_text};
 
 /// Chunks embedded per request to the LLM server.
@@ -52,9 +52,8 @@ pub struct SourceDocument {
     pub pages: Vec<PageSource>,
     /// The collection it goes to; `None`: `default` (made again when it was deleted).
     pub collection_id: Option<i64>,
-    /// The person who added it (an upload or a URL import); `None` for folder sync and
-    /// `bor import`.
-    pub added_by: Option<uuid::Uuid>,
+    /// Who or what added it (a command unless told otherwise).
+    pub added_by: Adder,
 }
 
 impl SourceDocument {
@@ -68,7 +67,7 @@ impl SourceDocument {
             page_starts: Vec::new(),
             pages: Vec::new(),
             collection_id: None,
-            added_by: None,
+            added_by: Adder::default(),
         }
     }
 
@@ -78,9 +77,9 @@ impl SourceDocument {
         self
     }
 
-    /// The same document, added by the person `user` (`None`: by no one signed in).
-    pub fn added_by(mut self, user: Option<uuid::Uuid>) -> SourceDocument {
-        self.added_by = user;
+    /// The same document, added by `adder`.
+    pub fn added_by(mut self, adder: Adder) -> SourceDocument {
+        self.added_by = adder;
         self
     }
 
@@ -525,7 +524,9 @@ impl Ingestor {
         let sent = inputs.len();
         let vectors = self
             .llm
-            .embed(inputs, |attempt, max| progress.retrying(attempt, max))
+            .embed(EmbedPurpose::Document, inputs, |attempt, max| {
+                progress.retrying(attempt, max)
+            })
             .await?;
         if vectors.len() != sent {
             return Err(IngestError::BadEmbeddings(format!(

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use bor_actors::knowledge::{ChunkHit, Retrieval};
-use bor_actors::llm::{LlmClient, LlmError};
+use bor_actors::llm::{EmbedPurpose, LlmClient, LlmError};
 use bor_actors::rerank::{self, RerankSettings};
 
 use super::index::CollectionFilter;
@@ -87,7 +87,7 @@ impl KnowledgeService {
         let SearchQuery { text, keep, scope } = query;
         let started = Instant::now();
         let embedding = llm
-            .embed(vec![text.clone()], |_, _| {})
+            .embed(EmbedPurpose::Query, vec![text.clone()], |_, _| {})
             .await?
             .into_iter()
             .next()

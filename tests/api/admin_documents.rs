@@ -150,7 +150,7 @@ async fn the_list_says_who_added_each_document_and_filters_and_pages_it() {
     assert_eq!(by_title("Leave policy")["added_by"]["username"], "bob");
     let scripted = by_title("Scripted note");
     assert_eq!(scripted["added_by"], Value::Null);
-    assert_eq!(scripted["origin"], "command_line");
+    assert_eq!(scripted["origin"], "service_token");
 
     // The search: words in the title or source, any case, `%` and `_` taken literally.
     assert_eq!(
@@ -298,4 +298,90 @@ async fn the_default_collection_is_not_deleted() {
     );
     let kept = listed(&app, &ann, "?collection=default").await;
     assert_eq!(titles(&kept), ["Kettle"]);
+}
+
+#[actix_web::test]
+async fn an_empty_filter_is_no_filter() {
+    let app = TestApp::spawn_with_accounts(&[]).await;
+    app.add_user("ann", Role::Admin).await;
+    let ann = Credential::Cookie(app.sign_in("ann").await);
+    let stored = app
+        .call(
+            Method::POST,
+            "/api/admin/documents",
+            &ann,
+            Some(json!({"title": "Kettle", "content": "Descale it monthly."})),
+        )
+        .await;
+    assert_eq!(stored.status, 201, "{}", stored.text());
+    // As a form sends its fields left empty, one by one and all together.
+    for query in [
+        "?q=",
+        "?collection=",
+        "?kind=",
+        "?added_by=",
+        "?since=",
+        "?until=",
+        "?q=&collection=&kind=&added_by=&since=&until=",
+    ] {
+        assert_eq!(
+            titles(&listed(&app, &ann, query).await),
+            ["Kettle"],
+            "{query}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn each_document_says_how_it_came_in() {
+    use bor::db::documents::{Adder, NewDocument, insert_document};
+
+    let app = TestApp::spawn_with_accounts(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    app.add_user("ann", Role::Admin).await;
+    let ann = Credential::Cookie(app.sign_in("ann").await);
+    // One stored before bor recorded how documents came in, one by `bor import`.
+    let mut conn = app.pool.get().await.expect("a connection");
+    for (title, adder) in [
+        ("Old note", Adder::Unknown),
+        ("Imported note", Adder::CommandLine),
+    ] {
+        insert_document(
+            &mut conn,
+            &NewDocument::new(title, None, title).added_by(adder),
+        )
+        .await
+        .expect("the document is stored");
+    }
+    drop(conn);
+    let posted = app
+        .call(
+            Method::POST,
+            "/api/admin/documents",
+            &Credential::Bearer(TOKEN.to_owned()),
+            Some(json!({"title": "Scripted note", "content": "Posted by a script."})),
+        )
+        .await;
+    assert_eq!(posted.status, 201, "{}", posted.text());
+    let page = listed(&app, &ann, "").await;
+    let origins: Vec<(String, String)> = page["documents"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|document| {
+            (
+                document["title"].as_str().unwrap_or_default().to_owned(),
+                document["origin"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        origins,
+        [
+            ("Scripted note".to_owned(), "service_token".to_owned()),
+            ("Imported note".to_owned(), "command_line".to_owned()),
+            ("Old note".to_owned(), "unknown".to_owned()),
+        ]
+    );
+    // None of them was added by a person signed in.
+    assert_eq!(listed(&app, &ann, "?added_by=none").await["total"], 3);
 }

@@ -48,6 +48,16 @@ impl Drop for TempDir {
     }
 }
 
+/// `documents.added_through` of every stored document, in the order stored.
+pub(crate) async fn added_through(db: &TestDatabase) -> Vec<String> {
+    documents::table
+        .select(documents::added_through)
+        .order(documents::id)
+        .load(&mut db.connect().await)
+        .await
+        .expect("the documents are readable")
+}
+
 /// A folder with two importable files and four that are skipped.
 fn notes() -> TempDir {
     let dir = TempDir::new();
@@ -663,6 +673,11 @@ async fn bor_import_collection_stores_into_it_and_syncs_only_its_own_documents()
     );
     assert_eq!(collection_of("hr").await.len(), 2, "made when absent");
     assert_eq!(collection_of("default").await.len(), 2);
+    assert_eq!(
+        added_through(&db).await,
+        ["command_line"; 4],
+        "each document says the command line stored it"
+    );
 
     // A sync of hr removes hr's document of a file gone, and leaves default's.
     std::fs::remove_file(dir.0.join("cats.md")).unwrap();

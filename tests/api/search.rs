@@ -184,3 +184,49 @@ async fn a_search_shows_the_re_ranked_order_and_falls_back_when_the_re_rank_fail
     let why = fallen.json["rerank_error"].as_str().unwrap();
     assert!(why.contains("500"), "{why}");
 }
+
+#[actix_web::test]
+async fn the_embedding_models_task_prefixes_go_before_questions_and_passages_only() {
+    let app = TestApp::spawn_with(&[
+        ("BOR_ADMIN_TOKEN", "t"),
+        ("BOR_LLM_EMBED_QUERY_PREFIX", "search_query:"),
+        ("BOR_LLM_EMBED_DOCUMENT_PREFIX", " search_document: "),
+    ])
+    .await;
+    let stored = app
+        .post_document(Some("t"), &json!({"title": "Teas", "content": OOLONG}))
+        .await;
+    assert_eq!(stored.status, 201, "{:?}", stored.json);
+    let question = "Which oolong?";
+    let found = app.search(&json!({"query": question})).await;
+    assert_eq!(found.status, 200, "{:?}", found.json);
+    let turn = app.chat(question).await;
+    turn.assert_one_terminal_frame();
+
+    let inputs: Vec<Value> = app
+        .mock
+        .embedding_requests()
+        .into_iter()
+        .map(|body| body["input"].clone())
+        .collect();
+    let passage = format!("search_document: {OOLONG}");
+    let asked = json!([format!("search_query: {question}")]);
+    assert!(
+        inputs.contains(&json!([passage])),
+        "the chunk with its prefix (the setting trimmed, one space after it): {inputs:?}"
+    );
+    assert_eq!(
+        inputs.iter().filter(|input| **input == asked).count(),
+        2,
+        "the search and the turn: {inputs:?}"
+    );
+    // The prefixes reach the embedding model only: the results, the turn's sources and
+    // its log row carry the texts as they are.
+    assert_eq!(
+        found.json["results"][0]["snippet"], OOLONG,
+        "{}",
+        found.json
+    );
+    let rows = app.wait_for_rows(1).await;
+    assert_eq!(rows[0].question, question);
+}

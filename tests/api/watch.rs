@@ -9,7 +9,7 @@ use bor::testing::TestDatabase;
 use bor::watch::{keep_in_step, start};
 use bor_mock_llm::MockLlm;
 
-use crate::import::{TempDir, ingestor, source, stored};
+use crate::import::{TempDir, added_through, ingestor, source, stored};
 use crate::support::eventually_within;
 
 /// `(id, title, source)` of each stored document.
@@ -218,6 +218,11 @@ async fn bor_serve_watches_the_folders_of_bor_watch_and_its_index_follows() {
         .json();
     assert_eq!(listed["documents"][0]["origin"], "folder_sync", "{listed}");
     assert_eq!(listed["documents"][0]["added_by"], serde_json::Value::Null);
+    assert_eq!(
+        added_through(db).await,
+        ["folder_sync"],
+        "recorded as it is stored"
+    );
 
     std::fs::remove_file(&owls).unwrap();
     until(db, "a file deleted is removed", |documents| {

@@ -245,20 +245,48 @@ test("the picker offers the names that hold what is typed, in any case", async (
 test("the document filters become the route's parameters; who added a document in words", async () => {
   const { addedByWords, filtersOf } = await import("../../static/admin-documents.js");
   const empty = { q: " ", collection: "", kind: "", added_by: "", since: "", until: "" };
-  assert.deepEqual(filtersOf(empty), {});
-  assert.deepEqual(
-    filtersOf({ ...empty, q: " boiler ", kind: "application/pdf", added_by: "none", since: "2026-12-01", until: "2026-12-05" }),
-    {
-      q: "boiler",
-      kind: "application/pdf",
-      added_by: "none",
-      since: "2026-12-01T00:00:00.000Z",
-      until: "2026-12-06T00:00:00.000Z",
-    },
-  );
-  assert.deepEqual(filtersOf({ ...empty, since: "yesterday" }), {});
+  const zone = process.env.TZ;
+  try {
+    process.env.TZ = "UTC";
+    assert.deepEqual(filtersOf(empty), {});
+    assert.deepEqual(
+      filtersOf({ ...empty, q: " boiler ", kind: "application/pdf", added_by: "none", since: "2026-12-01", until: "2026-12-05" }),
+      {
+        q: "boiler",
+        kind: "application/pdf",
+        added_by: "none",
+        since: "2026-12-01T00:00:00.000Z",
+        until: "2026-12-06T00:00:00.000Z",
+      },
+    );
+    assert.deepEqual(filtersOf({ ...empty, since: "yesterday", until: "2026-13-45x" }), {});
+    // The days are the person's, in the browser's time zone (13 hours ahead of UTC in
+    // December in Auckland), sent as the instants they start.
+    process.env.TZ = "Pacific/Auckland";
+    assert.deepEqual(filtersOf({ ...empty, since: "2026-12-01", until: "2026-12-05" }), {
+      since: "2026-11-30T11:00:00.000Z",
+      until: "2026-12-05T11:00:00.000Z",
+    });
+    // A day the clocks go forward (27 September 2026, from 12 to 13 hours ahead) is
+    // 23 hours long.
+    assert.deepEqual(filtersOf({ ...empty, since: "2026-09-27", until: "2026-09-27" }), {
+      since: "2026-09-26T12:00:00.000Z",
+      until: "2026-09-27T11:00:00.000Z",
+    });
+    process.env.TZ = "America/New_York";
+    assert.deepEqual(filtersOf({ ...empty, since: "2026-12-31", until: "2026-12-31" }), {
+      since: "2026-12-31T05:00:00.000Z",
+      until: "2027-01-01T05:00:00.000Z",
+    });
+  } finally {
+    if (zone === undefined) delete process.env.TZ;
+    else process.env.TZ = zone;
+  }
   assert.equal(addedByWords({ added_by: { display_name: "Ann" }, origin: "person" }), "Ann");
   assert.equal(addedByWords({ added_by: null, origin: "folder_sync" }), "folder sync");
-  assert.equal(addedByWords({ added_by: null, origin: "command_line" }), "command line");
+  assert.equal(addedByWords({ added_by: null, origin: "command_line" }), "the command line");
+  assert.equal(addedByWords({ added_by: null, origin: "service_token" }), "the admin token");
   assert.equal(addedByWords({ added_by: null, origin: "deleted_person" }), "a person since deleted");
+  assert.equal(addedByWords({ added_by: null, origin: "unknown" }), "someone unknown");
+  assert.equal(addedByWords({ added_by: null, origin: "a later one" }), "someone unknown");
 });

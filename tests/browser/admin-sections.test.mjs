@@ -252,7 +252,7 @@ for (const [name, viewport] of VIEWPORTS) {
     await waitForText(page.locator("#documents-count"), "Showing 1 of 1 document that match.");
     const item = list.getByRole("listitem").first();
     assert.match(await item.innerText(), /by root · Markdown · in default/);
-    await panel.getByLabel("Added by").selectOption({ label: "Folder sync or command line" });
+    await panel.getByLabel("Added by").selectOption({ label: "No one signed in" });
     await waitForText(page.locator("#documents-count"), "No document matches.");
     await panel.getByLabel("Added by").selectOption({ label: "root (root)" });
     await waitUntil(async () => (await list.getByRole("listitem").count()) === 1, { what: "root's document" });
@@ -391,3 +391,90 @@ test("an address naming a kind the filter does not offer lists every kind, as th
   });
   assert.deepEqual(problems, []);
 });
+
+test("the dates chosen are days in the browser's time zone, sent as the instants they start", async (t) => {
+  const { page, problems } = await signedInAs(suite, t, {
+    username: "root",
+    password: PASSWORD,
+    viewport: VIEWPORTS[0][1],
+    path: "/admin/documents",
+    contextOptions: { timezoneId: "Pacific/Auckland" },
+  });
+  const panel = page.getByRole("region", { name: "Documents" });
+  const asked = (name, value) =>
+    page.waitForRequest((request) => {
+      const url = new URL(request.url());
+      return url.pathname === "/api/admin/documents" && url.searchParams.get(name) === value;
+    });
+  // 1 December in Auckland starts 13 hours before it does in UTC.
+  let request = asked("since", "2026-11-30T11:00:00.000Z");
+  await panel.getByLabel("Added from").fill("2026-12-01");
+  await request;
+  request = asked("until", "2026-12-05T11:00:00.000Z");
+  await panel.getByLabel("Added until").fill("2026-12-05");
+  await request;
+  // The address keeps the days as chosen.
+  await waitUntil(() => new URL(page.url()).searchParams.get("until") === "2026-12-05", { what: "the days in the address" });
+  assert.equal(new URL(page.url()).searchParams.get("since"), "2026-12-01");
+  assert.deepEqual(problems, []);
+});
+
+for (const colorScheme of ["light", "dark"]) {
+  test(`at phone width the top bar is one row of 44 px controls, the account a menu (${colorScheme})`, async (t) => {
+    const { page, problems } = await signedInAs(suite, t, {
+      username: "root",
+      password: PASSWORD,
+      viewport: { width: 390, height: 844 },
+      path: "/admin",
+      contextOptions: { colorScheme },
+    });
+    await nav(page).waitFor();
+    const account = page.getByRole("button", { name: "root, account menu" });
+    await account.waitFor();
+
+    const bar = await page.locator("#top-bar").evaluate((node) => {
+      const style = getComputedStyle(node);
+      const rect = node.getBoundingClientRect();
+      const controls = [...node.querySelectorAll(":scope > *, #account > .account-toggle")]
+        .filter((child) => child.checkVisibility() && child.id !== "account")
+        .map((child) => {
+          const box = child.getBoundingClientRect();
+          return { name: child.id || child.tagName.toLowerCase(), top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: box.width, height: box.height };
+        });
+      return {
+        height: rect.height,
+        left: rect.left,
+        right: rect.right,
+        padding: parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) + parseFloat(style.borderBottomWidth),
+        controls,
+      };
+    });
+    assert.deepEqual(bar.controls.map(({ name }) => name), ["h1", "a", "account-toggle"]);
+    // One row: every control beside every other, and the bar as high as its highest.
+    const lowestTop = Math.max(...bar.controls.map(({ top }) => top));
+    const highestBottom = Math.min(...bar.controls.map(({ bottom }) => bottom));
+    assert.ok(lowestTop < highestBottom, `the controls share one row: ${JSON.stringify(bar.controls)}`);
+    const row = Math.max(...bar.controls.map(({ height }) => height));
+    assert.ok(Math.abs(bar.height - (row + bar.padding)) < 1, `the bar (${bar.height} px) is one row of ${row} px`);
+    for (const control of bar.controls) {
+      assert.ok(control.left >= bar.left && control.right <= bar.right, `${control.name} is not cut off`);
+      if (control.name !== "h1") assert.ok(control.width >= 44 && control.height >= 44, `${control.name} is a 44 px target`);
+    }
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(overflow, 0, "no sideways scrolling");
+    await page.getByRole("banner").getByRole("link", { name: "Chat" }).waitFor();
+
+    // The account menu by keyboard: open, its items, Escape back to its button.
+    await account.focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await account.getAttribute("aria-expanded"), "true");
+    await page.getByRole("link", { name: "root, your account" }).waitFor();
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    await screenshot(page, `admin-top-bar-phone-${colorScheme}`);
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Escape");
+    assert.equal(await page.getByRole("button", { name: "Sign out" }).isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "account-toggle", "the keyboard is back on the menu's button");
+    assert.deepEqual(problems, []);
+  });
+}

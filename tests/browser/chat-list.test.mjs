@@ -162,6 +162,21 @@ for (const [name, viewport] of VIEWS) {
     const [[archivedAt]] = suite.database.query(`SELECT archived_at IS NOT NULL FROM conversations WHERE id = '${hose}'`);
     assert.equal(archivedAt, "t");
 
+    // Pinned while archived, it stays in the archived list, which is in date order: the
+    // status line says it is listed first once unarchived.
+    await openMenu();
+    const unpinArchived = page.getByRole("button", { name: "Unpin", exact: true });
+    await unpinArchived.focus();
+    await page.keyboard.press("Enter");
+    await waitForStatus(page, "Conversation unpinned.");
+    await openMenu();
+    const pinArchived = page.getByRole("button", { name: "Pin", exact: true });
+    await pinArchived.focus();
+    await page.keyboard.press("Enter");
+    await waitForStatus(page, "Conversation pinned: it will be listed first once unarchived.");
+    await waitForGroups(page, [["Today", ["Kettle notes"]]]);
+    assert.equal(await page.locator("#conversation-archived").innerText(), "Archived");
+
     // Still open, and it answers a follow-up, staying archived.
     await ask(page, "How long is it?");
     await waitForStatus(page, "Answer ready.");
@@ -194,7 +209,7 @@ for (const [name, viewport] of VIEWS) {
     const unarchive = page.getByRole("button", { name: "Unarchive", exact: true });
     await unarchive.focus();
     await page.keyboard.press("Enter");
-    await waitForStatus(page, "Conversation unarchived: it is back in the list.");
+    await waitForStatus(page, "Conversation unarchived: it is back in the list, among the pinned ones.");
     assert.equal(await page.locator("#conversation-archived").isVisible(), false);
     if (name === "phone") await page.getByRole("button", { name: "Conversations", exact: true }).click();
     await page.getByText("No archived conversation matches “hose”.").waitFor();

@@ -11,11 +11,17 @@ const UNRELATED: &str = "The dragon slept on a pile of gold under the mountain."
 async fn a_batch_is_embedded_one_vector_per_input_in_input_order() {
     let llm = llm_client(&shared_server_url());
     let inputs = [REFUND_POLICY, REFUND_QUESTION, UNRELATED].map(str::to_owned);
-    let batch = llm.embed(inputs.to_vec(), |_, _| {}).await.unwrap();
+    let batch = llm
+        .embed(EmbedPurpose::Document, inputs.to_vec(), |_, _| {})
+        .await
+        .unwrap();
     assert_eq!(batch.len(), 3);
     for (input, vector) in inputs.iter().zip(&batch) {
         assert_eq!(vector.len(), 576);
-        let alone = llm.embed(vec![input.clone()], |_, _| {}).await.unwrap();
+        let alone = llm
+            .embed(EmbedPurpose::Document, vec![input.clone()], |_, _| {})
+            .await
+            .unwrap();
         assert!(
             cosine(vector, &alone[0]) > 0.999,
             "the batch keeps the input order: {input}"

@@ -185,6 +185,7 @@ async fn the_embedding_server_serves_minilm_vectors() {
     assert_eq!(models, vec!["all-minilm-l6-v2".to_owned()]);
     let vectors = client
         .embed(
+            EmbedPurpose::Document,
             vec![
                 "Refunds are paid to the original card within fourteen days.".to_owned(),
                 "How are refunds paid?".to_owned(),

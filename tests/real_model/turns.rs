@@ -59,7 +59,7 @@ async fn a_grounded_question_is_answered_from_a_document_the_model_embedded() {
     assert_eq!(source["title"], "Refund policy");
     // The score is the cosine of the server's embeddings of the question and the chunk.
     let question_embedding = llm_client(&shared_server_url())
-        .embed(vec![question.to_owned()], |_, _| {})
+        .embed(EmbedPurpose::Query, vec![question.to_owned()], |_, _| {})
         .await
         .unwrap()
         .remove(0);

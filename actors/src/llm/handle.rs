@@ -6,7 +6,9 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::mpsc;
 
-use super::{ChatMessage, ChatRequest, LlmActor, LlmCommand, LlmError, LlmEvent, LlmSettings};
+use super::{
+    ChatMessage, ChatRequest, EmbedPurpose, LlmActor, LlmCommand, LlmError, LlmEvent, LlmSettings,
+};
 
 /// Runs LLM requests from async code that is not an actor.
 #[derive(Debug, Clone)]
@@ -23,13 +25,18 @@ impl LlmClient {
         &self.settings
     }
 
-    /// Embeds a batch under the retry policy; `on_retry(attempt, max)` hears each retry.
+    /// Embeds a batch under the retry policy, each text with `purpose`'s prefix;
+    /// `on_retry(attempt, max)` hears each retry.
     pub async fn embed(
         &self,
+        purpose: EmbedPurpose,
         inputs: Vec<String>,
         on_retry: impl FnMut(u32, u32),
     ) -> Result<Vec<Vec<f32>>, LlmError> {
-        match self.run(LlmCommand::Embed(inputs), on_retry).await? {
+        match self
+            .run(LlmCommand::Embed { inputs, purpose }, on_retry)
+            .await?
+        {
             LlmEvent::Embedded(vectors) => Ok(vectors),
             other => Err(unexpected(other)),
         }

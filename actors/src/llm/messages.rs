@@ -14,7 +14,11 @@ pub enum LlmCommand {
     /// Stream a chat completion; pieces, then `ChatDone` or `Failed`.
     Chat(ChatRequest),
     /// Embed a batch of texts; `Embedded` (one vector per input, in order) or `Failed`.
-    Embed(Vec<String>),
+    /// The purpose's prefix (`LlmSettings::embed_prefixes`) is put before each text.
+    Embed {
+        inputs: Vec<String>,
+        purpose: EmbedPurpose,
+    },
     /// List the model ids the server offers (one attempt, no retries); `Models` or `Failed`.
     ListModels,
     /// Score each document against the query on the re-ranking server (one attempt, no
@@ -30,6 +34,14 @@ pub enum LlmCommand {
     /// acknowledgements, then stops reading the stream until they come. Does not touch
     /// the request in flight.
     Relayed(usize),
+}
+
+/// What a text is embedded as: a question (or search query) looking for passages, or a
+/// passage of a document. Models trained with task prefixes embed each with its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbedPurpose {
+    Query,
+    Document,
 }
 
 /// A chat completion request; the actor adds the model name and `stream: true`.

@@ -27,8 +27,8 @@ use tokio::sync::Notify;
 pub use decode::{ChatStreamDecoder, StreamPiece};
 pub use error::{AttemptError, LlmError};
 pub use handle::LlmClient;
-pub use messages::{ChatRequest, LlmCommand, LlmEvent};
-pub use settings::{LlmSettings, RerankServer, StreamUsage};
+pub use messages::{ChatRequest, EmbedPurpose, LlmCommand, LlmEvent};
+pub use settings::{EmbedPrefixes, LlmSettings, RerankServer, StreamUsage};
 pub use sse::{MAX_EVENT_BYTES, SseError, SseFramer};
 pub use transport::install_tls_provider;
 pub use types::{ChatCompletion, ChatMessage, FunctionCall, Role, ToolCall, Usage};
@@ -432,13 +432,13 @@ impl Handler<LlmCommand> for LlmActor {
                     max_tokens: settings.max_tokens,
                 }),
             ),
-            LlmCommand::Embed(inputs) => (
+            LlmCommand::Embed { inputs, purpose } => (
                 JobKind::Embed {
                     inputs: inputs.len(),
                 },
                 serde_json::to_vec(&EmbedBody {
                     model: &settings.embed_model,
-                    input: &inputs,
+                    input: &settings.embed_prefixes.applied(purpose, inputs),
                 }),
             ),
         };

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::messages::EmbedPurpose;
+
 /// Connection and retry settings of the LLM server (`BOR_LLM_*` in .env.example;
 /// docs/PROTOCOL.md, "Retry policy").
 #[derive(Clone)]
@@ -19,6 +21,8 @@ pub struct LlmSettings {
     pub api_key: Option<String>,
     pub chat_model: String,
     pub embed_model: String,
+    /// Put before each text sent for embedding, by what the text is.
+    pub embed_prefixes: EmbedPrefixes,
     /// Retries after the first attempt.
     pub retries: u32,
     /// Flat delay between attempts.
@@ -55,6 +59,33 @@ impl StreamUsage {
     /// The server refused the field: stop asking.
     pub fn refused_by_server(&self) {
         self.refused.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The task prefixes of an embedding model trained with them (nomic-embed-text:
+/// `search_query:` and `search_document:`; `BOR_LLM_EMBED_QUERY_PREFIX` and
+/// `BOR_LLM_EMBED_DOCUMENT_PREFIX`): each is put before a text of its purpose with one
+/// space between. None: the text is sent as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EmbedPrefixes {
+    pub query: Option<String>,
+    pub document: Option<String>,
+}
+
+impl EmbedPrefixes {
+    /// The texts as the embedding model is to read them.
+    pub fn applied(&self, purpose: EmbedPurpose, texts: Vec<String>) -> Vec<String> {
+        let prefix = match purpose {
+            EmbedPurpose::Query => &self.query,
+            EmbedPurpose::Document => &self.document,
+        };
+        match prefix {
+            Some(prefix) => texts
+                .into_iter()
+                .map(|text| format!("{prefix} {text}"))
+                .collect(),
+            None => texts,
+        }
     }
 }
 
@@ -117,6 +148,7 @@ impl fmt::Debug for LlmSettings {
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("chat_model", &self.chat_model)
             .field("embed_model", &self.embed_model)
+            .field("embed_prefixes", &self.embed_prefixes)
             .field("retries", &self.retries)
             .field("retry_delay", &self.retry_delay)
             .field("connect_timeout", &self.connect_timeout)
@@ -152,6 +184,7 @@ mod tests {
             api_key: Some("sk-very-secret".into()),
             chat_model: "m".into(),
             embed_model: "e".into(),
+            embed_prefixes: EmbedPrefixes::default(),
             retries: 3,
             retry_delay: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
@@ -181,6 +214,7 @@ mod tests {
             api_key: None,
             chat_model: "chat".into(),
             embed_model: "embed".into(),
+            embed_prefixes: EmbedPrefixes::default(),
             retries: 0,
             retry_delay: Duration::ZERO,
             connect_timeout: Duration::from_secs(1),
@@ -208,6 +242,33 @@ mod tests {
         let embeddings = settings.embeddings_server();
         assert_eq!(embeddings.url("models"), "http://127.0.0.1:18088/v1/models");
         assert!(!embeddings.separate_embeddings_server());
+    }
+
+    #[test]
+    fn each_purpose_gets_its_own_prefix_and_none_leaves_the_text_alone() {
+        let texts = || vec!["What is oolong?".to_owned(), "Tea.".to_owned()];
+        let prefixes = EmbedPrefixes {
+            query: Some("search_query:".into()),
+            document: Some("search_document:".into()),
+        };
+        assert_eq!(
+            prefixes.applied(EmbedPurpose::Query, texts()),
+            ["search_query: What is oolong?", "search_query: Tea."]
+        );
+        assert_eq!(
+            prefixes.applied(EmbedPurpose::Document, texts()),
+            ["search_document: What is oolong?", "search_document: Tea."]
+        );
+        let queries_only = EmbedPrefixes {
+            document: None,
+            ..prefixes
+        };
+        assert_eq!(
+            queries_only.applied(EmbedPurpose::Document, texts()),
+            texts()
+        );
+        let none = EmbedPrefixes::default();
+        assert_eq!(none.applied(EmbedPurpose::Query, texts()), texts());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::prompts;
 use super::tools;
 use super::transcript::TurnIdentity;
 use crate::knowledge::Retrieval;
-use crate::llm::{ChatCompletion, ChatMessage, ChatRequest, LlmCommand};
+use crate::llm::{ChatCompletion, ChatMessage, ChatRequest, EmbedPurpose, LlmCommand};
 use crate::log::TurnFinished;
 use crate::record::{ErrorCode, TurnOutcome, TurnPath, TurnRecord};
 use crate::rerank;
@@ -21,7 +21,10 @@ const STRIP_LOG_CHARS: usize = 200;
 
 impl TurnActor {
     pub(super) fn begin(&mut self) -> Phase {
-        self.llm_send(LlmCommand::Embed(vec![self.query.clone()]));
+        self.llm_send(LlmCommand::Embed {
+            inputs: vec![self.query.clone()],
+            purpose: EmbedPurpose::Query,
+        });
         Phase::Embedding
     }
 

@@ -13,7 +13,7 @@ use super::machine::{Input, Phase, RunningTool, ToolOutcome, ToolRun};
 use super::tools::{self, ToolInvocation};
 use crate::error_chain;
 use crate::knowledge::KnowledgeError;
-use crate::llm::{ChatMessage, LlmCommand, ToolCall};
+use crate::llm::{ChatMessage, EmbedPurpose, LlmCommand, ToolCall};
 use crate::metrics::metrics;
 
 impl TurnActor {
@@ -34,7 +34,10 @@ impl TurnActor {
                 return self.next_tool(run, ctx);
             }
             Ok(ToolInvocation::Search { query, limit }) => {
-                self.llm_send(LlmCommand::Embed(vec![query.clone()]));
+                self.llm_send(LlmCommand::Embed {
+                    inputs: vec![query.clone()],
+                    purpose: EmbedPurpose::Query,
+                });
                 run.current = Some(RunningTool {
                     call,
                     search: Some((query, limit)),

@@ -228,7 +228,7 @@ async fn embeddings_go_to_the_embeddings_server_and_chat_to_the_chat_server() {
 
     let events = run(
         two_servers.clone(),
-        LlmCommand::Embed(vec!["refund policy".into()]),
+        embed_documents(vec!["refund policy".into()]),
     )
     .await;
     assert!(

@@ -9,6 +9,7 @@
 
 mod cancellation;
 mod decoding;
+mod embeddings;
 mod metrics;
 mod rerank;
 mod retries;
@@ -17,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use bor_actors::llm::{ChatMessage, ChatRequest, LlmActor, LlmCommand, LlmEvent, LlmSettings};
+use bor_actors::llm::{
+    ChatMessage, ChatRequest, EmbedPurpose, LlmActor, LlmCommand, LlmEvent, LlmSettings,
+};
 use bor_mock_llm::MockLlm;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -31,6 +34,7 @@ pub fn settings(base_url: String) -> LlmSettings {
         api_key: Some(API_KEY.to_owned()),
         chat_model: "smollm2".to_owned(),
         embed_model: "smollm2".to_owned(),
+        embed_prefixes: Default::default(),
         retries: 3,
         retry_delay: Duration::ZERO,
         connect_timeout: Duration::from_secs(2),
@@ -124,6 +128,14 @@ pub async fn run(settings: LlmSettings, command: LlmCommand) -> Vec<LlmEvent> {
     let mut harness = Harness::start(settings);
     harness.llm.do_send(command);
     harness.until_end().await
+}
+
+/// Embeds `inputs` as passages of documents.
+pub fn embed_documents(inputs: Vec<String>) -> LlmCommand {
+    LlmCommand::Embed {
+        inputs,
+        purpose: EmbedPurpose::Document,
+    }
 }
 
 /// A chat request whose question carries a mock directive.

@@ -50,7 +50,7 @@ async fn refused_and_cancelled_attempts_are_observed() {
     let mut refused = settings(format!("http://127.0.0.1:{port}/v1"));
     refused.retries = 0;
     let before = attempts("embeddings", "connect_error");
-    run(refused, LlmCommand::Embed(vec!["x".into()])).await;
+    run(refused, embed_documents(vec!["x".into()])).await;
     assert!(attempts("embeddings", "connect_error") >= before + 1.0);
 
     let mock = mock();

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use bor_actors::llm::{AttemptError, LlmCommand, LlmError, LlmEvent};
+use bor_actors::llm::{AttemptError, LlmError, LlmEvent};
 use serde_json::json;
 
 use super::*;
@@ -275,7 +275,7 @@ async fn a_response_body_past_the_bound_is_not_read_whole() {
     body.extend_from_slice(b"\"}");
     let mut once = settings(json_server(200, body, 1));
     once.retries = 0;
-    let events = run(once, LlmCommand::Embed(vec!["q".into()])).await;
+    let events = run(once, embed_documents(vec!["q".into()])).await;
     match events.last() {
         Some(LlmEvent::Failed(LlmError::Unavailable {
             last: AttemptError::Invalid(message),
@@ -327,7 +327,7 @@ async fn embeddings_are_retried_under_the_same_policy() {
     let mock = mock();
     let events = run(
         settings(mock.base_url()),
-        bor_actors::llm::LlmCommand::Embed(vec![
+        embed_documents(vec![
             "refund policy".into(),
             format!(
                 "shipping\nMOCK {}",
@@ -417,7 +417,7 @@ async fn an_embeddings_server_that_serves_none_is_asked_once_and_named_with_the_
         .expect("the mock LLM starts");
     let events = run(
         settings(mock.base_url()),
-        LlmCommand::Embed(vec!["refund policy".into()]),
+        embed_documents(vec!["refund policy".into()]),
     )
     .await;
     assert!(retries(&events).is_empty(), "a refusal no retry changes");

@@ -10,7 +10,8 @@ use std::time::Duration;
 use bor::db::DbPool;
 use bor::db::query_log::QueryLogEntry;
 use bor::testing::{TestDatabase, build_application};
-use bor_actors::llm::{LlmClient, LlmSettings};
+pub use bor_actors::llm::EmbedPurpose;
+use bor_actors::llm::{EmbedPrefixes, LlmClient, LlmSettings};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
@@ -68,6 +69,7 @@ pub fn llm_client(base_url: &str) -> LlmClient {
         api_key: None,
         chat_model: MODEL.to_owned(),
         embed_model: MODEL.to_owned(),
+        embed_prefixes: EmbedPrefixes::default(),
         retries: 0,
         retry_delay: Duration::ZERO,
         connect_timeout: Duration::from_secs(10),
@@ -233,7 +235,7 @@ impl RealModelApp {
     /// returns (document id, chunk id, embedding).
     pub async fn insert_document(&self, title: &str, text: &str) -> (i64, i64, Vec<f32>) {
         let embedding = llm_client(&self.llm_base_url)
-            .embed(vec![text.to_owned()], |_, _| {})
+            .embed(EmbedPurpose::Document, vec![text.to_owned()], |_, _| {})
             .await
             .expect("the model server embeds the chunk")
             .remove(0);

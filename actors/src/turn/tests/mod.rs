@@ -22,7 +22,8 @@ use crate::knowledge::{
     ChunkHit, DocumentRef, DocumentText, KnowledgeBase, KnowledgeError, Retrieval,
 };
 use crate::llm::{
-    ChatCompletion, ChatMessage, ChatRequest, FunctionCall, LlmCommand, LlmEvent, ToolCall,
+    ChatCompletion, ChatMessage, ChatRequest, EmbedPurpose, FunctionCall, LlmCommand, LlmEvent,
+    ToolCall,
 };
 use crate::log::TurnFinished;
 use crate::record::TurnRecord;
@@ -31,7 +32,7 @@ use crate::record::TurnRecord;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Asked {
     Chat(ChatRequest),
-    Embed(Vec<String>),
+    Embed(Vec<String>, EmbedPurpose),
     ListModels,
     Rerank {
         query: String,
@@ -79,7 +80,7 @@ impl Handler<LlmCommand> for ScriptedLlm {
     fn handle(&mut self, command: LlmCommand, _: &mut Self::Context) {
         let asked = match command {
             LlmCommand::Chat(request) => Asked::Chat(request),
-            LlmCommand::Embed(inputs) => Asked::Embed(inputs),
+            LlmCommand::Embed { inputs, purpose } => Asked::Embed(inputs, purpose),
             LlmCommand::ListModels => Asked::ListModels,
             LlmCommand::Rerank { query, documents } => Asked::Rerank { query, documents },
             LlmCommand::Cancel => Asked::Cancel,

@@ -30,7 +30,10 @@ async fn clean_deflected_turn_streams_and_ends_with_done() {
 
     assert_eq!(
         run.asked[0],
-        Asked::Embed(vec!["What is the capital of France?".into()])
+        Asked::Embed(
+            vec!["What is the capital of France?".into()],
+            EmbedPurpose::Query
+        )
     );
     assert_eq!(done.query, "What is the capital of France?");
     let chats = run.chats();
@@ -77,7 +80,10 @@ async fn a_follow_up_searches_with_the_previous_question_and_asks_as_sent() {
     .await;
 
     let searched = "and what is its default?\nWhat does BOR_RETRIEVAL_TOP_K control?";
-    assert_eq!(run.asked[0], Asked::Embed(vec![searched.into()]));
+    assert_eq!(
+        run.asked[0],
+        Asked::Embed(vec![searched.into()], EmbedPurpose::Query)
+    );
     assert_eq!(run.done().query, searched);
     assert_eq!(run.record().query, searched);
     assert_eq!(run.record().question, "and what is its default?");
@@ -131,7 +137,11 @@ async fn grounded_turn_runs_a_tool_and_answers_with_sources() {
     assert_eq!(done.sources[0].heading, "Part 1");
     assert_eq!(done.sources[0].snippet, "Text of chunk 11.");
 
-    assert_eq!(run.asked[2], Asked::Embed(vec!["refund policy".into()]));
+    assert_eq!(
+        run.asked[2],
+        Asked::Embed(vec!["refund policy".into()], EmbedPurpose::Query),
+        "a search_documents query is embedded as a query"
+    );
     let chats = run.chats();
     assert_eq!(chats.len(), 2);
     for chat in &chats {
