@@ -29,26 +29,18 @@ import sys
 import threading
 from concurrent.futures import Future
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import onnxruntime
 from tokenizers import Tokenizer
 
-MAX_BODY_BYTES = 8 * 1024 * 1024
+from json_server import RequestError, handler_for, serve
+
 MAX_TEXTS = 2048
-MAX_REQUESTS_AT_WORK = 16
 # Where all-MiniLM-L6-v2 is trained and used upstream to cut a text (sentence-transformers'
 # `max_seq_length`, 256, though its position embeddings reach 512): a longer text keeps
 # its first 255 tokens and its closing [SEP], and gets the vector upstream gives it.
 MAX_TOKENS = 256
-
-
-class RequestError(Exception):
-    def __init__(self, status: HTTPStatus, message: str, kind: str = "invalid_request_error"):
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
 
 
 class Embedder:
@@ -129,109 +121,11 @@ def texts_of(body: bytes) -> list[str]:
     return texts
 
 
-def handler_for(embedder: Embedder, alias: str):
-    at_work = threading.BoundedSemaphore(MAX_REQUESTS_AT_WORK)
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # The headers and the body are two writes: without this, a kept-alive connection
-        # waits for the client's delayed acknowledgement between them (up to 40 ms).
-        disable_nagle_algorithm = True
-        # A client that sends nothing for this long loses its connection (and its place
-        # among the requests at work); bor's client drops idle connections sooner (15 s).
-        timeout = 30
-        server_version = "bor-embed"
-
-        def reply(self, status: HTTPStatus, payload: dict) -> None:
-            body = json.dumps(payload, separators=(",", ":")).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def fail(self, error: RequestError) -> None:
-            self.reply(error.status, {"error": {"message": str(error), "type": error.kind}})
-
-        def send_error(self, code, message=None, explain=None) -> None:
-            # What the standard library refuses itself (a malformed request line, another
-            # method, headers too long) gets the same JSON as the rest, and the end of the
-            # connection, since the rest of the request was not read.
-            self.close_connection = True
-            status = HTTPStatus(code)
-            kind = "server_error" if code >= 500 else "invalid_request_error"
-            self.fail(RequestError(status, message or status.phrase, kind))
-
-        def do_GET(self) -> None:
-            if self.path.split("?")[0].rstrip("/") != "/v1/models":
-                self.fail(RequestError(HTTPStatus.NOT_FOUND, f"no route {self.path}"))
-                return
-            model = {"id": alias, "object": "model", "owned_by": "local"}
-            self.reply(HTTPStatus.OK, {"object": "list", "data": [model]})
-
-        def do_POST(self) -> None:
-            # Until the body is read, the connection cannot carry another request.
-            self.close_when_answered = self.close_connection
-            self.close_connection = True
-            try:
-                self.reply(HTTPStatus.OK, self.embeddings())
-            except RequestError as error:
-                self.answer_if_connected(error)
-            except (ConnectionError, TimeoutError):
-                # The client gave up, or stalled (bor timed the request out, or stopped).
-                self.log_error("the client went before the request was answered")
-                self.close_connection = True
-            except Exception as error:  # noqa: BLE001 (a reply, never a dropped connection)
-                self.log_error("embedding failed: %r", error)
-                self.answer_if_connected(
-                    RequestError(HTTPStatus.INTERNAL_SERVER_ERROR, str(error), "server_error")
-                )
-
-        def answer_if_connected(self, error: RequestError) -> None:
-            try:
-                self.fail(error)
-            except (ConnectionError, TimeoutError):
-                self.close_connection = True
-
-        def embeddings(self) -> dict:
-            if self.path.split("?")[0].rstrip("/") != "/v1/embeddings":
-                raise RequestError(HTTPStatus.NOT_FOUND, f"no route {self.path}")
-            try:
-                length = int(self.headers.get("Content-Length", ""))
-            except ValueError:
-                raise RequestError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required") from None
-            if length < 0:
-                raise RequestError(HTTPStatus.BAD_REQUEST, "Content-Length is negative")
-            if length > MAX_BODY_BYTES:
-                raise RequestError(
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body is over {MAX_BODY_BYTES} bytes"
-                )
-            # Taken before the body is read: at most this many bodies are held at once.
-            if not at_work.acquire(blocking=False):
-                raise RequestError(
-                    HTTPStatus.SERVICE_UNAVAILABLE, "too many requests at work", "server_error"
-                )
-            try:
-                body = self.rfile.read(length)
-                self.close_connection = self.close_when_answered
-                vectors, tokens = embedder.embed(texts_of(body))
-            finally:
-                at_work.release()
-            data = [
-                {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
-            ]
-            usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-            return {"object": "list", "data": data, "model": alias, "usage": usage}
-
-        def log_request(self, code="-", size="-") -> None:
-            # Failed requests only: a line per request would be most of the log during an
-            # import. Errors (`log_error`) are always written.
-            if str(getattr(code, "value", code))[:1] in "45":
-                super().log_request(code, size)
-
-    return Handler
+def embeddings_of(embedder: Embedder, alias: str, body: bytes) -> dict:
+    vectors, tokens = embedder.embed(texts_of(body))
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+    return {"object": "list", "data": data, "model": alias, "usage": usage}
 
 
 def main(argv: list[str]) -> int:
@@ -244,20 +138,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv[1:])
     embedder = Embedder(args.model, args.tokenizer, max(1, args.workers))
-    server = ThreadingHTTPServer((args.host, args.port), handler_for(embedder, args.alias))
-    server.daemon_threads = True
-    print(
+    routes = {"/v1/embeddings": lambda body: embeddings_of(embedder, args.alias, body)}
+    return serve(
+        args.host,
+        args.port,
+        handler_for(args.alias, "embed", routes),
         f"embed-server: {args.alias} ({embedder.dimension} dimensions, {args.workers} workers, "
         f"ONNX Runtime {onnxruntime.__version__}) on http://{args.host}:{args.port}/v1",
-        file=sys.stderr,
-        flush=True,
     )
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -42,18 +42,16 @@ import json
 import os
 import re
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import onnxruntime
 
-MAX_BODY_BYTES = 8 * 1024 * 1024
+from json_server import RequestError, handler_for, serve
+
 MAX_DOCUMENTS = 1000
-MAX_REQUESTS_AT_WORK = 16
 
 # cross-encoder/ms-marco-MiniLM-L6-v2 (Apache-2.0; formerly ms-marco-MiniLM-L-6-v2), the
 # files of its ONNX export on Hugging Face: `onnx/model.onnx` (F32, 91,011,230 bytes) and
@@ -67,13 +65,6 @@ CROSS_ENCODER_MAX_TOKENS = 512
 
 NANORANKER_ENCODER = "universal-sentence-encoder-multilingual.onnx"
 NANORANKER_NETWORK = "reranker_nn_v2.onnx"
-
-
-class RequestError(Exception):
-    def __init__(self, status: HTTPStatus, message: str, kind: str = "invalid_request_error"):
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
 
 
 def sha256_of(path: Path) -> str:
@@ -288,107 +279,10 @@ def results_of(scores: list[float], top_n: int | None) -> list[dict]:
     return [{"index": index, "relevance_score": scores[index]} for index in order[:top_n]]
 
 
-def handler_for(scorer, alias: str):
-    at_work = threading.BoundedSemaphore(MAX_REQUESTS_AT_WORK)
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body are two writes: without this, a kept-alive connection waits
-        # for the client's delayed acknowledgement between them (up to 40 ms).
-        disable_nagle_algorithm = True
-        timeout = 30
-        server_version = "bor-rerank"
-
-        def reply(self, status: HTTPStatus, payload: dict) -> None:
-            body = json.dumps(payload, separators=(",", ":")).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def fail(self, error: RequestError) -> None:
-            self.reply(error.status, {"error": {"message": str(error), "type": error.kind}})
-
-        def send_error(self, code, message=None, explain=None) -> None:
-            # What the standard library refuses itself gets the same JSON, and the end of
-            # the connection, since the rest of the request was not read.
-            self.close_connection = True
-            status = HTTPStatus(code)
-            kind = "server_error" if code >= 500 else "invalid_request_error"
-            self.fail(RequestError(status, message or status.phrase, kind))
-
-        def route(self) -> str:
-            return self.path.split("?")[0].rstrip("/")
-
-        def do_GET(self) -> None:
-            if self.route() != "/v1/models":
-                self.fail(RequestError(HTTPStatus.NOT_FOUND, f"no route {self.path}"))
-                return
-            model = {"id": alias, "object": "model", "owned_by": "local"}
-            self.reply(HTTPStatus.OK, {"object": "list", "data": [model]})
-
-        def do_POST(self) -> None:
-            # Until the body is read, the connection cannot carry another request.
-            self.close_when_answered = self.close_connection
-            self.close_connection = True
-            try:
-                self.reply(HTTPStatus.OK, self.rerank())
-            except RequestError as error:
-                self.answer_if_connected(error)
-            except (ConnectionError, TimeoutError):
-                self.log_error("the client went before the request was answered")
-                self.close_connection = True
-            except Exception as error:  # noqa: BLE001 (a reply, never a dropped connection)
-                self.log_error("re-ranking failed: %r", error)
-                self.answer_if_connected(
-                    RequestError(HTTPStatus.INTERNAL_SERVER_ERROR, str(error), "server_error")
-                )
-
-        def answer_if_connected(self, error: RequestError) -> None:
-            try:
-                self.fail(error)
-            except (ConnectionError, TimeoutError):
-                self.close_connection = True
-
-        def rerank(self) -> dict:
-            if self.route() not in ("/v1/rerank", "/rerank"):
-                raise RequestError(HTTPStatus.NOT_FOUND, f"no route {self.path}")
-            try:
-                length = int(self.headers.get("Content-Length", ""))
-            except ValueError:
-                raise RequestError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required") from None
-            if length < 0:
-                raise RequestError(HTTPStatus.BAD_REQUEST, "Content-Length is negative")
-            if length > MAX_BODY_BYTES:
-                raise RequestError(
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body is over {MAX_BODY_BYTES} bytes"
-                )
-            if not at_work.acquire(blocking=False):
-                raise RequestError(
-                    HTTPStatus.SERVICE_UNAVAILABLE, "too many requests at work", "server_error"
-                )
-            try:
-                body = self.rfile.read(length)
-                self.close_connection = self.close_when_answered
-                query, documents, top_n = request_of(body)
-                scores, tokens = scorer.score(query, documents)
-            finally:
-                at_work.release()
-            return {
-                "model": alias,
-                "results": results_of(scores, top_n),
-                "usage": {"total_tokens": tokens},
-            }
-
-        def log_request(self, code="-", size="-") -> None:
-            # Failed requests only; errors (`log_error`) are always written.
-            if str(getattr(code, "value", code))[:1] in "45":
-                super().log_request(code, size)
-
-    return Handler
+def reranked(scorer, alias: str, body: bytes) -> dict:
+    query, documents, top_n = request_of(body)
+    scores, tokens = scorer.score(query, documents)
+    return {"model": alias, "results": results_of(scores, top_n), "usage": {"total_tokens": tokens}}
 
 
 def main(argv: list[str]) -> int:
@@ -417,20 +311,14 @@ def main(argv: list[str]) -> int:
     except (ValueError, OSError) as error:
         print(f"rerank-server: {error}", file=sys.stderr, flush=True)
         return 1
-    server = ThreadingHTTPServer((args.host, args.port), handler_for(scorer, args.alias))
-    server.daemon_threads = True
-    print(
+    rerank = lambda body: reranked(scorer, args.alias, body)  # noqa: E731
+    return serve(
+        args.host,
+        args.port,
+        handler_for(args.alias, "rerank", {"/v1/rerank": rerank, "/rerank": rerank}),
         f"rerank-server: {args.alias}, {scorer.description}, {args.workers} workers, "
         f"ONNX Runtime {onnxruntime.__version__}, on http://{args.host}:{args.port}/v1",
-        file=sys.stderr,
-        flush=True,
     )
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
