@@ -248,6 +248,64 @@ mod tests {
         assert_eq!(without.len(), 1, "the turn asked again is left out");
     }
 
+    /// Thirty turns, the last asked again a hundred times (more rows than a page of the
+    /// history's reading), one turn without an answer: the history is the newest
+    /// version of the last turn and the turns before it that have an answer.
+    #[tokio::test]
+    async fn a_history_reads_past_pages_of_older_versions() {
+        let db = TestDatabase::migrated().await;
+        let mut conn = db.pool().get().await.unwrap();
+        let owner = member(&mut conn).await;
+        let conversation = Uuid::new_v4();
+        let start = chrono::Utc::now() - chrono::Duration::hours(1);
+        let row = |n: i64, question: String, answer: &str, version_of| NewQueryLogEntry {
+            created_at: start + chrono::Duration::seconds(n),
+            question,
+            answer: answer.to_owned(),
+            conversation_id: Some(conversation),
+            user_id: Some(owner.id),
+            version_of,
+            ..crate::testing::query_log_entry()
+        };
+        let mut rows: Vec<NewQueryLogEntry> = (0..30)
+            .map(|n| {
+                row(
+                    n,
+                    format!("q{n}"),
+                    if n == 25 { "" } else { "an answer" },
+                    None,
+                )
+            })
+            .collect();
+        let last = Some(rows[29].turn_id);
+        rows.extend((1..=100).map(|v| row(29 + v, format!("q29 v{v}"), "again", last)));
+        assert_eq!(write_turns(&mut conn, &rows).await.unwrap(), 130);
+
+        let questions = async |conn: &mut crate::db::DbConnection, leaving_out| {
+            crate::db::conversations::history(conn, conversation, 20, leaving_out)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|turn| turn.question)
+                .collect::<Vec<_>>()
+        };
+        let mut expected: Vec<String> = (9..29)
+            .filter(|n| *n != 25)
+            .map(|n| format!("q{n}"))
+            .collect();
+        expected.push("q29 v100".to_owned());
+        assert_eq!(questions(&mut conn, None).await, expected);
+        let expected: Vec<String> = (8..29)
+            .filter(|n| *n != 25)
+            .map(|n| format!("q{n}"))
+            .collect();
+        assert_eq!(
+            questions(&mut conn, last).await,
+            expected,
+            "the turn asked again left out"
+        );
+    }
+
     /// One batch: three long answers of one conversation (several search pieces, so
     /// several rounds) beside forty new conversations of one short turn each.
     #[tokio::test]

@@ -329,6 +329,12 @@ impl MockLlm {
         self.shared.open_connections()
     }
 
+    /// Connections accepted since the start or the last [`MockLlm::reset`]: a client
+    /// that keeps its connections alive opens few.
+    pub fn accepted_connections(&self) -> usize {
+        self.shared.accepted_connections()
+    }
+
     /// Requests being answered right now: read, and their response not yet completely
     /// written nor abandoned by the client (a `hang` or `stall_after` counts until the
     /// client closes its connection).

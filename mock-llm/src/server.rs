@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     /// Responses the client abandoned; a watch channel so waiters wake on each change.
     client_disconnects: watch::Sender<usize>,
     open_connections: AtomicUsize,
+    /// Connections accepted since the start or the last reset.
+    accepted_connections: AtomicUsize,
     /// Requests read whose response is not completely written (or abandoned) yet.
     responses_in_progress: AtomicUsize,
 }
@@ -44,6 +46,7 @@ impl Shared {
             log: Mutex::default(),
             client_disconnects: watch::Sender::new(0),
             open_connections: AtomicUsize::new(0),
+            accepted_connections: AtomicUsize::new(0),
             responses_in_progress: AtomicUsize::new(0),
         }
     }
@@ -60,6 +63,7 @@ impl Shared {
     pub(crate) fn reset(&self) {
         *self.log() = Log::default();
         self.client_disconnects.send_replace(0);
+        self.accepted_connections.store(0, Ordering::SeqCst);
     }
 
     pub(crate) fn client_disconnects(&self) -> watch::Receiver<usize> {
@@ -68,6 +72,10 @@ impl Shared {
 
     pub(crate) fn open_connections(&self) -> usize {
         self.open_connections.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn accepted_connections(&self) -> usize {
+        self.accepted_connections.load(Ordering::SeqCst)
     }
 
     pub(crate) fn responses_in_progress(&self) -> usize {
@@ -141,6 +149,7 @@ enum Sent {
 
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
     shared.open_connections.fetch_add(1, Ordering::SeqCst);
+    shared.accepted_connections.fetch_add(1, Ordering::SeqCst);
     let _open = OpenConnection(Arc::clone(&shared));
     // Each write goes out at once, so split writes reach the client as separate reads.
     if let Err(error) = stream.set_nodelay(true) {

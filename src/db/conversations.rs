@@ -183,7 +183,10 @@ async fn add_search_pieces<'a>(
 
 /// Adds the words of each piece to its conversation's last search part, or starts a
 /// new part when the last one would grow past [`SEARCH_PART_BYTES`]; at most one piece
-/// per conversation. The conversations' rows are locked by the upsert before it, so
+/// per conversation. Each conversation's last part is found by its own probe of the
+/// primary key (the lateral `LIMIT 1`), whatever the planner believes of the table:
+/// a join left to it scanned every part of every conversation, once per batch, while
+/// the table was too new to have statistics. The conversations' rows are locked by the upsert before it, so
 /// writers of one conversation take turns.
 async fn add_search_words(
     conn: &mut AsyncPgConnection,
@@ -197,9 +200,11 @@ async fn add_search_words(
              SELECT p.conversation_id, strip(to_tsvector('{SEARCH_CONFIGURATION}', p.text)) AS words
              FROM unnest($1::uuid[], $2::text[]) AS p (conversation_id, text)),
          last AS (
-             SELECT DISTINCT ON (s.conversation_id) s.conversation_id, s.part, s.words
-             FROM conversation_search AS s JOIN piece USING (conversation_id)
-             ORDER BY s.conversation_id, s.part DESC),
+             SELECT piece.conversation_id, s.part, s.words
+             FROM piece CROSS JOIN LATERAL (
+                 SELECT part, words FROM conversation_search
+                 WHERE conversation_search.conversation_id = piece.conversation_id
+                 ORDER BY part DESC LIMIT 1) AS s),
          appended AS (
              UPDATE conversation_search AS s SET words = s.words || piece.words
              FROM piece JOIN last USING (conversation_id)
@@ -388,27 +393,59 @@ pub async fn turns(
         .await?)
 }
 
+/// Rows [`history`] reads at a time, newest first.
+const HISTORY_PAGE_ROWS: i64 = 64;
+
 /// The last `limit` turns with an answer, oldest first, each as its chosen version,
 /// leaving out the turn whose first version is `leaving_out` (the turn asked again).
+///
+/// Read newest first, a page of rows at a time down the conversation's index: a row is
+/// its turn's chosen version when no newer row has its first version, and versions of
+/// a turn are rows of its conversation, so the rows already read tell. Whatever the
+/// conversation's length and the table's statistics, a history costs a page or two.
 pub async fn history(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     limit: usize,
     leaving_out: Option<Uuid>,
 ) -> Result<Vec<ConversationTurn>, DbError> {
-    let mut newest: Vec<ConversationTurn> = query_log::table
-        .filter(query_log::conversation_id.eq(id))
-        .filter(sql::<Bool>(CHOSEN_VERSION))
-        .filter(
-            sql::<Bool>("coalesce(query_log.version_of, query_log.turn_id) IS DISTINCT FROM ")
-                .bind::<Nullable<SqlUuid>, _>(leaving_out),
-        )
-        .filter(query_log::answer.ne(""))
-        .select(ConversationTurn::as_select())
-        .order((query_log::created_at.desc(), query_log::id.desc()))
-        .limit(i64::try_from(limit).unwrap_or(i64::MAX))
-        .load(conn)
-        .await?;
+    let mut newest: Vec<ConversationTurn> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut after: Option<(DateTime<Utc>, i64)> = None;
+    while newest.len() < limit {
+        let mut page = query_log::table
+            .filter(query_log::conversation_id.eq(id))
+            .select((ConversationTurn::as_select(), query_log::id))
+            .order((query_log::created_at.desc(), query_log::id.desc()))
+            .limit(HISTORY_PAGE_ROWS)
+            .into_boxed();
+        if let Some((created_at, row_id)) = after {
+            page = page.filter(
+                query_log::created_at
+                    .lt(created_at)
+                    .or(query_log::created_at
+                        .eq(created_at)
+                        .and(query_log::id.lt(row_id))),
+            );
+        }
+        let rows: Vec<(ConversationTurn, i64)> = page.load(conn).await?;
+        let full = rows.len() == HISTORY_PAGE_ROWS as usize;
+        for (turn, row_id) in rows {
+            after = Some((turn.created_at, row_id));
+            let first_version = turn.first_version();
+            // An older version of a turn already met is not its chosen one.
+            if seen.insert(first_version)
+                && Some(first_version) != leaving_out
+                && !turn.answer.is_empty()
+                && newest.len() < limit
+            {
+                newest.push(turn);
+            }
+        }
+        if !full {
+            break;
+        }
+    }
     newest.reverse();
     Ok(newest)
 }

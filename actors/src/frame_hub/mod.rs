@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use tokio::sync::watch;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 pub use kept::NumberedFrame;
@@ -62,8 +63,16 @@ pub struct FrameHub {
     max_bytes: usize,
     /// What the kept frames take, summed over the turns.
     bytes: usize,
-    /// Ended turns, the earliest ended first: the first let go when memory runs short.
-    ended: VecDeque<Uuid>,
+    /// Ended turns within their replay window, with when they ended, the earliest
+    /// first: the first let go when memory runs short.
+    ended: VecDeque<(Uuid, Instant)>,
+    /// Turns past their window that a reader still reads, with how many more times
+    /// each is looked at, [`READER_GRACE`] apart.
+    lingering: VecDeque<(Uuid, u32)>,
+    /// Whether the one timer that lets turns go is set. One timer for all turns: an
+    /// actor's context polls every timer it holds on every message, so a timer per
+    /// turn made each message cost as much as the turns of the whole window.
+    sweep_set: bool,
 }
 
 impl FrameHub {
@@ -74,6 +83,8 @@ impl FrameHub {
             max_bytes,
             bytes: 0,
             ended: VecDeque::new(),
+            lingering: VecDeque::new(),
+            sweep_set: false,
         }
     }
 
@@ -90,35 +101,66 @@ impl FrameHub {
         turn.stop = None;
         // Readers waiting for a frame look again and see the end.
         turn.last_id.send_modify(|_| {});
-        self.ended.push_back(turn_id);
-        ctx.run_later(self.replay_for, move |hub, ctx| {
-            hub.window_passed(turn_id, READER_GRACE_CHECKS, ctx);
+        self.ended.push_back((turn_id, Instant::now()));
+        self.set_sweep(ctx);
+    }
+
+    /// Sets the timer for the next turn to let go, unless it is set: a moment from now
+    /// while a turn lingers, else when the earliest ended turn's window passes.
+    fn set_sweep(&mut self, ctx: &mut Context<Self>) {
+        if self.sweep_set {
+            return;
+        }
+        let next = if self.lingering.is_empty() {
+            match self.ended.front() {
+                Some((_, ended_at)) => {
+                    (*ended_at + self.replay_for).saturating_duration_since(Instant::now())
+                }
+                None => return,
+            }
+        } else {
+            READER_GRACE
+        };
+        self.sweep_set = true;
+        ctx.run_later(next, |hub, ctx| {
+            hub.sweep_set = false;
+            hub.sweep(Instant::now());
+            hub.set_sweep(ctx);
         });
     }
 
-    /// The turn's replay window has passed: its frames are let go, unless a reader is
-    /// still attached (one still reading to the end, however short the window), in
-    /// which case it is looked at again a moment later, `checks_left` more times.
-    fn window_passed(&mut self, turn_id: Uuid, checks_left: u32, ctx: &mut Context<Self>) {
-        let read_on = self
-            .turns
-            .get(&turn_id)
-            .is_some_and(|turn| turn.last_id.receiver_count() > 0);
-        if read_on && checks_left > 0 {
-            ctx.run_later(READER_GRACE, move |hub, ctx| {
-                hub.window_passed(turn_id, checks_left - 1, ctx);
-            });
-            return;
+    /// Lets go the turns whose replay window has passed, unless a reader is still
+    /// attached (one still reading to the end, however short the window): such a turn
+    /// lingers, looked at again every [`READER_GRACE`], [`READER_GRACE_CHECKS`] times.
+    fn sweep(&mut self, now: Instant) {
+        for _ in 0..self.lingering.len() {
+            let Some((turn_id, checks_left)) = self.lingering.pop_front() else {
+                break;
+            };
+            if checks_left > 0 && self.is_read(turn_id) {
+                self.lingering.push_back((turn_id, checks_left - 1));
+            } else {
+                self.let_go(turn_id);
+            }
         }
-        self.let_go(turn_id);
-        // The entries of turns already let go leave the front of the list.
-        while self
-            .ended
-            .front()
-            .is_some_and(|front| !self.turns.contains_key(front))
-        {
+        while let Some(&(turn_id, ended_at)) = self.ended.front() {
+            if ended_at + self.replay_for > now {
+                break;
+            }
             self.ended.pop_front();
+            if self.is_read(turn_id) {
+                self.lingering.push_back((turn_id, READER_GRACE_CHECKS - 1));
+            } else {
+                self.let_go(turn_id);
+            }
         }
+    }
+
+    /// Whether a reader is attached to the turn.
+    fn is_read(&self, turn_id: Uuid) -> bool {
+        self.turns
+            .get(&turn_id)
+            .is_some_and(|turn| turn.last_id.receiver_count() > 0)
     }
 
     fn let_go(&mut self, turn_id: Uuid) {
@@ -127,11 +169,16 @@ impl FrameHub {
         }
     }
 
-    /// Past the bound, ended turns are let go, the earliest ended first.
+    /// Past the bound, ended turns are let go, the earliest ended first (the lingering
+    /// ones ended before any still in their window).
     fn within_bound(&mut self) {
         while self.bytes > self.max_bytes {
-            let Some(turn_id) = self.ended.pop_front() else {
-                return;
+            let turn_id = match self.lingering.pop_front() {
+                Some((turn_id, _)) => turn_id,
+                None => match self.ended.pop_front() {
+                    Some((turn_id, _)) => turn_id,
+                    None => return,
+                },
             };
             self.let_go(turn_id);
         }

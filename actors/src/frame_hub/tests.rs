@@ -219,6 +219,34 @@ async fn an_ended_turn_is_let_go_after_the_replay_window() {
     assert_eq!(turn.stats().await, HubStats { turns: 0, bytes: 0 });
 }
 
+/// Turns ended at different times are each let go once their own window has passed,
+/// the earlier while the later is still kept, by the hub's one timer.
+#[actix::test]
+async fn each_ended_turn_is_let_go_when_its_own_window_passes() {
+    tokio::time::pause();
+    let first = open(DEFAULT_MAX_KEPT_BYTES);
+    let second = opened_on(first.hub.clone());
+    first.publish(terminal(first.turn_id));
+    tokio::time::sleep(WINDOW / 2).await;
+    second.publish(terminal(second.turn_id));
+    let third = opened_on(first.hub.clone());
+    third.publish(delta("still running"));
+    tokio::time::sleep(WINDOW / 2 + Duration::from_secs(1)).await;
+    assert!(first.read_after(0).await.is_none());
+    assert_eq!(second.read_after(0).await.unwrap().frames.len(), 1);
+    tokio::time::sleep(WINDOW / 2).await;
+    assert!(second.read_after(0).await.is_none());
+    // A running turn is kept whatever the time.
+    assert_eq!(third.read_after(0).await.unwrap().frames.len(), 1);
+    // One that ends now gets a window of its own.
+    third.publish(terminal(third.turn_id));
+    tokio::time::sleep(WINDOW - Duration::from_secs(1)).await;
+    assert_eq!(third.read_after(0).await.unwrap().frames.len(), 2);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(third.read_after(0).await.is_none());
+    assert_eq!(first.stats().await, HubStats { turns: 0, bytes: 0 });
+}
+
 #[actix::test]
 async fn past_the_bound_ended_turns_are_let_go_earliest_first_and_running_ones_kept() {
     let bound = 64 * 1024;

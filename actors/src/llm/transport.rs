@@ -26,6 +26,12 @@ use super::types::ChatCompletion;
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// The most bor reads of an error response: only its message is kept.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+/// After `[DONE]`, how long and how much of the rest of a stream's body is read (its
+/// chunked ending, at most a little more) so that its connection goes back to the pool:
+/// a response dropped before its end closes the connection, and a new one costs a
+/// connect on both sides for the next request.
+const RELEASE_WAIT: Duration = Duration::from_secs(1);
+const RELEASE_MAX_BYTES: usize = 64 * 1024;
 
 thread_local! {
     /// awc clients are not `Send`: one per thread and connect timeout, shared by the
@@ -250,7 +256,8 @@ where
     S: Stream<Item = Result<Bytes, PayloadError>> + Unpin + 'static,
 {
     struct State<S> {
-        body: awc::ClientResponse<S>,
+        /// `None` once the stream ended.
+        body: Option<awc::ClientResponse<S>>,
         framer: SseFramer,
         /// `None` once the ending (`Completed` or `Failed`) is queued.
         decoder: Option<ChatStreamDecoder>,
@@ -260,7 +267,7 @@ where
         deadline: tokio::time::Instant,
     }
     let state = State {
-        body: response,
+        body: Some(response),
         framer: SseFramer::new(),
         decoder: Some(ChatStreamDecoder::default()),
         pieces: Vec::new(),
@@ -273,7 +280,8 @@ where
                 return Some((item, state));
             }
             let decoder = state.decoder.as_mut()?;
-            let ending = match tokio::time::timeout_at(state.deadline, state.body.next()).await {
+            let body = state.body.as_mut()?;
+            let ending = match tokio::time::timeout_at(state.deadline, body.next()).await {
                 Ok(Some(Ok(bytes))) => {
                     let progress_before = decoder.progress();
                     let pieces = &mut state.pieces;
@@ -292,7 +300,12 @@ where
                         .extend(state.pieces.drain(..).map(ChatStreamItem::Piece));
                     match framed {
                         Ok(()) if !decoder.saw_done() => continue,
-                        Ok(()) => None,
+                        Ok(()) => {
+                            if let Some(body) = state.body.take() {
+                                actix_rt::spawn(release(body));
+                            }
+                            None
+                        }
                         Err(err) => Some(err),
                     }
                 }
@@ -312,6 +325,24 @@ where
         }
     })
     .boxed_local()
+}
+
+/// Reads what is left of a stream's body after `[DONE]`, within [`RELEASE_WAIT`] and
+/// [`RELEASE_MAX_BYTES`], so that a body that ends returns its connection to the pool.
+async fn release<S>(mut body: awc::ClientResponse<S>)
+where
+    S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    let rest = async {
+        let mut read = 0;
+        while let Some(Ok(bytes)) = body.next().await {
+            read += bytes.len();
+            if read > RELEASE_MAX_BYTES {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(RELEASE_WAIT, rest).await;
 }
 
 #[cfg(test)]

@@ -42,6 +42,30 @@ async fn content_streams_in_pieces_and_the_request_is_openai_shaped() {
     );
 }
 
+/// A streamed answer read to its `[DONE]` leaves its connection to the next request:
+/// three answers and an embedding, one after the other, over one connection.
+#[actix::test]
+async fn answers_one_after_another_share_one_connection() {
+    let mock = mock();
+    for reply in ["One.", "Two.", "Three."] {
+        let events = run(settings(mock.base_url()), chat(json!({"reply": reply}))).await;
+        assert_eq!(content(&events), reply);
+        // The rest of the stream, once the mock has written it, is read by a task of
+        // its own on this thread.
+        while mock.responses_in_progress() > 0 {
+            actix::clock::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        actix::clock::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    run(
+        settings(mock.base_url()),
+        embed_documents(vec!["a passage".to_owned()]),
+    )
+    .await;
+    assert_eq!(mock.requests().len(), 4);
+    assert_eq!(mock.accepted_connections(), 1);
+}
+
 #[actix::test]
 async fn reasoning_is_separated_from_content_in_both_field_names() {
     for field in ["reasoning_content", "reasoning"] {
