@@ -101,12 +101,13 @@ pub async fn history(
     });
     let stored = async {
         let mut conn = pool.get().await?;
-        match stored::owner(&mut conn, id).await? {
-            Some(whose) if whose != Some(owner) => Ok(None),
-            _ => stored::history(&mut conn, id, HISTORY_LIMIT, leaving_out)
-                .await
-                .map(Some),
-        }
+        Ok::<_, DbError>(
+            match stored::owner_and_history(&mut conn, id, HISTORY_LIMIT, leaving_out).await? {
+                Some((whose, _)) if whose != Some(owner) => None,
+                Some((_, turns)) => Some(turns),
+                None => Some(Vec::new()),
+            },
+        )
     };
     let (queued, stored) = futures_util::join!(queued, stored);
     // A LogActor that does not answer holds no turn this one could see.

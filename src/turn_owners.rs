@@ -20,6 +20,9 @@ use crate::db::turn_owners::{self, TurnOwner};
 const QUEUE_ROWS: usize = 4096;
 /// The most rows one statement writes.
 const BATCH_ROWS: usize = 256;
+/// How long a batch short of [`BATCH_ROWS`] waits for more rows: under load, rows are
+/// written by the hundred instead of one or two a transaction.
+const LINGER: Duration = Duration::from_millis(5);
 /// How often rows of old turns are removed.
 const CLEANUP_EVERY: Duration = Duration::from_secs(60);
 /// How long a turn may run beyond the replay window and still be found.
@@ -81,6 +84,12 @@ async fn write(pool: DbPool, mut rows: mpsc::Receiver<TurnOwner>, keep_for: Dura
             received = rows.recv_many(&mut batch, BATCH_ROWS) => {
                 if received == 0 {
                     return;
+                }
+                if batch.len() < BATCH_ROWS {
+                    tokio::time::sleep(LINGER).await;
+                    while batch.len() < BATCH_ROWS && let Ok(row) = rows.try_recv() {
+                        batch.push(row);
+                    }
                 }
                 let written = match pool.get().await {
                     Ok(mut conn) => turn_owners::insert(&mut conn, &batch).await,

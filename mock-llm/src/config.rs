@@ -13,4 +13,7 @@ pub(crate) struct Config {
     /// `false`: a chat server that serves no embeddings (see
     /// [`crate::MockLlmBuilder::without_embeddings`]).
     pub embeddings: bool,
+    /// `false`: requests are not kept for [`crate::MockLlm::requests`] (a server that
+    /// runs long, as the standalone one, would grow without end).
+    pub keep_requests: bool,
 }

@@ -176,6 +176,14 @@ impl MockLlmBuilder {
         self
     }
 
+    /// Keeps no request for [`MockLlm::requests`]: for a server that runs long (the
+    /// standalone one, a benchmark's), whose memory would otherwise grow with every
+    /// request. Attempts are still counted for the directives that need them.
+    pub fn without_request_records(mut self) -> Self {
+        self.config.keep_requests = false;
+        self
+    }
+
     /// A chat server that serves no embeddings: `POST /v1/embeddings` answers as
     /// llama-cpp-python does for a model loaded without them, HTTP 500 "Llama model
     /// must be created with embedding=True to call this method", to every attempt.
@@ -235,6 +243,7 @@ impl MockLlm {
                 embedding_dim: 64,
                 token_delay: Duration::ZERO,
                 embeddings: true,
+                keep_requests: true,
             },
         }
     }

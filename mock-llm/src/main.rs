@@ -33,6 +33,7 @@ fn main() -> std::io::Result<()> {
         .bind(args.bind)
         .token_delay(Duration::from_millis(args.token_delay_ms))
         .embedding_dim(args.embedding_dim)
+        .without_request_records()
         .start()?;
     tracing::info!(base_url = %mock.base_url(), "mock LLM listening");
     tokio::runtime::Builder::new_current_thread()

@@ -86,7 +86,9 @@ impl Shared {
     fn record(&self, request: RecordedRequest) -> u32 {
         let key = fnv1a(&[request.path.as_bytes(), b"\n", &request.raw_body].concat());
         let mut log = self.log();
-        log.requests.push(request);
+        if self.config.keep_requests {
+            log.requests.push(request);
+        }
         let attempts = log.attempts.entry(key).or_default();
         *attempts += 1;
         *attempts

@@ -393,61 +393,138 @@ pub async fn turns(
         .await?)
 }
 
-/// Rows [`history`] reads at a time, newest first.
-const HISTORY_PAGE_ROWS: i64 = 64;
+/// Rows a history reads at a time beyond the turns it is asked for, newest first: a
+/// few older versions fit in the first page.
+const HISTORY_PAGE_SPARE_ROWS: usize = 4;
 
 /// The last `limit` turns with an answer, oldest first, each as its chosen version,
 /// leaving out the turn whose first version is `leaving_out` (the turn asked again).
-///
-/// Read newest first, a page of rows at a time down the conversation's index: a row is
-/// its turn's chosen version when no newer row has its first version, and versions of
-/// a turn are rows of its conversation, so the rows already read tell. Whatever the
-/// conversation's length and the table's statistics, a history costs a page or two.
 pub async fn history(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     limit: usize,
     leaving_out: Option<Uuid>,
 ) -> Result<Vec<ConversationTurn>, DbError> {
-    let mut newest: Vec<ConversationTurn> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut after: Option<(DateTime<Utc>, i64)> = None;
-    while newest.len() < limit {
-        let mut page = query_log::table
-            .filter(query_log::conversation_id.eq(id))
-            .select((ConversationTurn::as_select(), query_log::id))
-            .order((query_log::created_at.desc(), query_log::id.desc()))
-            .limit(HISTORY_PAGE_ROWS)
-            .into_boxed();
-        if let Some((created_at, row_id)) = after {
-            page = page.filter(
-                query_log::created_at
-                    .lt(created_at)
-                    .or(query_log::created_at
-                        .eq(created_at)
-                        .and(query_log::id.lt(row_id))),
-            );
-        }
-        let rows: Vec<(ConversationTurn, i64)> = page.load(conn).await?;
-        let full = rows.len() == HISTORY_PAGE_ROWS as usize;
-        for (turn, row_id) in rows {
-            after = Some((turn.created_at, row_id));
-            let first_version = turn.first_version();
-            // An older version of a turn already met is not its chosen one.
-            if seen.insert(first_version)
-                && Some(first_version) != leaving_out
-                && !turn.answer.is_empty()
-                && newest.len() < limit
-            {
-                newest.push(turn);
-            }
-        }
-        if !full {
-            break;
+    let mut reader = HistoryReader::new(id, limit, leaving_out);
+    reader.read_on(conn).await?;
+    Ok(reader.turns())
+}
+
+/// The conversation's owner and its history (as [`history`]); `None` when there is no
+/// such conversation. The owner comes with the first page of rows, so the history of
+/// a conversation a turn continues costs one round trip.
+pub async fn owner_and_history(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    limit: usize,
+    leaving_out: Option<Uuid>,
+) -> Result<Option<(Option<Uuid>, Vec<ConversationTurn>)>, DbError> {
+    let mut reader = HistoryReader::new(id, limit, leaving_out);
+    let first: Vec<(Option<Uuid>, ConversationTurn, i64)> = query_log::table
+        .inner_join(conversations::table)
+        .filter(conversations::id.eq(id))
+        .select((
+            conversations::user_id,
+            ConversationTurn::as_select(),
+            query_log::id,
+        ))
+        .order((query_log::created_at.desc(), query_log::id.desc()))
+        .limit(reader.page_rows())
+        .load(conn)
+        .await?;
+    let [(whose, _, _), ..] = *first.as_slice() else {
+        // No row: no such conversation, or (should one ever be left without its
+        // turns) one whose owner must still be known.
+        return Ok(owner(conn, id).await?.map(|whose| (whose, Vec::new())));
+    };
+    if reader.take(first.into_iter().map(|(_, turn, row_id)| (turn, row_id))) {
+        reader.read_on(conn).await?;
+    }
+    Ok(Some((whose, reader.turns())))
+}
+
+/// Reads a history newest first, a page of rows at a time down the conversation's
+/// index: a row is its turn's chosen version when no newer row has its first version,
+/// and versions of a turn are rows of its conversation, so the rows already read tell.
+/// Whatever the conversation's length and the table's statistics, a history costs a
+/// page or two.
+struct HistoryReader {
+    id: Uuid,
+    limit: usize,
+    leaving_out: Option<Uuid>,
+    /// The chosen versions found, newest first.
+    newest: Vec<ConversationTurn>,
+    /// The first versions met.
+    seen: std::collections::HashSet<Uuid>,
+    /// The last row read, where the next page starts.
+    after: Option<(DateTime<Utc>, i64)>,
+}
+
+impl HistoryReader {
+    fn new(id: Uuid, limit: usize, leaving_out: Option<Uuid>) -> Self {
+        Self {
+            id,
+            limit,
+            leaving_out,
+            newest: Vec::new(),
+            seen: std::collections::HashSet::new(),
+            after: None,
         }
     }
-    newest.reverse();
-    Ok(newest)
+
+    fn page_rows(&self) -> i64 {
+        i64::try_from(self.limit.saturating_add(HISTORY_PAGE_SPARE_ROWS)).unwrap_or(i64::MAX)
+    }
+
+    /// Takes a page of rows; whether more are to be read (the page was full and turns
+    /// are still missing).
+    fn take(&mut self, rows: impl ExactSizeIterator<Item = (ConversationTurn, i64)>) -> bool {
+        let full = i64::try_from(rows.len()).is_ok_and(|n| n == self.page_rows());
+        for (turn, row_id) in rows {
+            self.after = Some((turn.created_at, row_id));
+            let first_version = turn.first_version();
+            // An older version of a turn already met is not its chosen one.
+            if self.seen.insert(first_version)
+                && Some(first_version) != self.leaving_out
+                && !turn.answer.is_empty()
+                && self.newest.len() < self.limit
+            {
+                self.newest.push(turn);
+            }
+        }
+        full && self.newest.len() < self.limit
+    }
+
+    /// Reads pages after the last row read until the history is complete.
+    async fn read_on(&mut self, conn: &mut AsyncPgConnection) -> Result<(), DbError> {
+        loop {
+            let mut page = query_log::table
+                .filter(query_log::conversation_id.eq(self.id))
+                .select((ConversationTurn::as_select(), query_log::id))
+                .order((query_log::created_at.desc(), query_log::id.desc()))
+                .limit(self.page_rows())
+                .into_boxed();
+            if let Some((created_at, row_id)) = self.after {
+                page = page.filter(
+                    query_log::created_at
+                        .lt(created_at)
+                        .or(query_log::created_at
+                            .eq(created_at)
+                            .and(query_log::id.lt(row_id))),
+                );
+            }
+            let rows: Vec<(ConversationTurn, i64)> = page.load(conn).await?;
+            if !self.take(rows.into_iter()) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The history, oldest first.
+    fn turns(mut self) -> Vec<ConversationTurn> {
+        self.newest.reverse();
+        self.newest
+    }
 }
 
 /// The first version of the conversation's last turn (the one whose rows are newest);

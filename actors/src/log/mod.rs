@@ -19,7 +19,7 @@
 
 mod messages;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -46,6 +46,11 @@ const WRITE_BATCH: usize = 2_000;
 /// being written, so the database works on the rows with two backends, as the turns
 /// have several threads (docs/LIMITS.md, "Rows the database is slow to take").
 pub const WRITES_IN_FLIGHT: usize = 2;
+/// Fewer rows than this wait up to [`WRITE_LINGER`] for more before a write starts, so
+/// that a busy stream of turns is written in batches rather than a transaction or two
+/// per turn (bench/RESULTS.md, "Turns kept under load"); a flush writes at once.
+const WRITE_MIN_ROWS: usize = 256;
+pub const WRITE_LINGER: Duration = Duration::from_millis(5);
 /// Rows waiting past which new turns are refused, unless configured
 /// (`BOR_LOG_QUEUE_ROWS`): about a second of turns at full speed, so that a crash
 /// while the database lags loses no more than that.
@@ -136,6 +141,10 @@ pub struct LogActor {
     next_write: u64,
     /// The database was unavailable: no write starts until the retry.
     retry_scheduled: bool,
+    /// A write of fewer than [`WRITE_MIN_ROWS`] waits for the linger timer, set.
+    linger_set: bool,
+    /// The linger timer has fired: whatever is queued is written.
+    lingered: bool,
     /// Rows at the head of the queue to write one at a time (a batch was refused).
     one_at_a_time: usize,
     /// Rows refused on their own, waiting to be tried again; with their refusals.
@@ -159,6 +168,8 @@ impl LogActor {
             in_flight: HashMap::new(),
             next_write: 0,
             retry_scheduled: false,
+            linger_set: false,
+            lingered: false,
             one_at_a_time: 0,
             set_aside: Vec::new(),
             refusals: HashMap::new(),
@@ -193,7 +204,13 @@ impl LogActor {
             return;
         }
         while self.in_flight.len() < WRITES_IN_FLIGHT && !self.queue.is_empty() {
-            self.start_write(ctx);
+            if !self.may_write_now() {
+                self.set_linger(ctx);
+                break;
+            }
+            if !self.start_write(ctx) {
+                break;
+            }
         }
         if self.queued() == 0 {
             for waiter in self.flush_waiters.drain(..) {
@@ -202,14 +219,76 @@ impl LogActor {
         }
     }
 
-    fn start_write(&mut self, ctx: &mut Context<Self>) {
+    /// Whether the rows queued are written now rather than after the linger: enough of
+    /// them, the linger passed, a flush waiting, or rows to write one at a time.
+    fn may_write_now(&self) -> bool {
+        self.lingered
+            || self.queue.len() >= WRITE_MIN_ROWS
+            || !self.flush_waiters.is_empty()
+            || self.one_at_a_time > 0
+    }
+
+    fn set_linger(&mut self, ctx: &mut Context<Self>) {
+        if self.linger_set {
+            return;
+        }
+        self.linger_set = true;
+        ctx.run_later(WRITE_LINGER, |act, ctx| {
+            act.linger_set = false;
+            act.lingered = true;
+            act.write_next(ctx);
+            act.lingered = false;
+        });
+    }
+
+    /// Starts a write of the rows at the head of the queue, but for rows of a
+    /// conversation a write in flight holds: those wait for it, so that the rows of a
+    /// conversation are committed in the order its turns ended (its first turn gives
+    /// its title; a new version's words replace the older ones). Whether a write
+    /// started.
+    fn start_write(&mut self, ctx: &mut Context<Self>) -> bool {
         let count = if self.one_at_a_time > 0 {
-            self.one_at_a_time -= 1;
             1
         } else {
             self.queue.len().min(WRITE_BATCH)
         };
-        let batch: Vec<TurnRecord> = self.queue.drain(..count).collect();
+        let batch: Vec<TurnRecord> = if self.in_flight.is_empty() {
+            self.queue.drain(..count).collect()
+        } else {
+            let busy: HashSet<Uuid> = self
+                .in_flight
+                .values()
+                .flatten()
+                .filter_map(|record| record.conversation_id)
+                .collect();
+            let is_busy =
+                |record: &TurnRecord| record.conversation_id.is_some_and(|id| busy.contains(&id));
+            // Most often every row waiting is of a conversation being written (one
+            // busy conversation): looked at, not moved.
+            if self.queue.iter().all(is_busy) {
+                return false;
+            }
+            let mut batch = Vec::new();
+            let mut waiting = VecDeque::new();
+            while batch.len() < count
+                && let Some(record) = self.queue.pop_front()
+            {
+                if is_busy(&record) {
+                    waiting.push_back(record);
+                } else {
+                    batch.push(record);
+                }
+            }
+            waiting.append(&mut self.queue);
+            self.queue = waiting;
+            batch
+        };
+        if batch.is_empty() {
+            return false;
+        }
+        if self.one_at_a_time > 0 {
+            self.one_at_a_time -= 1;
+        }
         let write = self.next_write;
         self.next_write += 1;
         self.in_flight.insert(write, batch.clone());
@@ -261,6 +340,7 @@ impl LogActor {
                 }
             },
         ));
+        true
     }
 
     /// Puts rows back at the head of the queue, in order, to be written first.

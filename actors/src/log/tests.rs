@@ -373,10 +373,11 @@ async fn rows_written_while_a_refused_row_waits_are_not_delayed_by_it() {
         ..record(TurnOutcome::Done)
     };
     log.send(TurnFinished::new(bad)).await.unwrap();
-    // The refused row waits to be tried again; a row that ends now is written at once,
-    // without the clock moving.
+    // The refused row waits to be tried again; a row that ends now is written once the
+    // linger has passed, long before the refused row's retry.
     let next = record(TurnOutcome::Done);
     log.send(TurnFinished::new(next.clone())).await.unwrap();
+    tokio::time::sleep(WRITE_LINGER * 2).await;
     let stats = log.send(GetLogStats).await.unwrap();
     assert_eq!(store.written(), vec![next.turn_id]);
     assert_eq!(
@@ -469,7 +470,8 @@ async fn two_writes_run_at_once_and_every_row_is_written_once() {
     });
     let log = LogActor::new(store.clone(), bounds()).start();
     let mut sent = Vec::new();
-    for _ in 0..50 {
+    // A full batch starts a write at once; the rows after it, a second one.
+    for _ in 0..WRITE_MIN_ROWS + 50 {
         let row = record(TurnOutcome::Done);
         sent.push(row.turn_id);
         log.send(TurnFinished::new(row)).await.unwrap();
@@ -478,8 +480,83 @@ async fn two_writes_run_at_once_and_every_row_is_written_once() {
     let most = store.most_at_once.load(std::sync::atomic::Ordering::SeqCst);
     assert_eq!(most, WRITES_IN_FLIGHT);
     let mut written = store.rows.lock().unwrap().clone();
-    assert_eq!(written.len(), 50, "each row once");
+    assert_eq!(written.len(), WRITE_MIN_ROWS + 50, "each row once");
     written.sort();
     sent.sort();
     assert_eq!(written, sent);
+}
+
+/// Rows fewer than a batch wait for the linger, then go in one write; a flush writes
+/// at once.
+#[actix::test]
+async fn a_few_rows_wait_for_the_linger_and_go_in_one_write() {
+    tokio::time::pause();
+    let store = FlakyStore::failing(0);
+    let log = LogActor::new(store.clone(), bounds()).start();
+    let rows: Vec<TurnRecord> = (0..10).map(|_| record(TurnOutcome::Done)).collect();
+    for row in &rows {
+        log.send(TurnFinished::new(row.clone())).await.unwrap();
+    }
+    assert!(
+        store.written().is_empty(),
+        "nothing written before the linger"
+    );
+    tokio::time::sleep(WRITE_LINGER * 2).await;
+    assert_eq!(store.written().len(), 10);
+    assert_eq!(*store.attempts.lock().unwrap(), [10], "one write");
+
+    let last = record(TurnOutcome::Done);
+    log.send(TurnFinished::new(last.clone())).await.unwrap();
+    assert_eq!(log.send(Flush).await.unwrap(), 0);
+    assert_eq!(store.written().len(), 11, "a flush does not wait");
+}
+
+/// While a write holds rows of a conversation, its later rows wait for it (a
+/// conversation's rows are committed in order); rows of other conversations go in a
+/// second write at once.
+#[actix::test]
+async fn a_conversations_rows_are_never_in_two_writes_at_once() {
+    tokio::time::pause();
+    let store = Arc::new(SlowStore {
+        delay: Duration::from_millis(50),
+        running: Arc::default(),
+        most_at_once: Arc::default(),
+        rows: Arc::default(),
+    });
+    let log = LogActor::new(store.clone(), bounds()).start();
+    let (busy, other) = (Uuid::new_v4(), Uuid::new_v4());
+    let of = |conversation| TurnRecord {
+        conversation_id: Some(conversation),
+        ..record(TurnOutcome::Done)
+    };
+    let mut busy_rows = Vec::new();
+    // A full batch: its write starts at once.
+    for _ in 0..WRITE_MIN_ROWS {
+        let row = of(busy);
+        busy_rows.push(row.turn_id);
+        log.send(TurnFinished::new(row)).await.unwrap();
+    }
+    let mut other_rows = Vec::new();
+    for _ in 0..5 {
+        let (mine, theirs) = (of(busy), of(other));
+        busy_rows.push(mine.turn_id);
+        other_rows.push(theirs.turn_id);
+        log.send(TurnFinished::new(mine)).await.unwrap();
+        log.send(TurnFinished::new(theirs)).await.unwrap();
+    }
+    assert_eq!(log.send(Flush).await.unwrap(), 0);
+    let written = store.rows.lock().unwrap().clone();
+    let busy_written: Vec<Uuid> = written
+        .iter()
+        .copied()
+        .filter(|id| busy_rows.contains(id))
+        .collect();
+    assert_eq!(busy_written, busy_rows, "in the order the turns ended");
+    let at = |id: &Uuid| written.iter().position(|row| row == id);
+    assert!(
+        other_rows.iter().map(at).max() < busy_rows[WRITE_MIN_ROWS..].iter().map(at).min(),
+        "the other conversation's rows did not wait for the first write to end"
+    );
+    let most = store.most_at_once.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(most, WRITES_IN_FLIGHT);
 }
