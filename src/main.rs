@@ -2,10 +2,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// glibc's allocator took a fifth of bor's processor time under a full load of turns
-/// (docs/ARCHITECTURE.md, "Memory allocator"); mimalloc takes far less of it.
+/// glibc's allocator took a fifth of bor's processor time under a full load of turns;
+/// jemalloc takes far less, for a little more memory per turn (docs/ARCHITECTURE.md,
+/// "Memory allocator").
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
