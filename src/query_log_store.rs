@@ -237,14 +237,18 @@ mod tests {
         assert_eq!(found(&mut conn, "descale").await, []);
         assert_eq!(found(&mut conn, "filter").await, [(versioned, 2)]);
         assert_eq!(found(&mut conn, "otter").await, [(other, 1)]);
-        let history = crate::db::conversations::history(&mut conn, versioned, 20, None)
-            .await
-            .unwrap();
+        let (_, history) =
+            crate::db::conversations::owner_and_history(&mut conn, versioned, 20, None)
+                .await
+                .unwrap()
+                .unwrap();
         let questions: Vec<&str> = history.iter().map(|turn| turn.question.as_str()).collect();
         assert_eq!(questions, ["hello", "filter"], "the newest version only");
-        let without = crate::db::conversations::history(&mut conn, versioned, 20, again)
-            .await
-            .unwrap();
+        let (_, without) =
+            crate::db::conversations::owner_and_history(&mut conn, versioned, 20, again)
+                .await
+                .unwrap()
+                .unwrap();
         assert_eq!(without.len(), 1, "the turn asked again is left out");
     }
 
@@ -282,9 +286,11 @@ mod tests {
         assert_eq!(write_turns(&mut conn, &rows).await.unwrap(), 130);
 
         let questions = async |conn: &mut crate::db::DbConnection, leaving_out| {
-            crate::db::conversations::history(conn, conversation, 20, leaving_out)
+            crate::db::conversations::owner_and_history(conn, conversation, 20, leaving_out)
                 .await
                 .unwrap()
+                .map(|(_, turns)| turns)
+                .unwrap_or_default()
                 .into_iter()
                 .map(|turn| turn.question)
                 .collect::<Vec<_>>()

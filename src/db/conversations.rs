@@ -397,22 +397,11 @@ pub async fn turns(
 /// few older versions fit in the first page.
 const HISTORY_PAGE_SPARE_ROWS: usize = 4;
 
-/// The last `limit` turns with an answer, oldest first, each as its chosen version,
-/// leaving out the turn whose first version is `leaving_out` (the turn asked again).
-pub async fn history(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    limit: usize,
-    leaving_out: Option<Uuid>,
-) -> Result<Vec<ConversationTurn>, DbError> {
-    let mut reader = HistoryReader::new(id, limit, leaving_out);
-    reader.read_on(conn).await?;
-    Ok(reader.turns())
-}
-
-/// The conversation's owner and its history (as [`history`]); `None` when there is no
-/// such conversation. The owner comes with the first page of rows, so the history of
-/// a conversation a turn continues costs one round trip.
+/// The conversation's owner and its last `limit` turns with an answer, oldest first,
+/// each as its chosen version, leaving out the turn whose first version is
+/// `leaving_out` (the turn asked again); `None` when there is no such conversation.
+/// The owner comes with the first page of rows, so the history of a conversation a
+/// turn continues costs one round trip.
 pub async fn owner_and_history(
     conn: &mut AsyncPgConnection,
     id: Uuid,
