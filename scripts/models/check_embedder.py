@@ -24,14 +24,14 @@ import sys
 import threading
 import time
 import unittest
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+
+from json_client import post_raw
 
 # Tight enough that tanh's approximation of GELU (0.999999) or another norm epsilon fails.
 MIN_COSINE = 0.9999999
@@ -54,16 +54,6 @@ TEXTS = [
     "a question that matches nothing in the documents is deflected: the model is told "
     "that the knowledge base has nothing relevant, and the page says so.",
 ]
-
-
-def post_raw(url: str, body: bytes) -> tuple[int, dict]:
-    """The status and JSON body of a POST, whatever the status."""
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
 
 
 def post_json(url: str, body: dict) -> dict:

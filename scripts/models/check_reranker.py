@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -44,18 +43,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import rerank_server  # noqa: E402
+from json_client import post_raw  # noqa: E402
 
 SERVER = HERE / "rerank_server.py"
-
-
-def post_raw(url: str, body: bytes) -> tuple[int, dict]:
-    """The status and JSON body of a POST, whatever the status."""
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
 
 
 # --- nanoranker's hashed n-grams against a plain MurmurHash3 ---------------------------

@@ -437,6 +437,18 @@ struct SlowStore {
     rows: Arc<Mutex<Vec<Uuid>>>,
 }
 
+impl SlowStore {
+    /// A store whose every write takes `delay`.
+    fn taking(delay: Duration) -> Arc<Self> {
+        Arc::new(SlowStore {
+            delay,
+            running: Arc::default(),
+            most_at_once: Arc::default(),
+            rows: Arc::default(),
+        })
+    }
+}
+
 impl QueryLogStore for SlowStore {
     fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>> {
         use std::sync::atomic::Ordering::SeqCst;
@@ -462,12 +474,7 @@ impl QueryLogStore for SlowStore {
 #[actix::test]
 async fn two_writes_run_at_once_and_every_row_is_written_once() {
     tokio::time::pause();
-    let store = Arc::new(SlowStore {
-        delay: Duration::from_millis(50),
-        running: Arc::default(),
-        most_at_once: Arc::default(),
-        rows: Arc::default(),
-    });
+    let store = SlowStore::taking(Duration::from_millis(50));
     let log = LogActor::new(store.clone(), bounds()).start();
     let mut sent = Vec::new();
     // A full batch starts a write at once; the rows after it, a second one.
@@ -517,12 +524,7 @@ async fn a_few_rows_wait_for_the_linger_and_go_in_one_write() {
 #[actix::test]
 async fn a_conversations_rows_are_never_in_two_writes_at_once() {
     tokio::time::pause();
-    let store = Arc::new(SlowStore {
-        delay: Duration::from_millis(50),
-        running: Arc::default(),
-        most_at_once: Arc::default(),
-        rows: Arc::default(),
-    });
+    let store = SlowStore::taking(Duration::from_millis(50));
     let log = LogActor::new(store.clone(), bounds()).start();
     let (busy, other) = (Uuid::new_v4(), Uuid::new_v4());
     let of = |conversation| TurnRecord {
