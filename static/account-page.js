@@ -6,7 +6,7 @@
 
 import { unlessSignedOut } from "./account.js";
 import { mountAccountMenu, showName } from "./account-menu.js";
-import { element } from "./dom.js";
+import { element, enableForm } from "./dom.js";
 
 const THEME_KEY = "bor-theme";
 
@@ -59,7 +59,8 @@ function mountProfile(user) {
   const input = document.getElementById("display-name");
   const status = document.getElementById("profile-status");
   input.value = user.display_name;
-  document.getElementById("profile-form").addEventListener("submit", async (event) => {
+  const form = document.getElementById("profile-form");
+  form.addEventListener("submit", async (event) => {
     event.preventDefault();
     input.removeAttribute("aria-invalid");
     try {
@@ -79,6 +80,7 @@ function mountProfile(user) {
       say(status, error.message, "error");
     }
   });
+  enableForm(form);
 }
 
 function mountTheme() {
@@ -127,6 +129,7 @@ function mountPassword() {
       say(status, error.message, "error");
     }
   });
+  enableForm(form);
 }
 
 /** An app connected by OAuth (`kind` "oauth"): its name is the client's. */
@@ -278,6 +281,7 @@ function mountKeys() {
     shown.hidden = true;
     name.focus();
   });
+  enableForm(form);
   return refresh();
 }
 

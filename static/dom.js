@@ -7,3 +7,9 @@ export function element(tag, attributes = {}, text) {
   if (text !== undefined) node.textContent = text;
   return node;
 }
+
+/** Lets `form` be used: a page's forms start disabled in its HTML so that nothing typed
+ *  before their script is ready is overwritten or sent as a plain GET. */
+export function enableForm(form) {
+  for (const control of form.elements) control.disabled = false;
+}

@@ -152,6 +152,32 @@ test("the display name, the theme and the password are changed on the account pa
   assert.ok(problems.every((problem) => /status of 40[01]/.test(problem)), problems.join("\n"));
 });
 
+test("the account page's forms wait for the page to know who is signed in", async (t) => {
+  const { page } = await signedInAs(suite, t, { username: "cy", password: PASSWORD });
+  // Who is signed in is held back: until it is known, nothing typed could be
+  // overwritten by the stored name or sent as a plain form.
+  let release;
+  const held = new Promise((resolve) => {
+    release = resolve;
+  });
+  await page.route("**/api/auth/me", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(new URL("/account", suite.bor.url).toString());
+  for (const field of ["Display name", "Current password", "New password", "Key name"]) {
+    assert.ok(await page.getByLabel(field, { exact: true }).isDisabled(), `${field} waits`);
+  }
+  for (const button of ["Save name", "Change password", "Make key"]) {
+    assert.ok(await page.getByRole("button", { name: button }).isDisabled(), `${button} waits`);
+  }
+  release();
+  await page.getByRole("textbox", { name: "Display name" }).fill("Cy Early");
+  await page.getByRole("button", { name: "Make key" }).waitFor();
+  assert.ok(await page.getByRole("button", { name: "Make key" }).isEnabled());
+  assert.equal(await page.getByRole("textbox", { name: "Display name" }).inputValue(), "Cy Early");
+});
+
 test("a person sees their own use of the last 30 days, and nobody else's", async (t) => {
   const { page, problems } = await signedInAs(suite, t, {
     username: "cy",
