@@ -314,8 +314,8 @@ PY
 
 if has kept; then
     # A minute of turns at full speed with every row kept: 100 clients, each turn a new
-    # conversation, then the same in one conversation that every turn continues; rows
-    # counted once the queue has drained.
+    # conversation, then the same in one conversation that every turn continues, then
+    # with each client continuing its own; rows counted once the queue has drained.
     stop_bor
     reset_database
     start_bor
@@ -325,6 +325,12 @@ if has kept; then
     conversation=$(python3 -c 'import uuid; print(uuid.uuid4())')
     kept_run kept-one closed $(to_bor) \
         --body "{\"message\": \"$QUESTION\", \"conversation_id\": \"$conversation\"}" \
+        --clients 100 --duration-s "$minute"
+    # Each client continues a conversation of its own (the load generator puts the
+    # client's number in the id's last group).
+    conversations=$(python3 -c 'import uuid; print(str(uuid.uuid4())[:24])')
+    kept_run kept-own closed $(to_bor) \
+        --body "{\"message\": \"$QUESTION\", \"conversation_id\": \"$conversations{client}\"}" \
         --clients 100 --duration-s "$minute"
     # The queue at its bound: query_log held locked (as a paused database) while turns
     # run, so rows wait up to the mark and turns past it are refused; the memory they

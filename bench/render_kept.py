@@ -41,6 +41,7 @@ def render(out):
     labels = {
         "kept-new": "a new conversation per turn",
         "kept-one": "every turn in one conversation",
+        "kept-own": "each client continuing a conversation of its own",
         "kept-bound": "`query_log` locked (a paused database)",
     }
     for name, label in labels.items():

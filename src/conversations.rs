@@ -22,6 +22,7 @@ use crate::db::conversations::{
 use crate::db::feedback::StoredFeedback;
 use crate::db::query_log::NewQueryLogEntry;
 use crate::db::{DbError, DbPool};
+use crate::stored_history::StoredHistories;
 
 /// The most earlier turns a turn sees: a stored conversation's last 20 turns with an
 /// answer, and at most 20 messages of a history a request brings itself (`history` on
@@ -89,7 +90,7 @@ struct HistoryTurn {
 /// asked again does not see itself). `None` when the conversation is somebody else's
 /// (an id of nobody's is a new conversation: no history).
 pub async fn history(
-    pool: &DbPool,
+    histories: &StoredHistories,
     log: &Addr<LogActor>,
     owner: Uuid,
     id: Uuid,
@@ -99,43 +100,39 @@ pub async fn history(
         conversation_id: id,
         limit: HISTORY_LIMIT,
     });
-    let stored = async {
-        let mut conn = pool.get().await?;
-        Ok::<_, DbError>(
-            match stored::owner_and_history(&mut conn, id, HISTORY_LIMIT, leaving_out).await? {
-                Some((whose, _)) if whose != Some(owner) => None,
-                Some((_, turns)) => Some(turns),
-                None => Some(Vec::new()),
-            },
-        )
-    };
-    let (queued, stored) = futures_util::join!(queued, stored);
+    let (queued, stored) = futures_util::join!(queued, histories.read(id, leaving_out));
     // A LogActor that does not answer holds no turn this one could see.
     let queued = queued.unwrap_or_default();
-    let Some(stored) = stored? else {
-        return Ok(None);
+    let stored = stored?;
+    let stored = match stored.as_deref() {
+        Some((whose, _)) if *whose != Some(owner) => return Ok(None),
+        Some((_, turns)) => turns.as_slice(),
+        None => &[],
     };
     if queued.iter().any(|record| record.user_id != Some(owner)) {
         return Ok(None);
     }
     let mut turns: Vec<HistoryTurn> = stored
-        .into_iter()
+        .iter()
         .map(|turn| HistoryTurn {
             created_at: turn.created_at,
             turn_id: turn.turn_id,
             first_version: turn.first_version(),
-            question: turn.question,
-            answer: turn.answer,
+            question: turn.question.clone(),
+            answer: turn.answer.clone(),
         })
         .collect();
     for record in queued {
-        let has_row = record.outcome.row_status().is_some();
         let first_version = record.version_of.unwrap_or(record.turn_id);
         let known = turns.iter().any(|turn| {
             turn.turn_id == record.turn_id
                 || (turn.first_version == first_version && turn.created_at > record.created_at)
         });
-        if has_row && !record.answer.is_empty() && !known && Some(first_version) != leaving_out {
+        if record.has_row
+            && !record.answer.is_empty()
+            && !known
+            && Some(first_version) != leaving_out
+        {
             // A newer version replaces the one stored.
             turns.retain(|turn| turn.first_version != first_version);
             turns.push(HistoryTurn {

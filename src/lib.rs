@@ -20,6 +20,7 @@ pub mod query_log_store;
 pub mod reembed;
 pub mod startup;
 pub mod state;
+pub mod stored_history;
 pub mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -14,11 +14,13 @@ use tokio::sync::Semaphore;
 
 use crate::auth::Accounts;
 use crate::config::{AllowedHosts, Config};
+use crate::conversations::HISTORY_LIMIT;
 use crate::db::DbPool;
 
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;
+use crate::stored_history::StoredHistories;
 use crate::turn_owners::TurnOwners;
 
 pub struct AppState {
@@ -46,6 +48,8 @@ pub struct AppState {
     pub turn_owners: TurnOwners,
     /// The limits on turns and tokens, and the use counted against them.
     pub usage: Arc<crate::usage::UsageLimits>,
+    /// The stored histories of the conversations turns continue, read together.
+    pub histories: StoredHistories,
 }
 
 impl AppState {
@@ -67,6 +71,7 @@ impl AppState {
             allowed_hosts: AllowedHosts::from_config(&config),
             frame_hub: FrameHub::new(replay_for, DEFAULT_MAX_KEPT_BYTES).start(),
             turn_owners: TurnOwners::start(pool.clone(), replay_for),
+            histories: StoredHistories::new(pool.clone(), HISTORY_LIMIT),
             config,
             pool,
             log,

@@ -74,7 +74,9 @@ struct Common {
     path: String,
     #[arg(long, value_enum)]
     protocol: Protocol,
-    /// The JSON body of every request.
+    /// The JSON body of every request. `{client}` in it becomes the number of the
+    /// closed loop's client that sends it, in 12 digits (the last group of a UUID: each
+    /// client can continue a conversation of its own).
     #[arg(long)]
     body: String,
     /// Sent as `Authorization: Bearer`.
@@ -86,6 +88,19 @@ struct Common {
     /// Server process to measure (with its descendants); repeatable.
     #[arg(long)]
     pid: Vec<u32>,
+}
+
+/// Where a body names the client that sends it.
+const CLIENT_MARK: &str = "{client}";
+
+/// The body each of `clients` clients sends: one for all when `body` names no client.
+fn client_bodies(body: &str, clients: usize) -> Vec<String> {
+    if !body.contains(CLIENT_MARK) {
+        return vec![body.to_owned()];
+    }
+    (0..clients)
+        .map(|client| body.replace(CLIENT_MARK, &format!("{client:012}")))
+        .collect()
 }
 
 fn main() -> std::io::Result<()> {
@@ -103,14 +118,23 @@ async fn run(mode: Mode) -> Value {
     let common = match &mode {
         Mode::Closed { common, .. } | Mode::Open { common, .. } => common,
     };
+    let clients = match &mode {
+        Mode::Closed { clients, .. } => *clients,
+        Mode::Open { .. } => 1,
+    };
     let target = Target {
         addr: common.addr,
-        request: http::post_json(
-            &common.addr.to_string(),
-            &common.path,
-            &common.body,
-            common.bearer.as_deref(),
-        ),
+        requests: client_bodies(&common.body, clients)
+            .iter()
+            .map(|body| {
+                http::post_json(
+                    &common.addr.to_string(),
+                    &common.path,
+                    body,
+                    common.bearer.as_deref(),
+                )
+            })
+            .collect(),
         protocol: common.protocol,
         timeout: Duration::from_secs_f64(common.timeout_s),
     };
@@ -249,4 +273,18 @@ fn percentiles(mut values: Vec<Duration>) -> Value {
         "max": at(1.0),
         "mean": mean,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_that_names_the_client_is_made_for_each() {
+        assert_eq!(client_bodies(r#"{"a":1}"#, 3), [r#"{"a":1}"#]);
+        assert_eq!(
+            client_bodies(r#"{"id":"x-{client}"}"#, 2),
+            [r#"{"id":"x-000000000000"}"#, r#"{"id":"x-000000000001"}"#]
+        );
+    }
 }

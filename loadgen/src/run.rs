@@ -15,7 +15,9 @@ use crate::stream::{Ending, Protocol, StreamWatch};
 /// What every request of a run is.
 pub struct Target {
     pub addr: SocketAddr,
-    pub request: Vec<u8>,
+    /// The request each client sends: a closed loop's client `n` sends the `n`th (modulo
+    /// their number), an open loop the first.
+    pub requests: Vec<Vec<u8>>,
     pub protocol: Protocol,
     pub timeout: Duration,
 }
@@ -83,9 +85,10 @@ impl Shared {
 }
 
 /// Sends one request on an idle connection (or a new one) and records its sample.
-async fn one_request(shared: &Shared, started: Instant) {
+async fn one_request(shared: &Shared, client: usize, started: Instant) {
     let target = &shared.target;
-    let outcome = tokio::time::timeout(target.timeout, exchange(shared, started)).await;
+    let request = &target.requests[client % target.requests.len()];
+    let outcome = tokio::time::timeout(target.timeout, exchange(shared, request, started)).await;
     let sample = match outcome {
         Ok(sample) => sample,
         Err(_) => Sample {
@@ -98,7 +101,7 @@ async fn one_request(shared: &Shared, started: Instant) {
     shared.samples.borrow_mut().push(sample);
 }
 
-async fn exchange(shared: &Shared, started: Instant) -> Sample {
+async fn exchange(shared: &Shared, request: &[u8], started: Instant) -> Sample {
     let target = &shared.target;
     let failed = |what: HttpError| Sample {
         ttft: None,
@@ -114,11 +117,11 @@ async fn exchange(shared: &Shared, started: Instant) -> Sample {
     // try on a fresh connection.
     let reused = shared.idle.borrow_mut().pop();
     let attempt = match reused {
-        Some(mut connection) => match start(&mut connection, target).await {
+        Some(mut connection) => match start(&mut connection, request).await {
             Ok(head) => Ok((connection, head)),
-            Err(_) => fresh(target).await,
+            Err(_) => fresh(target.addr, request).await,
         },
-        None => fresh(target).await,
+        None => fresh(target.addr, request).await,
     };
     let (mut connection, head) = match attempt {
         Ok(opened) => opened,
@@ -166,15 +169,18 @@ async fn exchange(shared: &Shared, started: Instant) -> Sample {
 
 async fn start(
     connection: &mut Connection,
-    target: &Target,
+    request: &[u8],
 ) -> Result<crate::http::Head, HttpError> {
-    connection.send(&target.request).await?;
+    connection.send(request).await?;
     connection.read_head().await
 }
 
-async fn fresh(target: &Target) -> Result<(Connection, crate::http::Head), HttpError> {
-    let mut connection = Connection::open(target.addr).await?;
-    let head = start(&mut connection, target).await?;
+async fn fresh(
+    addr: SocketAddr,
+    request: &[u8],
+) -> Result<(Connection, crate::http::Head), HttpError> {
+    let mut connection = Connection::open(addr).await?;
+    let head = start(&mut connection, request).await?;
     Ok((connection, head))
 }
 
@@ -199,7 +205,7 @@ pub async fn closed_loop(
             tokio::time::sleep_until(join_at.into()).await;
             while sent.get() < requests && started.elapsed() < duration {
                 sent.set(sent.get() + 1);
-                one_request(&shared, Instant::now()).await;
+                one_request(&shared, client, Instant::now()).await;
             }
         });
     }
@@ -218,7 +224,7 @@ pub async fn open_loop(shared: Rc<Shared>, rate: f64, duration: Duration) {
         let scheduled = started + Duration::from_secs_f64(index as f64 / rate);
         tokio::time::sleep_until(scheduled.into()).await;
         let shared = Rc::clone(&shared);
-        tasks.spawn_local(async move { one_request(&shared, Instant::now()).await });
+        tasks.spawn_local(async move { one_request(&shared, 0, Instant::now()).await });
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}

@@ -82,12 +82,18 @@ impl Shared {
         self.responses_in_progress.load(Ordering::SeqCst)
     }
 
-    /// Records the request and returns its attempt number (1 for a body seen first).
-    fn record(&self, request: RecordedRequest) -> u32 {
-        let key = fnv1a(&[request.path.as_bytes(), b"\n", &request.raw_body].concat());
+    /// Records the request (made by `request` only when requests are kept) and returns
+    /// its attempt number (1 for a body seen first).
+    fn record(
+        &self,
+        target: &str,
+        raw_body: &[u8],
+        request: impl FnOnce() -> RecordedRequest,
+    ) -> u32 {
+        let key = fnv1a(&[target.as_bytes(), b"\n", raw_body].concat());
         let mut log = self.log();
         if self.config.keep_requests {
-            log.requests.push(request);
+            log.requests.push(request());
         }
         let attempts = log.attempts.entry(key).or_default();
         *attempts += 1;
@@ -197,12 +203,12 @@ fn handle(shared: &Shared, request: Request) -> Response {
         "request"
     );
     let body_hash = fnv1a(&request.body);
-    let attempt = shared.record(RecordedRequest {
+    let attempt = shared.record(&request.target, &request.body, || RecordedRequest {
         method: request.method.clone(),
         path: request.target.clone(),
         headers: request.headers,
         body: parsed.as_ref().cloned().unwrap_or(Value::Null),
-        raw_body: request.body,
+        raw_body: request.body.clone(),
     });
     let config = &shared.config;
     match (request.method.as_str(), path.as_str()) {

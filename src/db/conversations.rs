@@ -103,6 +103,25 @@ impl ConversationTurn {
     }
 }
 
+/// A stored turn as a history sends it to the model: without its sources, status and
+/// path, which a history never reads.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = query_log, check_for_backend(diesel::pg::Pg))]
+pub struct HistoryRow {
+    pub turn_id: Uuid,
+    pub question: String,
+    pub answer: String,
+    pub created_at: DateTime<Utc>,
+    pub version_of: Option<Uuid>,
+}
+
+impl HistoryRow {
+    /// The turn this row is a version of: its first version's id.
+    pub fn first_version(&self) -> Uuid {
+        self.version_of.unwrap_or(self.turn_id)
+    }
+}
+
 /// Keeps the rows that are their turn's chosen version, its newest: no newer row of the
 /// conversation has the same first version.
 ///
@@ -407,14 +426,14 @@ pub async fn owner_and_history(
     id: Uuid,
     limit: usize,
     leaving_out: Option<Uuid>,
-) -> Result<Option<(Option<Uuid>, Vec<ConversationTurn>)>, DbError> {
+) -> Result<Option<(Option<Uuid>, Vec<HistoryRow>)>, DbError> {
     let mut reader = HistoryReader::new(id, limit, leaving_out);
-    let first: Vec<(Option<Uuid>, ConversationTurn, i64)> = query_log::table
+    let first: Vec<(Option<Uuid>, HistoryRow, i64)> = query_log::table
         .inner_join(conversations::table)
         .filter(conversations::id.eq(id))
         .select((
             conversations::user_id,
-            ConversationTurn::as_select(),
+            HistoryRow::as_select(),
             query_log::id,
         ))
         .order((query_log::created_at.desc(), query_log::id.desc()))
@@ -442,7 +461,7 @@ struct HistoryReader {
     limit: usize,
     leaving_out: Option<Uuid>,
     /// The chosen versions found, newest first.
-    newest: Vec<ConversationTurn>,
+    newest: Vec<HistoryRow>,
     /// The first versions met.
     seen: std::collections::HashSet<Uuid>,
     /// The last row read, where the next page starts.
@@ -467,7 +486,7 @@ impl HistoryReader {
 
     /// Takes a page of rows; whether more are to be read (the page was full and turns
     /// are still missing).
-    fn take(&mut self, rows: impl ExactSizeIterator<Item = (ConversationTurn, i64)>) -> bool {
+    fn take(&mut self, rows: impl ExactSizeIterator<Item = (HistoryRow, i64)>) -> bool {
         let full = i64::try_from(rows.len()).is_ok_and(|n| n == self.page_rows());
         for (turn, row_id) in rows {
             self.after = Some((turn.created_at, row_id));
@@ -489,7 +508,7 @@ impl HistoryReader {
         loop {
             let mut page = query_log::table
                 .filter(query_log::conversation_id.eq(self.id))
-                .select((ConversationTurn::as_select(), query_log::id))
+                .select((HistoryRow::as_select(), query_log::id))
                 .order((query_log::created_at.desc(), query_log::id.desc()))
                 .limit(self.page_rows())
                 .into_boxed();
@@ -502,7 +521,7 @@ impl HistoryReader {
                             .and(query_log::id.lt(row_id))),
                 );
             }
-            let rows: Vec<(ConversationTurn, i64)> = page.load(conn).await?;
+            let rows: Vec<(HistoryRow, i64)> = page.load(conn).await?;
             if !self.take(rows.into_iter()) {
                 return Ok(());
             }
@@ -510,7 +529,7 @@ impl HistoryReader {
     }
 
     /// The history, oldest first.
-    fn turns(mut self) -> Vec<ConversationTurn> {
+    fn turns(mut self) -> Vec<HistoryRow> {
         self.newest.reverse();
         self.newest
     }

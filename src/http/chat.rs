@@ -121,7 +121,7 @@ pub async fn chat(
             }
             let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
             let stored = conversations::history(
-                &state.pool,
+                &state.histories,
                 &state.log,
                 owner,
                 target.conversation_id,
@@ -133,7 +133,7 @@ pub async fn chat(
         }
         (None, History::Stored(id)) => {
             let owner = caller.user_row().ok_or(ApiError::NotSignedIn)?;
-            let stored = conversations::history(&state.pool, &state.log, owner, id, None)
+            let stored = conversations::history(&state.histories, &state.log, owner, id, None)
                 .await?
                 .ok_or_else(|| Refusal::NoConversation(id.to_string()))?;
             (id, stored, None)

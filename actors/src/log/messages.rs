@@ -43,10 +43,39 @@ pub struct Flush;
 /// right after another sees it in its history even before its row reaches the
 /// database.
 #[derive(Debug, Message)]
-#[rtype(result = "Vec<TurnRecord>")]
+#[rtype(result = "Vec<QueuedTurn>")]
 pub struct QueuedTurns {
     pub conversation_id: uuid::Uuid,
     pub limit: usize,
+}
+
+/// A turn not yet written, as a history reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedTurn {
+    pub turn_id: uuid::Uuid,
+    pub user_id: Option<uuid::Uuid>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub question: String,
+    pub answer: String,
+    /// Its first version's id; `None` for a first version.
+    pub version_of: Option<uuid::Uuid>,
+    /// Whether the turn has a row (a turn that failed has none, and no place in a
+    /// history).
+    pub has_row: bool,
+}
+
+impl From<&TurnRecord> for QueuedTurn {
+    fn from(record: &TurnRecord) -> Self {
+        Self {
+            turn_id: record.turn_id,
+            user_id: record.user_id,
+            created_at: record.created_at,
+            question: record.question.clone(),
+            answer: record.answer.clone(),
+            version_of: record.version_of,
+            has_row: record.outcome.row_status().is_some(),
+        }
+    }
 }
 
 /// Asks for the LogActor's counters.

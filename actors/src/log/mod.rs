@@ -31,7 +31,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 pub use messages::{
-    Flush, GetLogStats, LogStats, PathCounts, QueuedTurns, TurnCounts, TurnFinished,
+    Flush, GetLogStats, LogStats, PathCounts, QueuedTurn, QueuedTurns, TurnCounts, TurnFinished,
 };
 
 use crate::metrics::metrics;
@@ -441,8 +441,8 @@ impl Handler<QueuedTurns> for LogActor {
     type Result = MessageResult<QueuedTurns>;
 
     /// Newest first: the queue from its end, then the rows set aside and in flight,
-    /// which are older than anything queued after them. Only the rows handed out are
-    /// cloned, so a long queue costs a scan, not a copy.
+    /// which are older than anything queued after them. Only what a history reads of
+    /// the rows handed out is copied, so a long queue costs a scan.
     fn handle(
         &mut self,
         QueuedTurns {
@@ -461,7 +461,7 @@ impl Handler<QueuedTurns> for LogActor {
                 .chain(self.in_flight.values().flat_map(|batch| batch.iter().rev()))
                 .filter(of_conversation)
                 .take(limit)
-                .cloned()
+                .map(QueuedTurn::from)
                 .collect(),
         )
     }

@@ -421,10 +421,10 @@ async fn the_newest_rows_a_conversation_has_in_the_queue_are_handed_out() {
         5,
         "the rows waiting (or being written) are found"
     );
-    assert!(mine.iter().all(|row| all.contains(row)));
+    assert!(mine.iter().all(|row| all.contains(&QueuedTurn::from(row))));
     assert_eq!(
         queued(2).await.unwrap(),
-        vec![mine[4].clone(), mine[3].clone()],
+        vec![QueuedTurn::from(&mine[4]), QueuedTurn::from(&mine[3])],
         "the newest, when more wait than asked for"
     );
 }
