@@ -1,10 +1,10 @@
 //! The stored part of a conversation's history, read for the turns that continue it.
 //! Turns that continue one conversation at the same time share a read: a turn that
-//! asks while a read of the same history is running waits for it to end, then one read
+//! asks while a read of the same history runs waits for the next read to start, which
 //! serves every turn that waited. Each read starts after every turn it serves asked, so
 //! each turn sees at least what was stored when it asked, as if it had read alone; a
 //! conversation that many clients continue at once costs one read a round trip instead
-//! of one a turn.
+//! of one a turn. A failed read is every waiting turn's failure.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -33,9 +33,12 @@ type HistoryKey = (Uuid, Option<Uuid>);
 type Reader =
     Arc<dyn Fn(HistoryKey) -> BoxFuture<'static, Result<StoredRead, DbError>> + Send + Sync>;
 
+/// What a turn waiting for a shared read gets: the read, or its failure.
+type Answer = oneshot::Sender<Result<StoredRead, DbError>>;
+
 /// Turns waiting for a history's next read, by history. A key is present while a task
 /// reads it.
-type Waiting = HashMap<HistoryKey, Vec<oneshot::Sender<StoredRead>>>;
+type Waiting = HashMap<HistoryKey, Vec<Answer>>;
 
 /// The histories being read, and how one is read.
 #[derive(Clone)]
@@ -86,14 +89,20 @@ impl StoredHistories {
             tokio::spawn(self.clone().serve(key));
         }
         match receiver.await {
-            Ok(read) => Ok(read),
-            // The shared read failed: each turn reads alone and has its own error.
+            Ok(answer) => answer,
+            // The reading task ended without an answer (a panic, or its worker's
+            // runtime stopped): the turn reads alone.
             Err(_) => (self.read_alone)(key).await,
         }
     }
 
     /// Reads `key` for the turns waiting for it until none waits.
     async fn serve(self, key: HistoryKey) {
+        let mut serving = Serving {
+            histories: &self,
+            key,
+            done: false,
+        };
         loop {
             let waiting = {
                 let mut histories = self.lock();
@@ -103,16 +112,19 @@ impl StoredHistories {
                     .unwrap_or_default();
                 if waiting.is_empty() {
                     histories.remove(&key);
+                    serving.done = true;
                     return;
                 }
                 waiting
             };
-            // On an error the senders are dropped and each turn reads alone.
-            if let Ok(read) = (self.read_alone)(key).await {
-                for turn in waiting {
-                    // A turn that has left no longer waits.
-                    let _ = turn.send(read.clone());
-                }
+            let read = (self.read_alone)(key).await.map_err(Arc::new);
+            for turn in waiting {
+                let answer = match &read {
+                    Ok(read) => Ok(read.clone()),
+                    Err(error) => Err(DbError::Shared(Arc::clone(error))),
+                };
+                // A turn that has left no longer waits.
+                let _ = turn.send(answer);
             }
         }
     }
@@ -124,9 +136,28 @@ impl StoredHistories {
     }
 }
 
+/// A history being read by a task: when the task ends without finishing (a panic, or
+/// its worker's runtime stopped), the history is let go, and the turns that waited for
+/// it, their answers dropped, read alone.
+struct Serving<'a> {
+    histories: &'a StoredHistories,
+    key: HistoryKey,
+    /// Ended the normal way, the key already removed (a new task may hold it now).
+    done: bool,
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.histories.lock().remove(&self.key);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
 
     use tokio::sync::Semaphore;
     use tokio::task::JoinHandle;
@@ -135,21 +166,23 @@ mod tests {
 
     /// A reader that notes the stored state (a number) each read starts from, then waits
     /// to be let through; its answer names that state as the owner. Its first `fail`
-    /// reads fail.
+    /// reads fail, and its first `panic` reads panic.
     struct FakeStore {
         state: AtomicU64,
         starts: Mutex<Vec<u64>>,
         gate: Semaphore,
         fail: AtomicU64,
+        panic: AtomicU64,
     }
 
     impl FakeStore {
-        fn new(fail: u64) -> Arc<Self> {
+        fn new() -> Arc<Self> {
             Arc::new(Self {
                 state: AtomicU64::new(1),
                 starts: Mutex::default(),
                 gate: Semaphore::new(0),
-                fail: AtomicU64::new(fail),
+                fail: AtomicU64::new(0),
+                panic: AtomicU64::new(0),
             })
         }
 
@@ -161,8 +194,15 @@ mod tests {
                     let state = store.state.load(Ordering::SeqCst);
                     store.starts.lock().unwrap().push(state);
                     store.gate.acquire().await.unwrap().forget();
-                    if store.fail.load(Ordering::SeqCst) > 0 {
-                        store.fail.fetch_sub(1, Ordering::SeqCst);
+                    let take = |count: &AtomicU64| {
+                        count
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok()
+                    };
+                    if take(&store.panic) {
+                        panic!("the fake store panicked");
+                    }
+                    if take(&store.fail) {
                         return Err(DbError::Pool("the fake store failed".to_owned()));
                     }
                     Ok(Some(Arc::new((
@@ -178,10 +218,21 @@ mod tests {
         }
 
         async fn until_started(&self, reads: usize) {
-            while self.starts.lock().unwrap().len() < reads {
-                tokio::task::yield_now().await;
-            }
+            soon("the reads to start", async {
+                while self.starts.lock().unwrap().len() < reads {
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await;
         }
+    }
+
+    /// `what` happens well within a second or two (a guard against a hang, not a
+    /// measure of speed).
+    async fn soon<T>(what: &str, happening: impl Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(30), happening)
+            .await
+            .unwrap_or_else(|_| panic!("waited 30 s for {what}"))
     }
 
     fn ask(histories: &StoredHistories, id: Uuid) -> JoinHandle<Result<StoredRead, DbError>> {
@@ -190,20 +241,36 @@ mod tests {
     }
 
     async fn until_waiting(histories: &StoredHistories, id: Uuid, turns: usize) {
-        while histories.lock().get(&(id, None)).map_or(0, Vec::len) < turns {
-            tokio::task::yield_now().await;
-        }
+        soon("the turns to wait", async {
+            while histories.lock().get(&(id, None)).map_or(0, Vec::len) < turns {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+    }
+
+    async fn until_let_go(histories: &StoredHistories) {
+        soon("every history to be let go", async {
+            while !histories.lock().is_empty() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
     }
 
     /// The state the read a turn got started from.
     async fn state_seen(turn: JoinHandle<Result<StoredRead, DbError>>) -> u128 {
-        let read = turn.await.unwrap().unwrap().unwrap();
+        let read = soon("the turn's history", turn)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         read.0.unwrap().as_u128()
     }
 
     #[tokio::test]
     async fn turns_that_ask_during_a_read_share_the_next_one_which_starts_after_they_asked() {
-        let store = FakeStore::new(0);
+        let store = FakeStore::new();
         let histories = store.histories();
         let id = Uuid::new_v4();
         let first = ask(&histories, id);
@@ -229,14 +296,12 @@ mod tests {
         );
         assert_eq!(state_seen(third).await, 2);
         assert_eq!(store.starts(), [1, 2, 2], "three reads for four turns");
-        while !histories.lock().is_empty() {
-            tokio::task::yield_now().await;
-        }
+        until_let_go(&histories).await;
     }
 
     #[tokio::test]
     async fn a_turn_that_leaves_does_not_hold_up_those_that_wait() {
-        let store = FakeStore::new(0);
+        let store = FakeStore::new();
         let histories = store.histories();
         let id = Uuid::new_v4();
         let leaving = ask(&histories, id);
@@ -250,22 +315,42 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn when_a_shared_read_fails_each_turn_reads_alone() {
-        let store = FakeStore::new(1);
+    async fn a_failed_read_is_the_failure_of_every_turn_that_waited_for_it() {
+        let store = FakeStore::new();
+        store.fail.store(2, Ordering::SeqCst);
         let histories = store.histories();
         let id = Uuid::new_v4();
         let first = ask(&histories, id);
         store.until_started(1).await;
-        store.gate.add_permits(3);
-        assert_eq!(state_seen(first).await, 1);
-        assert_eq!(store.starts().len(), 2, "the shared read, then its own");
-
-        // A read that fails for everyone gives each turn its own error.
-        store.fail.store(u64::MAX, Ordering::SeqCst);
-        let turns = [ask(&histories, id), ask(&histories, id)];
-        store.gate.add_permits(10);
-        for turn in turns {
-            assert!(matches!(turn.await.unwrap(), Err(DbError::Pool(_))));
+        let (second, third) = (ask(&histories, id), ask(&histories, id));
+        until_waiting(&histories, id, 2).await;
+        store.gate.add_permits(2);
+        for turn in [first, second, third] {
+            let failure = soon("the turn's failure", turn).await.unwrap().unwrap_err();
+            assert!(
+                matches!(&failure, DbError::Shared(error) if matches!(**error, DbError::Pool(_)))
+            );
+            assert!(failure.is_unavailable(), "a 503, as the failure it shares");
         }
+        assert_eq!(store.starts().len(), 2, "one read each time, none alone");
+        until_let_go(&histories).await;
+    }
+
+    #[tokio::test]
+    async fn a_reading_task_that_dies_lets_its_turns_read_alone_and_the_history_go() {
+        let store = FakeStore::new();
+        store.panic.store(1, Ordering::SeqCst);
+        let histories = store.histories();
+        let id = Uuid::new_v4();
+        let first = ask(&histories, id);
+        store.until_started(1).await;
+        let second = ask(&histories, id);
+        until_waiting(&histories, id, 1).await;
+        store.gate.add_permits(10);
+        assert_eq!(state_seen(first).await, 1);
+        assert_eq!(state_seen(second).await, 1);
+        until_let_go(&histories).await;
+        // The history is read again as before.
+        assert_eq!(state_seen(ask(&histories, id)).await, 1);
     }
 }

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 use crate::http::{Connection, HttpError};
 use crate::stream::{Ending, Protocol, StreamWatch};
 
-/// What every request of a run is.
+/// Where a run's requests go, and what they are.
 pub struct Target {
     pub addr: SocketAddr,
     /// The request each client sends: a closed loop's client `n` sends the `n`th (modulo

@@ -37,6 +37,9 @@ pub enum DbError {
         /// How many other unknown versions there are.
         others: usize,
     },
+    /// A read that several requests shared failed: each of them has its error.
+    #[error(transparent)]
+    Shared(std::sync::Arc<DbError>),
 }
 
 fn others_note(others: usize) -> String {
@@ -58,6 +61,7 @@ impl DbError {
                 DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection
             ),
             DbError::Query(diesel::result::Error::BrokenTransactionManager) => true,
+            DbError::Shared(error) => error.is_unavailable(),
             DbError::Query(_)
             | DbError::Migration(_)
             | DbError::FullText(_)
