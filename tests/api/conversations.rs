@@ -442,6 +442,70 @@ async fn the_history_holds_the_last_twenty_turns_with_an_answer() {
     );
 }
 
+/// The user and assistant messages of a chat request, after its system message.
+fn history_of(chat: &Value) -> Vec<(String, String)> {
+    chat["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Turns that continue one conversation at once share their history's read
+/// (src/stored_history.rs): each still sends the model every turn stored before it was
+/// asked, and a turn asked after them all sees each of them.
+#[actix_web::test]
+async fn turns_asked_at_once_in_one_conversation_each_see_what_was_stored_before() {
+    let app = TestApp::spawn().await;
+    let id = conversation_of(&ask(&app, "Stored 0?", None).await);
+    for n in 1..3 {
+        ask(&app, &format!("Stored {n}?"), Some(&id)).await;
+    }
+    app.wait_for_rows(3).await;
+    let stored: Vec<(String, String)> = (0..3)
+        .flat_map(|n| {
+            [
+                ("user".to_owned(), format!("Stored {n}?")),
+                ("assistant".to_owned(), format!("Mock answer: Stored {n}?")),
+            ]
+        })
+        .collect();
+
+    let at_once = (0..12).map(|n| {
+        let app = &app;
+        let id = id.as_str();
+        async move { ask(app, &format!("At once {n}?"), Some(id)).await }
+    });
+    let replies = futures_util::future::join_all(at_once).await;
+    assert!(replies.iter().all(|reply| reply.last().event == "done"));
+    let chats = app.mock.chat_requests();
+    assert_eq!(chats.len(), 15);
+    for chat in &chats[3..] {
+        let history = history_of(chat);
+        assert_eq!(history[..6], stored[..], "every stored turn, in order");
+        assert!(history.last().unwrap().1.starts_with("At once "));
+    }
+
+    let last = ask(&app, "After them all?", Some(&id)).await;
+    assert_eq!(last.last().event, "done");
+    let history = history_of(app.mock.chat_requests().last().unwrap());
+    let mut asked: Vec<&str> = history
+        .iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, content)| content.as_str())
+        .collect();
+    assert_eq!(asked.pop(), Some("After them all?"));
+    asked.sort_unstable();
+    let mut expected: Vec<String> = (0..3).map(|n| format!("Stored {n}?")).collect();
+    expected.extend((0..12).map(|n| format!("At once {n}?")));
+    expected.sort_unstable();
+    assert_eq!(asked, expected, "each of the turns asked at once, once");
+}
+
 #[actix_web::test]
 async fn two_instances_on_one_database_see_the_same_conversations() {
     let first = TestApp::spawn().await;
