@@ -123,7 +123,7 @@ pub async fn history(
         })
         .collect();
     for record in queued {
-        let first_version = record.version_of.unwrap_or(record.turn_id);
+        let first_version = record.first_version;
         let known = turns.iter().any(|turn| {
             turn.turn_id == record.turn_id
                 || (turn.first_version == first_version && turn.created_at > record.created_at)

@@ -218,10 +218,8 @@ mod tests {
         }
 
         async fn until_started(&self, reads: usize) {
-            soon("the reads to start", async {
-                while self.starts.lock().unwrap().len() < reads {
-                    tokio::task::yield_now().await;
-                }
+            until("the reads to start", || {
+                self.starts.lock().unwrap().len() >= reads
             })
             .await;
         }
@@ -235,27 +233,30 @@ mod tests {
             .unwrap_or_else(|_| panic!("waited 30 s for {what}"))
     }
 
+    /// Yields until `holds`.
+    async fn until(what: &str, holds: impl Fn() -> bool) {
+        soon(what, async {
+            while !holds() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+    }
+
     fn ask(histories: &StoredHistories, id: Uuid) -> JoinHandle<Result<StoredRead, DbError>> {
         let histories = histories.clone();
         tokio::spawn(async move { histories.read(id, None).await })
     }
 
     async fn until_waiting(histories: &StoredHistories, id: Uuid, turns: usize) {
-        soon("the turns to wait", async {
-            while histories.lock().get(&(id, None)).map_or(0, Vec::len) < turns {
-                tokio::task::yield_now().await;
-            }
+        until("the turns to wait", || {
+            histories.lock().get(&(id, None)).map_or(0, Vec::len) >= turns
         })
         .await;
     }
 
     async fn until_let_go(histories: &StoredHistories) {
-        soon("every history to be let go", async {
-            while !histories.lock().is_empty() {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await;
+        until("every history to be let go", || histories.lock().is_empty()).await;
     }
 
     /// The state the read a turn got started from.

@@ -13,7 +13,7 @@ use crate::RecordedRequest;
 use crate::config::Config;
 use crate::http::{self, ClientGone, Connection, Framing, ReadError, Request};
 use crate::reply::{EventStream, KEEPALIVE_INTERVAL, Reply, Response, StreamEnd};
-use crate::text::fnv1a;
+use crate::text::{fnv1a, fnv1a_of_parts};
 use crate::{chat, embeddings, rerank};
 
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
@@ -90,7 +90,7 @@ impl Shared {
         raw_body: &[u8],
         request: impl FnOnce() -> RecordedRequest,
     ) -> u32 {
-        let key = fnv1a(&[target.as_bytes(), b"\n", raw_body].concat());
+        let key = fnv1a_of_parts(&[target.as_bytes(), b"\n", raw_body]);
         let mut log = self.log();
         if self.config.keep_requests {
             log.requests.push(request());

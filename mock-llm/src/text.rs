@@ -2,11 +2,19 @@
 
 /// 64-bit FNV-1a: stable across runs and platforms, unlike std's randomised hasher.
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    fnv1a_of_parts(&[bytes])
+}
+
+/// [`fnv1a`] of the parts one after the other, without joining them.
+pub(crate) fn fnv1a_of_parts(parts: &[&[u8]]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.iter().fold(OFFSET_BASIS, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(PRIME)
-    })
+    parts
+        .iter()
+        .flat_map(|part| part.iter())
+        .fold(OFFSET_BASIS, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(PRIME)
+        })
 }
 
 /// Splits text into streaming tokens: each word with the whitespace that follows it.
@@ -69,5 +77,6 @@ mod tests {
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+        assert_eq!(fnv1a_of_parts(&[b"foo", b"", b"bar"]), fnv1a(b"foobar"));
     }
 }

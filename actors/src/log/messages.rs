@@ -57,8 +57,8 @@ pub struct QueuedTurn {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub question: String,
     pub answer: String,
-    /// Its first version's id; `None` for a first version.
-    pub version_of: Option<uuid::Uuid>,
+    /// The id its versions share: its first version's.
+    pub first_version: uuid::Uuid,
     /// Whether the turn has a row (a turn that failed has none, and no place in a
     /// history).
     pub has_row: bool,
@@ -72,7 +72,7 @@ impl From<&TurnRecord> for QueuedTurn {
             created_at: record.created_at,
             question: record.question.clone(),
             answer: record.answer.clone(),
-            version_of: record.version_of,
+            first_version: record.version_of.unwrap_or(record.turn_id),
             has_row: record.outcome.row_status().is_some(),
         }
     }

@@ -143,8 +143,6 @@ pub struct LogActor {
     retry_scheduled: bool,
     /// A write of fewer than [`WRITE_MIN_ROWS`] waits for the linger timer, set.
     linger_set: bool,
-    /// The linger timer has fired: whatever is queued is written.
-    lingered: bool,
     /// Rows at the head of the queue to write one at a time (a batch was refused).
     one_at_a_time: usize,
     /// Rows refused on their own, waiting to be tried again; with their refusals.
@@ -169,7 +167,6 @@ impl LogActor {
             next_write: 0,
             retry_scheduled: false,
             linger_set: false,
-            lingered: false,
             one_at_a_time: 0,
             set_aside: Vec::new(),
             refusals: HashMap::new(),
@@ -200,11 +197,17 @@ impl LogActor {
     /// Starts writes while fewer than [`WRITES_IN_FLIGHT`] are in flight and rows wait;
     /// answers the flush waiters once nothing is left.
     fn write_next(&mut self, ctx: &mut Context<Self>) {
+        self.start_writes(ctx, false);
+    }
+
+    /// [`Self::write_next`]; `lingered`: the linger has passed, whatever is queued is
+    /// written.
+    fn start_writes(&mut self, ctx: &mut Context<Self>, lingered: bool) {
         if self.retry_scheduled {
             return;
         }
         while self.in_flight.len() < WRITES_IN_FLIGHT && !self.queue.is_empty() {
-            if !self.may_write_now() {
+            if !(lingered || self.may_write_now()) {
                 self.set_linger(ctx);
                 break;
             }
@@ -219,11 +222,10 @@ impl LogActor {
         }
     }
 
-    /// Whether the rows queued are written now rather than after the linger: enough of
-    /// them, the linger passed, a flush waiting, or rows to write one at a time.
+    /// Whether the rows queued are written before the linger passes: enough of them, a
+    /// flush waiting, or rows to write one at a time.
     fn may_write_now(&self) -> bool {
-        self.lingered
-            || self.queue.len() >= WRITE_MIN_ROWS
+        self.queue.len() >= WRITE_MIN_ROWS
             || !self.flush_waiters.is_empty()
             || self.one_at_a_time > 0
     }
@@ -235,9 +237,7 @@ impl LogActor {
         self.linger_set = true;
         ctx.run_later(WRITE_LINGER, |act, ctx| {
             act.linger_set = false;
-            act.lingered = true;
-            act.write_next(ctx);
-            act.lingered = false;
+            act.start_writes(ctx, true);
         });
     }
 
