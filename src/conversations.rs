@@ -96,14 +96,17 @@ pub async fn history(
     id: Uuid,
     leaving_out: Option<Uuid>,
 ) -> Result<Option<Vec<ChatMessage>>, DbError> {
-    let queued = log.send(QueuedTurns {
-        conversation_id: id,
-        limit: HISTORY_LIMIT,
-    });
-    let (queued, stored) = futures_util::join!(queued, histories.read(id, leaving_out));
-    // A LogActor that does not answer holds no turn this one could see.
-    let queued = queued.unwrap_or_default();
-    let stored = stored?;
+    // The queue first, then the stored rows: a row that leaves the queue between the
+    // two is stored (and cached) before it leaves, so it is seen in one or the other.
+    let queued = log
+        .send(QueuedTurns {
+            conversation_id: id,
+            limit: HISTORY_LIMIT,
+        })
+        .await
+        // A LogActor that does not answer holds no turn this one could see.
+        .unwrap_or_default();
+    let stored = histories.read(id, leaving_out).await?;
     let stored = match stored.as_deref() {
         Some((whose, _)) if *whose != Some(owner) => return Ok(None),
         Some((_, turns)) => turns.as_slice(),

@@ -10,6 +10,7 @@ pub mod db;
 pub mod eval;
 pub mod feedback;
 pub mod health;
+pub mod history_cache;
 pub mod http;
 pub mod import;
 pub mod knowledge;

@@ -28,6 +28,8 @@ pub trait Follower: Send + Sync {
     fn channel(&self) -> &'static str;
     /// Applies the payloads heard on the channel (every one waiting, in order).
     fn apply<'a>(&'a self, payloads: &'a [String]) -> BoxFuture<'a, ()>;
+    /// The connection is lost: what is sent until it is back will not be heard.
+    fn lost(&self) {}
     /// Reads everything again (notifications may have been lost); retries until done.
     fn reload(&self) -> BoxFuture<'_, ()>;
 }
@@ -108,8 +110,9 @@ impl Subscription {
     }
 }
 
-/// Hands what `subscription` hears to the follower of each channel, forever:
-/// reconnects when the connection is lost, then has every follower reload.
+/// Hands what `subscription` hears to the follower of each channel, forever: when the
+/// connection is lost, tells every follower, reconnects, then has every follower
+/// reload.
 pub async fn follow(
     database_url: String,
     mut subscription: Subscription,
@@ -128,6 +131,9 @@ pub async fn follow(
                     follower.apply(&payloads).await;
                 }
             }
+        }
+        for follower in &followers {
+            follower.lost();
         }
         subscription = reconnect(&database_url, &channels).await;
         for follower in &followers {

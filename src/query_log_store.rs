@@ -8,31 +8,41 @@ use bor_actors::record::{self, TurnRecord};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use futures_util::future::BoxFuture;
 
+use std::sync::Arc;
+
+use uuid::Uuid;
+
 use crate::conversations;
 use crate::db::query_log::{self, NewQueryLogEntry};
 use crate::db::words::Word;
 use crate::db::{DbError, DbPool, storable_text};
+use crate::history_cache::HistoryCache;
 
 pub struct PgQueryLogStore {
     pool: DbPool,
+    /// The histories this instance caches, advanced by every batch written.
+    histories: Arc<HistoryCache>,
 }
 
 impl PgQueryLogStore {
-    pub fn new(pool: DbPool) -> Self {
-        Self { pool }
+    pub fn new(pool: DbPool, histories: Arc<HistoryCache>) -> Self {
+        Self { pool, histories }
     }
 }
 
 impl QueryLogStore for PgQueryLogStore {
     fn insert(&self, records: Vec<TurnRecord>) -> BoxFuture<'static, Result<(), WriteError>> {
         let pool = self.pool.clone();
+        let histories = Arc::clone(&self.histories);
         Box::pin(async move {
             let entries: Vec<NewQueryLogEntry> = records.iter().filter_map(entry).collect();
             let mut conn = pool.get().await.map_err(write_error)?;
-            write_turns(&mut conn, &entries)
+            write_turns(&mut conn, &entries, Some(histories.writer()))
                 .await
-                .map(|_| ())
-                .map_err(write_error)
+                .map_err(write_error)?;
+            // Before the rows leave the LogActor's queue (when this returns).
+            histories.advance(&entries);
+            Ok(())
         })
     }
 }
@@ -41,9 +51,12 @@ impl QueryLogStore for PgQueryLogStore {
 /// one transaction; rows whose `turn_id` is already stored are skipped. Returns how
 /// many rows were new. A conversation that gets a new version of a turn has its search
 /// words made again from its chosen versions (the version replaces its turn's words).
+/// `writer`: the instance whose history cache already holds the rows, named in their
+/// announcement so that it skips it (`bor.writer`, docs/LIMITS.md).
 pub async fn write_turns(
     conn: &mut AsyncPgConnection,
     entries: &[NewQueryLogEntry],
+    writer: Option<Uuid>,
 ) -> Result<usize, DbError> {
     let mut touched = conversations::touched_by(entries);
     let mut versioned: Vec<uuid::Uuid> = entries
@@ -60,6 +73,9 @@ pub async fn write_turns(
         }
     }
     conn.transaction::<_, DbError, _>(async |conn| {
+        if let Some(writer) = writer {
+            query_log::name_writer(conn, writer).await?;
+        }
         crate::db::conversations::upsert(conn, &touched).await?;
         let written = query_log::insert(conn, entries).await?;
         crate::db::conversations::rebuild_search_words(conn, &versioned).await?;
@@ -170,7 +186,7 @@ mod tests {
                 user_id: Some(owner.id),
                 ..crate::testing::query_log_entry()
             };
-            assert_eq!(write_turns(&mut conn, &[row]).await.unwrap(), 1);
+            assert_eq!(write_turns(&mut conn, &[row], None).await.unwrap(), 1);
         }
         assert_eq!(query_log_rows(&db.pool()).await.len(), 10);
         for words in [["a0b1", "a9b9000"], ["a5b77", "handbook"]] {
@@ -213,7 +229,7 @@ mod tests {
         let first = row(versioned, "kettle", None);
         let again = Some(first.turn_id);
         let batch = [opening, first, row(versioned, "descale", again)];
-        assert_eq!(write_turns(&mut conn, &batch).await.unwrap(), 3);
+        assert_eq!(write_turns(&mut conn, &batch, None).await.unwrap(), 3);
         let found = async |conn: &mut crate::db::DbConnection, word: &str| {
             crate::db::conversations::list(
                 conn,
@@ -233,7 +249,7 @@ mod tests {
         assert_eq!(found(&mut conn, "descale").await, [(versioned, 2)]);
 
         let later = [row(versioned, "filter", again), row(other, "otter", None)];
-        assert_eq!(write_turns(&mut conn, &later).await.unwrap(), 2);
+        assert_eq!(write_turns(&mut conn, &later, None).await.unwrap(), 2);
         assert_eq!(found(&mut conn, "descale").await, []);
         assert_eq!(found(&mut conn, "filter").await, [(versioned, 2)]);
         assert_eq!(found(&mut conn, "otter").await, [(other, 1)]);
@@ -283,7 +299,7 @@ mod tests {
             .collect();
         let last = Some(rows[29].turn_id);
         rows.extend((1..=100).map(|v| row(29 + v, format!("q29 v{v}"), "again", last)));
-        assert_eq!(write_turns(&mut conn, &rows).await.unwrap(), 130);
+        assert_eq!(write_turns(&mut conn, &rows, None).await.unwrap(), 130);
 
         let questions = async |conn: &mut crate::db::DbConnection, leaving_out| {
             crate::db::conversations::owner_and_history(conn, conversation, 20, leaving_out)
@@ -340,9 +356,9 @@ mod tests {
                 ..crate::testing::query_log_entry()
             });
         }
-        assert_eq!(write_turns(&mut conn, &rows).await.unwrap(), 43);
+        assert_eq!(write_turns(&mut conn, &rows, None).await.unwrap(), 43);
         assert_eq!(
-            write_turns(&mut conn, &rows).await.unwrap(),
+            write_turns(&mut conn, &rows, None).await.unwrap(),
             0,
             "none twice"
         );

@@ -19,7 +19,9 @@ use utoipa_actix_web::AppExt;
 use crate::auth::{self, Accounts};
 use crate::config::AuthMode;
 use crate::config::Config;
+use crate::conversations::HISTORY_LIMIT;
 use crate::db::{self, DbError, DbPool};
+use crate::history_cache::HistoryCache;
 use crate::http;
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::notify::IndexFollower;
@@ -217,12 +219,16 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
             auth::CHANNEL,
             auth::access::CHANNEL,
             crate::usage::CHANNEL,
+            crate::history_cache::CHANNEL,
         ],
     )
     .await?;
+    let histories = Arc::new(HistoryCache::new(HISTORY_LIMIT));
+    // The listener hears every change from here on.
+    histories.follow_from_now();
     let usage = UsageLimits::load(pool.clone(), Arc::new(SystemClock)).await?;
     let log = LogActor::new(
-        Arc::new(PgQueryLogStore::new(log_pool)),
+        Arc::new(PgQueryLogStore::new(log_pool, Arc::clone(&histories))),
         QueueBounds::for_turns(config.log_queue_rows, config.max_concurrent_turns),
     )
     .observed_by(usage.clone());
@@ -264,6 +270,7 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
         accounts.cache.clone(),
         accounts.access.clone(),
         usage.clone(),
+        histories.clone(),
     ];
     actix_web::rt::spawn(notify::follow(
         config.database_url.clone(),
@@ -289,6 +296,7 @@ pub async fn build_state(config: Config) -> Result<web::Data<AppState>, StartupE
         (log.clone(), log_backlog),
         accounts,
         usage,
+        histories,
     ));
     Ok(state)
 }

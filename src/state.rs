@@ -14,9 +14,9 @@ use tokio::sync::Semaphore;
 
 use crate::auth::Accounts;
 use crate::config::{AllowedHosts, Config};
-use crate::conversations::HISTORY_LIMIT;
 use crate::db::DbPool;
 
+use crate::history_cache::HistoryCache;
 use crate::knowledge::KnowledgeService;
 use crate::knowledge::chunking::ChunkingSettings;
 use crate::lifecycle::Lifecycle;
@@ -60,6 +60,7 @@ impl AppState {
         (log, log_backlog): (Addr<LogActor>, Backlog),
         accounts: Arc<Accounts>,
         usage: Arc<crate::usage::UsageLimits>,
+        histories: Arc<HistoryCache>,
     ) -> Self {
         let replay_for = Duration::from_secs(config.turn_replay_seconds.into());
         Self {
@@ -71,7 +72,7 @@ impl AppState {
             allowed_hosts: AllowedHosts::from_config(&config),
             frame_hub: FrameHub::new(replay_for, DEFAULT_MAX_KEPT_BYTES).start(),
             turn_owners: TurnOwners::start(pool.clone(), replay_for),
-            histories: StoredHistories::new(pool.clone(), HISTORY_LIMIT),
+            histories: StoredHistories::new(pool.clone(), histories),
             config,
             pool,
             log,

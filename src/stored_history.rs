@@ -4,7 +4,8 @@
 //! serves every turn that waited. Each read starts after every turn it serves asked, so
 //! each turn sees at least what was stored when it asked, as if it had read alone; a
 //! conversation that many clients continue at once costs one read a round trip instead
-//! of one a turn. A failed read is every waiting turn's failure.
+//! of one a turn. A failed read is every waiting turn's failure. A history this
+//! instance caches ([`HistoryCache`]) is served without a read.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -15,12 +16,9 @@ use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use crate::db::conversations::{self as stored, HistoryRow};
+use crate::db::conversations::{self as stored, OwnerAndHistory};
 use crate::db::{DbError, DbPool};
-
-/// A conversation's owner (`None` for one without an owner) and its last turns with
-/// an answer, oldest first, each as its chosen version.
-pub type OwnerAndHistory = (Option<Uuid>, Vec<HistoryRow>);
+use crate::history_cache::HistoryCache;
 
 /// What a read gives: `None` when there is no such conversation.
 pub type StoredRead = Option<Arc<OwnerAndHistory>>;
@@ -45,12 +43,15 @@ type Waiting = HashMap<HistoryKey, Vec<Answer>>;
 pub struct StoredHistories {
     read_alone: Reader,
     waiting: Arc<Mutex<Waiting>>,
+    cache: Arc<HistoryCache>,
 }
 
 impl StoredHistories {
-    /// Histories of at most `limit` turns, read from `pool`.
-    pub fn new(pool: DbPool, limit: usize) -> Self {
-        Self::with_reader(Arc::new(move |(id, leaving_out)| {
+    /// Histories of as many turns as `cache` holds, read from `pool` or, those it
+    /// holds, from `cache`.
+    pub fn new(pool: DbPool, cache: Arc<HistoryCache>) -> Self {
+        let limit = cache.limit();
+        let reader: Reader = Arc::new(move |(id, leaving_out)| {
             let pool = pool.clone();
             Box::pin(async move {
                 let mut conn = pool.get().await?;
@@ -58,19 +59,31 @@ impl StoredHistories {
                     .await?
                     .map(Arc::new))
             })
-        }))
+        });
+        Self::with_reader(reader, cache)
     }
 
-    fn with_reader(read_alone: Reader) -> Self {
+    fn with_reader(read_alone: Reader, cache: Arc<HistoryCache>) -> Self {
         Self {
             read_alone,
             waiting: Arc::default(),
+            cache,
         }
+    }
+
+    /// The cache of this instance's histories.
+    pub fn cache(&self) -> &Arc<HistoryCache> {
+        &self.cache
     }
 
     /// The owner and stored history of conversation `id` without the turn whose first
     /// version is `leaving_out`, read with the other turns asking for it now.
     pub async fn read(&self, id: Uuid, leaving_out: Option<Uuid>) -> Result<StoredRead, DbError> {
+        if leaving_out.is_none()
+            && let Some(history) = self.cache.get(id)
+        {
+            return Ok(Some(history));
+        }
         let key = (id, leaving_out);
         let (sender, receiver) = oneshot::channel();
         let first = match self.lock().entry(key) {
@@ -117,7 +130,16 @@ impl StoredHistories {
                 }
                 waiting
             };
+            // A whole history may be kept; one without the turn asked again may not.
+            let filling = match key {
+                (id, None) => self.cache.start_read(id),
+                _ => None,
+            };
             let read = (self.read_alone)(key).await.map_err(Arc::new);
+            if let Some(filling) = filling {
+                self.cache
+                    .finish_read(filling, read.as_ref().ok().and_then(Option::as_ref));
+            }
             for turn in waiting {
                 let answer = match &read {
                     Ok(read) => Ok(read.clone()),
@@ -188,7 +210,7 @@ mod tests {
 
         fn histories(self: &Arc<Self>) -> StoredHistories {
             let store = Arc::clone(self);
-            StoredHistories::with_reader(Arc::new(move |_| {
+            let reader: Reader = Arc::new(move |_| {
                 let store = Arc::clone(&store);
                 Box::pin(async move {
                     let state = store.state.load(Ordering::SeqCst);
@@ -210,7 +232,9 @@ mod tests {
                         Vec::new(),
                     ))))
                 })
-            }))
+            });
+            // Off, as it is until the listener is connected: every turn reads.
+            StoredHistories::with_reader(reader, Arc::new(HistoryCache::new(20)))
         }
 
         fn starts(&self) -> Vec<u64> {

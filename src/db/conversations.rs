@@ -122,6 +122,10 @@ impl HistoryRow {
     }
 }
 
+/// A conversation's owner (`None` for one without an owner) and its last turns with
+/// an answer, oldest first, each as its chosen version.
+pub type OwnerAndHistory = (Option<Uuid>, Vec<HistoryRow>);
+
 /// Keeps the rows that are their turn's chosen version, its newest: no newer row of the
 /// conversation has the same first version.
 ///
@@ -426,7 +430,7 @@ pub async fn owner_and_history(
     id: Uuid,
     limit: usize,
     leaving_out: Option<Uuid>,
-) -> Result<Option<(Option<Uuid>, Vec<HistoryRow>)>, DbError> {
+) -> Result<Option<OwnerAndHistory>, DbError> {
     let mut reader = HistoryReader::new(id, limit, leaving_out);
     let first: Vec<(Option<Uuid>, HistoryRow, i64)> = query_log::table
         .inner_join(conversations::table)

@@ -106,6 +106,17 @@ pub async fn find(
         .optional()?)
 }
 
+/// Names `writer` as the instance whose LogActor writes this transaction's rows: the
+/// triggers' announcement of them says so (`bor.writer`), and that instance, whose
+/// history cache holds them already, skips it.
+pub async fn name_writer(conn: &mut AsyncPgConnection, writer: Uuid) -> Result<(), DbError> {
+    sql_query("SELECT set_config('bor.writer', $1, true)")
+        .bind::<Text, _>(writer.to_string())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Writes the rows of several turns in one statement, in their order; rows whose
 /// `turn_id` is already stored are skipped. Returns how many were new. (The
 /// conversations they start or continue are written with them, in one transaction, by

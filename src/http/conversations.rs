@@ -193,6 +193,9 @@ pub async fn remove(
     let conversation_id = parse_id(&id)?;
     let mut conn = connection(&state.pool).await?;
     if stored::delete(&mut conn, owner(&caller)?, conversation_id).await? {
+        // Its announcement reaches this instance too, a moment later: a turn asked
+        // right after the answer must not see the history deleted.
+        state.histories.cache().forget(conversation_id);
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(not_found(&id))

@@ -2,6 +2,8 @@
 //! and refusal, and the history a turn of a conversation sends the model.
 
 use bor::db::schema::conversations;
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use diesel::QueryDsl as _;
 use diesel_async::RunQueryDsl as _;
@@ -729,4 +731,114 @@ async fn pinned_and_archived_conversations_are_listed_on_their_own_and_still_con
         assert_eq!(reply.status, 404, "{body}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
+}
+
+/// The questions a chat request's history holds, the question asked last.
+fn questions_sent(app: &TestApp) -> Vec<String> {
+    history_of(app.mock.chat_requests().last().expect("a chat request"))
+        .into_iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, question)| question)
+        .collect()
+}
+
+/// Each instance caches the histories its turns continue (src/history_cache.rs): a
+/// turn asked through another instance lets the cached history go, the next turn here
+/// sees it, and a deleted conversation's history is gone at once.
+#[actix_web::test]
+async fn a_history_an_instance_caches_follows_turns_asked_through_another() {
+    let first = TestApp::spawn().await;
+    let second = first.spawn_sharing(&[]).await;
+    let id = conversation_of(&ask(&first, "One?", None).await);
+    let uuid = Uuid::parse_str(&id).unwrap();
+    // A conversation not yet stored is not cached.
+    first.wait_for_rows(1).await;
+    ask(&first, "Two?", Some(&id)).await;
+    first.wait_for_rows(2).await;
+    let cache = first.state.histories.cache();
+    assert!(cache.holds(uuid), "read for the second turn, then advanced");
+
+    ask(&second, "Three?", Some(&id)).await;
+    assert_eq!(questions_sent(&second), ["One?", "Two?", "Three?"]);
+    let let_go = crate::instances::within(Duration::from_secs(5), || !cache.holds(uuid)).await;
+    assert!(let_go.is_some(), "the other instance's row was announced");
+    ask(&first, "Four?", Some(&id)).await;
+    assert_eq!(questions_sent(&first), ["One?", "Two?", "Three?", "Four?"]);
+    first.wait_for_rows(4).await;
+
+    // Read for "Four?" and advanced by its row: the next turn reads nothing.
+    assert!(cache.holds(uuid));
+    ask(&first, "Five?", Some(&id)).await;
+    assert_eq!(
+        questions_sent(&first),
+        ["One?", "Two?", "Three?", "Four?", "Five?"]
+    );
+    first.wait_for_rows(5).await;
+
+    let deleted = call(&first, "DELETE", &format!("/api/conversations/{id}"), None).await;
+    assert_eq!(deleted.status, 204);
+    assert!(!cache.holds(uuid), "let go before the answer");
+    ask(&first, "After?", Some(&id)).await;
+    assert_eq!(questions_sent(&first), ["After?"]);
+}
+
+/// While the listening connection is down, announcements are lost: the cache lets
+/// every history go and keeps none until the connection is back.
+#[actix_web::test]
+async fn a_lost_listener_empties_the_history_cache() {
+    let app = TestApp::spawn().await;
+    let id = conversation_of(&ask(&app, "One?", None).await);
+    let uuid = Uuid::parse_str(&id).unwrap();
+    app.wait_for_rows(1).await;
+    ask(&app, "Two?", Some(&id)).await;
+    app.wait_for_rows(2).await;
+    let cache = app.state.histories.cache();
+    assert!(cache.holds(uuid));
+
+    let mut conn = app.pool.get().await.unwrap();
+    let listeners = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = $1 AND datname = $2";
+    let terminated = diesel::sql_query(listeners)
+        .bind::<diesel::sql_types::Text, _>(bor::notify::APPLICATION_NAME)
+        .bind::<diesel::sql_types::Text, _>(app.database().name())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(terminated, 1);
+    let let_go = crate::instances::within(Duration::from_secs(15), || !cache.holds(uuid)).await;
+    assert!(
+        let_go.is_some(),
+        "the cache was emptied when the connection was lost"
+    );
+    // A row nobody announces (triggers off for this session).
+    diesel::sql_query("SET session_replication_role = replica")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let unannounced = bor::db::query_log::NewQueryLogEntry {
+        conversation_id: Some(uuid),
+        question: "Unannounced?".to_owned(),
+        ..bor::testing::query_log_entry()
+    };
+    bor::query_log_store::write_turns(&mut conn, &[unannounced], None)
+        .await
+        .unwrap();
+    ask(&app, "Three?", Some(&id)).await;
+    assert_eq!(
+        questions_sent(&app),
+        ["One?", "Two?", "Unannounced?", "Three?"]
+    );
+    app.wait_for_rows(4).await;
+
+    // Once the listener is back, histories are kept again.
+    let mut kept = false;
+    for again in 0..30 {
+        ask(&app, &format!("Again {again}?"), Some(&id)).await;
+        if cache.holds(uuid) {
+            kept = true;
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(kept, "kept again after reconnecting");
 }

@@ -17,7 +17,10 @@ const TOKEN: &str = "t";
 const PROPAGATION_LIMIT: Duration = Duration::from_secs(5);
 
 /// Polls `condition` until it holds or `limit` has passed; returns how long it took.
-async fn within(limit: Duration, mut condition: impl FnMut() -> bool) -> Option<Duration> {
+pub(crate) async fn within(
+    limit: Duration,
+    mut condition: impl FnMut() -> bool,
+) -> Option<Duration> {
     let started = Instant::now();
     while started.elapsed() < limit {
         if condition() {

@@ -9,6 +9,7 @@ use actix::Actor;
 use bor::db::DbPool;
 use bor::db::PoolTimeouts;
 use bor::db::schema::query_log;
+use bor::history_cache::HistoryCache;
 use bor::query_log_store::PgQueryLogStore;
 use bor::testing::{TestDatabase, query_log_rows};
 use bor_actors::log::{
@@ -50,6 +51,11 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
 }
 
 /// The test database reached through `proxy`.
+/// A history cache that is off, as one is without a listener.
+fn no_cache() -> Arc<HistoryCache> {
+    Arc::new(HistoryCache::new(bor::conversations::HISTORY_LIMIT))
+}
+
 fn pool_through(db: &TestDatabase, proxy: &TcpProxy) -> DbPool {
     let url = db
         .url()
@@ -68,7 +74,7 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
     let db = TestDatabase::migrated().await;
     let postgres: SocketAddr = "127.0.0.1:5432".parse().unwrap();
     let proxy = TcpProxy::start(postgres);
-    let store = PgQueryLogStore::new(pool_through(&db, &proxy));
+    let store = PgQueryLogStore::new(pool_through(&db, &proxy), no_cache());
     let log = LogActor::new(
         Arc::new(store),
         QueueBounds::for_turns(DEFAULT_HIGH_WATER, 256),
@@ -126,7 +132,7 @@ async fn rows_written_while_the_database_is_down_arrive_once_it_is_back() {
 #[actix_web::test]
 async fn a_turn_whose_texts_hold_u0000_is_written_without_it_and_the_next_rows_follow() {
     let db = TestDatabase::migrated().await;
-    let store = PgQueryLogStore::new(db.pool());
+    let store = PgQueryLogStore::new(db.pool(), no_cache());
     let log = LogActor::new(
         Arc::new(store),
         QueueBounds::for_turns(DEFAULT_HIGH_WATER, 256),
@@ -175,7 +181,7 @@ async fn the_store_tells_a_refused_statement_from_an_unreachable_database() {
     let db = TestDatabase::migrated().await;
     let postgres: SocketAddr = "127.0.0.1:5432".parse().unwrap();
     let proxy = TcpProxy::start(postgres);
-    let store = PgQueryLogStore::new(pool_through(&db, &proxy));
+    let store = PgQueryLogStore::new(pool_through(&db, &proxy), no_cache());
     store.insert(vec![record(TurnOutcome::Done)]).await.unwrap();
 
     proxy.cut();
@@ -185,7 +191,7 @@ async fn the_store_tells_a_refused_statement_from_an_unreachable_database() {
         .unwrap_err();
     assert!(matches!(error, WriteError::Unavailable(_)), "{error:?}");
 
-    let store = PgQueryLogStore::new(db.pool());
+    let store = PgQueryLogStore::new(db.pool(), no_cache());
     let mut conn = db.connect().await;
     diesel::sql_query(
         "ALTER TABLE query_log ADD CONSTRAINT short_answers CHECK (length(answer) < 10)",

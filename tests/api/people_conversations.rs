@@ -223,7 +223,7 @@ async fn conversations_from_before_accounts_go_to_the_first_admin() {
         question: "Asked before accounts?".to_owned(),
         ..bor::testing::query_log_entry()
     };
-    bor::query_log_store::write_turns(&mut conn, &[row])
+    bor::query_log_store::write_turns(&mut conn, &[row], None)
         .await
         .expect("written");
 
