@@ -243,7 +243,9 @@ async fn time_whole(
     }
     let started = Instant::now();
     for chunk in rows.chunks(batch) {
-        write_turns(&mut conn, chunk, None).await.expect("turns written");
+        write_turns(&mut conn, chunk, None)
+            .await
+            .expect("turns written");
     }
     started.elapsed()
 }

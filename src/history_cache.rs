@@ -85,10 +85,33 @@ struct Cached {
     bytes: usize,
 }
 
-/// A read that may fill the cache, from [`HistoryCache::start_read`].
-pub struct Read {
+/// A read that may fill the cache, from [`HistoryCache::start_read`]: ended by
+/// [`Read::finish`]; dropped unfinished (its task ended), it lets its place go.
+#[must_use]
+pub struct Read<'a> {
+    cache: &'a HistoryCache,
     conversation: Uuid,
     read: u64,
+}
+
+impl Read<'_> {
+    /// Keeps what the read found, unless something changed the history while it ran.
+    /// A conversation without a turn with an answer is not kept (it may be one without
+    /// rows, whose deletion no row announces).
+    pub fn finish(self, found: Option<&Arc<OwnerAndHistory>>) {
+        self.cache.finish_read(&self, found);
+    }
+}
+
+impl Drop for Read<'_> {
+    fn drop(&mut self) {
+        let mut state = self.cache.lock();
+        if let Some(Slot::Reading { read, .. }) = state.histories.get(&self.conversation)
+            && *read == self.read
+        {
+            state.histories.remove(&self.conversation);
+        }
+    }
 }
 
 impl HistoryCache {
@@ -136,7 +159,7 @@ impl HistoryCache {
 
     /// A read of conversation `id`'s history starts; `None` when its result cannot be
     /// kept (the cache is off).
-    pub fn start_read(&self, id: Uuid) -> Option<Read> {
+    pub fn start_read(&self, id: Uuid) -> Option<Read<'_>> {
         let mut state = self.lock();
         if !state.following {
             return None;
@@ -154,15 +177,13 @@ impl HistoryCache {
             },
         );
         Some(Read {
+            cache: self,
             conversation: id,
             read,
         })
     }
 
-    /// Keeps what `read` found, unless something changed the history while it ran. A
-    /// conversation without a turn with an answer is not kept (it may be one without
-    /// rows, whose deletion no row announces).
-    pub fn finish_read(&self, read: Read, found: Option<&Arc<OwnerAndHistory>>) {
+    fn finish_read(&self, read: &Read<'_>, found: Option<&Arc<OwnerAndHistory>>) {
         let mut state = self.lock();
         let Entry::Occupied(mut slot) = state.histories.entry(read.conversation) else {
             return;
@@ -229,6 +250,15 @@ impl HistoryCache {
     /// LogActor).
     pub fn forget(&self, id: Uuid) {
         self.lock().forget(id);
+    }
+
+    /// Lets go of the histories of the rows' conversations (a write of them that may or
+    /// may not have been committed).
+    pub fn let_go(&self, rows: &[NewQueryLogEntry]) {
+        let mut state = self.lock();
+        for id in rows.iter().filter_map(|row| row.conversation_id) {
+            state.forget(id);
+        }
     }
 
     /// Whether conversation `id`'s history is cached (for tests and the operator).
@@ -446,7 +476,7 @@ mod tests {
     /// Reads `id` as a turn would, and lets the cache keep it.
     fn fill(cache: &HistoryCache, id: Uuid, found: &Arc<OwnerAndHistory>) {
         let read = cache.start_read(id).expect("the cache is on");
-        cache.finish_read(read, Some(found));
+        read.finish(Some(found));
     }
 
     fn questions(cache: &HistoryCache, id: Uuid) -> Vec<String> {
@@ -483,7 +513,7 @@ mod tests {
             cache.follow_from_now();
             let read = cache.start_read(id).unwrap();
             change(&cache);
-            cache.finish_read(read, Some(&found));
+            read.finish(Some(&found));
             assert!(!cache.holds(id));
             // The next read is kept.
             cache.follow_from_now();
@@ -493,7 +523,30 @@ mod tests {
         // This instance's own announcement changes nothing.
         let read = cache.start_read(id).unwrap();
         cache.hear(&format!("{}|{id}", cache.writer()));
-        cache.finish_read(read, Some(&found));
+        read.finish(Some(&found));
+        assert!(cache.holds(id));
+    }
+
+    #[test]
+    fn a_write_that_failed_lets_its_conversations_go() {
+        let cache = following();
+        let (written, other) = (Uuid::new_v4(), Uuid::new_v4());
+        fill(&cache, written, &history_of(&["One?"]));
+        fill(&cache, other, &history_of(&["One?"]));
+        cache.let_go(&[row(written, "Committed or not?", Utc::now())]);
+        assert!(!cache.holds(written) && cache.holds(other));
+    }
+
+    #[test]
+    fn a_read_left_unfinished_lets_its_place_go() {
+        let cache = following();
+        let id = Uuid::new_v4();
+        let read = cache.start_read(id).unwrap();
+        assert_eq!(cache.lock().histories.len(), 1);
+        drop(read);
+        assert!(cache.lock().histories.is_empty());
+        // A finished read's history stays.
+        fill(&cache, id, &history_of(&["One?"]));
         assert!(cache.holds(id));
     }
 
@@ -627,7 +680,7 @@ mod tests {
                 None => {
                     read_again += 1;
                     let read = cache.start_read(id).unwrap();
-                    cache.finish_read(read, stored.as_ref());
+                    read.finish(stored.as_ref());
                 }
             }
         }

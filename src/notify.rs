@@ -21,6 +21,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const RETRY_DELAY: Duration = Duration::from_secs(1);
 /// How often the idle connection is checked, so a dead one is noticed.
 const HEARTBEAT: Duration = Duration::from_secs(15);
+/// How long a check may take before the connection counts as dead (a connection the
+/// network dropped without a word answers never).
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What keeps one piece of in-memory state in step with one channel.
 pub trait Follower: Send + Sync {
@@ -100,9 +103,16 @@ impl Subscription {
                     return Some(batch);
                 }
                 () = tokio::time::sleep(HEARTBEAT) => {
-                    if let Err(error) = self.client.batch_execute("").await {
-                        tracing::warn!(error = %bor_actors::error_chain(&error), "the listener's connection is dead");
-                        return None;
+                    match tokio::time::timeout(HEARTBEAT_TIMEOUT, self.client.batch_execute("")).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(error)) => {
+                            tracing::warn!(error = %bor_actors::error_chain(&error), "the listener's connection is dead");
+                            return None;
+                        }
+                        Err(_) => {
+                            tracing::warn!("the listener's connection does not answer; it counts as dead");
+                            return None;
+                        }
                     }
                 }
             }

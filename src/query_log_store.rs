@@ -37,12 +37,19 @@ impl QueryLogStore for PgQueryLogStore {
         Box::pin(async move {
             let entries: Vec<NewQueryLogEntry> = records.iter().filter_map(entry).collect();
             let mut conn = pool.get().await.map_err(write_error)?;
-            write_turns(&mut conn, &entries, Some(histories.writer()))
-                .await
-                .map_err(write_error)?;
-            // Before the rows leave the LogActor's queue (when this returns).
-            histories.advance(&entries);
-            Ok(())
+            match write_turns(&mut conn, &entries, Some(histories.writer())).await {
+                Ok(_) => {
+                    // Before the rows leave the LogActor's queue (when this returns).
+                    histories.advance(&entries);
+                    Ok(())
+                }
+                Err(error) => {
+                    // The commit may have gone through with its answer lost: its
+                    // announcement names this instance, which skips it.
+                    histories.let_go(&entries);
+                    Err(write_error(error))
+                }
+            }
         })
     }
 }

@@ -5,7 +5,8 @@
 //! each turn sees at least what was stored when it asked, as if it had read alone; a
 //! conversation that many clients continue at once costs one read a round trip instead
 //! of one a turn. A failed read is every waiting turn's failure. A history this
-//! instance caches ([`HistoryCache`]) is served without a read.
+//! instance caches ([`HistoryCache`]) is served without a read: it holds what was
+//! stored, up to changes through other instances not yet announced.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -130,16 +131,20 @@ impl StoredHistories {
                 }
                 waiting
             };
-            // A whole history may be kept; one without the turn asked again may not.
-            let filling = match key {
-                (id, None) => self.cache.start_read(id),
-                _ => None,
+            let read = match key {
+                // Kept by the read before, or since: what a turn asking now gets.
+                (id, None) if let Some(history) = self.cache.get(id) => Ok(Some(history)),
+                // A whole history may be kept; one without the turn asked again may not.
+                (id, None) => {
+                    let filling = self.cache.start_read(id);
+                    let read = (self.read_alone)(key).await.map_err(Arc::new);
+                    if let Some(filling) = filling {
+                        filling.finish(read.as_ref().ok().and_then(Option::as_ref));
+                    }
+                    read
+                }
+                _ => (self.read_alone)(key).await.map_err(Arc::new),
             };
-            let read = (self.read_alone)(key).await.map_err(Arc::new);
-            if let Some(filling) = filling {
-                self.cache
-                    .finish_read(filling, read.as_ref().ok().and_then(Option::as_ref));
-            }
             for turn in waiting {
                 let answer = match &read {
                     Ok(read) => Ok(read.clone()),
@@ -185,6 +190,8 @@ mod tests {
     use tokio::task::JoinHandle;
 
     use super::*;
+    use crate::db::conversations::HistoryRow;
+    use crate::notify::Follower;
 
     /// A reader that notes the stored state (a number) each read starts from, then waits
     /// to be let through; its answer names that state as the owner. Its first `fail`
@@ -209,6 +216,12 @@ mod tests {
         }
 
         fn histories(self: &Arc<Self>) -> StoredHistories {
+            // Off, as it is until the listener is connected: every turn reads.
+            self.histories_cached_in(Arc::new(HistoryCache::new(20)))
+        }
+
+        /// Histories of one turn each, which `cache` may keep.
+        fn histories_cached_in(self: &Arc<Self>, cache: Arc<HistoryCache>) -> StoredHistories {
             let store = Arc::clone(self);
             let reader: Reader = Arc::new(move |_| {
                 let store = Arc::clone(&store);
@@ -227,14 +240,20 @@ mod tests {
                     if take(&store.fail) {
                         return Err(DbError::Pool("the fake store failed".to_owned()));
                     }
+                    let turn = HistoryRow {
+                        turn_id: Uuid::new_v4(),
+                        question: "Stored?".to_owned(),
+                        answer: "Yes.".to_owned(),
+                        created_at: chrono::Utc::now(),
+                        version_of: None,
+                    };
                     Ok(Some(Arc::new((
                         Some(Uuid::from_u128(state.into())),
-                        Vec::new(),
+                        vec![turn],
                     ))))
                 })
             });
-            // Off, as it is until the listener is connected: every turn reads.
-            StoredHistories::with_reader(reader, Arc::new(HistoryCache::new(20)))
+            StoredHistories::with_reader(reader, cache)
         }
 
         fn starts(&self) -> Vec<u64> {
@@ -322,6 +341,35 @@ mod tests {
         assert_eq!(state_seen(third).await, 2);
         assert_eq!(store.starts(), [1, 2, 2], "three reads for four turns");
         until_let_go(&histories).await;
+    }
+
+    #[tokio::test]
+    async fn a_history_the_cache_keeps_serves_the_turns_after_without_a_read() {
+        let store = FakeStore::new();
+        let cache = Arc::new(HistoryCache::new(20));
+        cache.follow_from_now();
+        let histories = store.histories_cached_in(Arc::clone(&cache));
+        let id = Uuid::new_v4();
+        let first = ask(&histories, id);
+        store.until_started(1).await;
+        let waited = ask(&histories, id);
+        until_waiting(&histories, id, 1).await;
+        store.gate.add_permits(1);
+        assert_eq!(state_seen(first).await, 1);
+        assert_eq!(
+            state_seen(waited).await,
+            1,
+            "the history the first read kept"
+        );
+        assert!(cache.holds(id));
+        assert_eq!(state_seen(ask(&histories, id)).await, 1);
+        assert_eq!(store.starts(), [1], "one read for three turns");
+        // Another instance's row lets it go: the next turn reads.
+        store.state.store(2, Ordering::SeqCst);
+        cache.apply(&[format!("|{id}")]).await;
+        store.gate.add_permits(1);
+        assert_eq!(state_seen(ask(&histories, id)).await, 2);
+        assert_eq!(store.starts(), [1, 2]);
     }
 
     #[tokio::test]

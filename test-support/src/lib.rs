@@ -361,6 +361,18 @@ impl TestApp {
             .expect("the log actor answers")
     }
 
+    /// The LogActor's counters once its queue is empty (a row is committed a moment
+    /// before its write's end reaches the LogActor).
+    pub async fn drained_log_stats(&self) -> bor_actors::log::LogStats {
+        let drained = eventually_within(Duration::from_secs(15), async || {
+            self.log_stats().await.queued == 0
+        })
+        .await;
+        let stats = self.log_stats().await;
+        assert!(drained, "the LogActor's queue drained: {stats:?}");
+        stats
+    }
+
     /// The `query_log` rows, oldest first.
     pub async fn query_log(&self) -> Vec<QueryLogEntry> {
         bor::testing::query_log_rows(&self.pool).await

@@ -823,6 +823,11 @@ async fn a_lost_listener_empties_the_history_cache() {
     bor::query_log_store::write_turns(&mut conn, &[unannounced], None)
         .await
         .unwrap();
+    diesel::sql_query("SET session_replication_role = DEFAULT")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    drop(conn);
     ask(&app, "Three?", Some(&id)).await;
     assert_eq!(
         questions_sent(&app),

@@ -50,12 +50,12 @@ fn record(outcome: TurnOutcome) -> TurnRecord {
     }
 }
 
-/// The test database reached through `proxy`.
 /// A history cache that is off, as one is without a listener.
 fn no_cache() -> Arc<HistoryCache> {
     Arc::new(HistoryCache::new(bor::conversations::HISTORY_LIMIT))
 }
 
+/// The test database reached through `proxy`.
 fn pool_through(db: &TestDatabase, proxy: &TcpProxy) -> DbPool {
     let url = db
         .url()
