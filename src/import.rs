@@ -295,7 +295,7 @@ pub async fn run(
         .model_dimension(&crate::knowledge::ingest::Unobserved)
         .await
     {
-        report_other_dimensions(&pool, current).await;
+        report_other_embeddings(&pool, current, ingestor.embedder()).await;
     }
     ExitCode::SUCCESS
 }
@@ -553,17 +553,25 @@ pub fn describe_read(outcome: &IngestOutcome, pages_read: &PagesRead, path: &str
     }
 }
 
-/// Says which stored chunks the current embedding model cannot be compared with.
-async fn report_other_dimensions(pool: &DbPool, current: usize) {
+/// Says which stored chunks were embedded otherwise than the embedding model embeds
+/// now: of another dimension (left out of retrieval), or of the same dimension by
+/// another model or document prefix (compared, although not alike).
+async fn report_other_embeddings(pool: &DbPool, current: usize, embedder: &str) {
     let Ok(mut conn) = pool.get().await else {
         return;
     };
-    let Ok(counts) = chunks::dimension_counts(&mut conn).await else {
-        return;
-    };
-    for (dimension, count) in counts.into_iter().filter(|(d, _)| *d != current) {
+    if let Ok(counts) = chunks::dimension_counts(&mut conn).await {
+        for (dimension, count) in counts.into_iter().filter(|(d, _)| *d != current) {
+            println!(
+                "note: {count} chunks were embedded with {dimension} dimensions, but the embedding model gives {current}: they are left out of retrieval until they are embedded anew: run `bor reembed`"
+            );
+        }
+    }
+    if let Ok(count) = chunks::count_of_other_embedders(&mut conn, current, embedder).await
+        && count > 0
+    {
         println!(
-            "note: {count} chunks were embedded with {dimension} dimensions, but the embedding model gives {current}: they are left out of retrieval until they are embedded anew: run `bor reembed`"
+            "note: {count} chunks were embedded by another model or with another document prefix than {embedder} now: run `bor reembed`"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! `bor reembed`: embeds anew, from their stored text, the documents whose chunks were
-//! embedded with another model than the one configured now (told by the vectors'
-//! dimension), so that retrieval compares like with like. Documents that already fit
+//! embedded otherwise than the embedding model configured now embeds (another dimension,
+//! or another model name or document prefix recorded with the chunks), so that
+//! retrieval compares like with like. Documents that already fit
 //! are left as they are; `make run` runs it after importing the sample knowledge base.
 
 use std::process::ExitCode;
@@ -60,7 +61,8 @@ async fn reembed(config: &Config) -> Result<(usize, usize, usize), ReembedError>
     let dimension = ingestor.model_dimension(&Unobserved).await?;
     let stale = {
         let mut conn = pool.get().await?;
-        let ids = chunks::documents_not_in_dimension(&mut conn, dimension).await?;
+        let ids =
+            chunks::documents_embedded_otherwise(&mut conn, dimension, ingestor.embedder()).await?;
         documents::documents_by_ids(&mut conn, &ids).await?
     };
     let mut chunks = 0;

@@ -151,6 +151,7 @@ pub async fn run() -> Vec<Relevance> {
                 text: piece.text,
                 heading: "",
                 page: None,
+                embedder: None,
                 embedding: &[1.0],
             })
             .collect();

@@ -4,14 +4,15 @@
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Integer;
+use diesel::sql_query;
+use diesel::sql_types::{BigInt, Integer, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::stream::{BoxStream, StreamExt};
 
 use super::DbError;
 use super::schema::{chunks, documents};
 
-/// Rows per INSERT statement (PostgreSQL allows 65,535 bind parameters; a row has 6).
+/// Rows per INSERT statement (PostgreSQL allows 65,535 bind parameters; a row has 7).
 const INSERT_BATCH: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
@@ -39,6 +40,8 @@ pub struct NewChunk<'a> {
     pub embedding: &'a [f32],
     pub heading: &'a str,
     pub page: Option<i32>,
+    /// What made `embedding` ([`Embedder`]).
+    pub embedder: Option<&'a str>,
 }
 
 /// A chunk as the in-memory knowledge base holds it: its ids, its document's title,
@@ -82,23 +85,70 @@ pub async fn delete_chunks_of(
     Ok(())
 }
 
-/// The embedding dimensions of a document's chunks with how many chunks have each,
-/// smallest dimension first.
-pub async fn dimensions_of(
+/// What makes a chunk's vector, as the `embedder` column records it: the embedding
+/// model's name and the prefix put before a document's text.
+pub fn embedder(model: &str, document_prefix: Option<&str>) -> String {
+    match document_prefix {
+        Some(prefix) if !prefix.is_empty() => format!("{model} {prefix:?}"),
+        _ => model.to_owned(),
+    }
+}
+
+/// Chunks whose recorded embedder is another than `$2` (a chunk stored before
+/// embedders were recorded has none, and is told by its dimension alone).
+macro_rules! other_embedder {
+    () => {
+        "coalesce(embedder, $2) <> $2"
+    };
+}
+
+/// Chunks whose vectors another embedder made than the one now (`$1` its dimension,
+/// `$2` its [`embedder`]): another dimension, or another embedder recorded.
+const EMBEDDED_OTHERWISE: &str =
+    concat!("(cardinality(embedding) <> $1 OR ", other_embedder!(), ")");
+
+#[derive(QueryableByName)]
+struct DocumentId {
+    #[diesel(sql_type = BigInt)]
+    document_id: i64,
+}
+
+#[derive(QueryableByName)]
+struct Fitting {
+    #[diesel(sql_type = BigInt)]
+    all: i64,
+    #[diesel(sql_type = BigInt)]
+    otherwise: i64,
+}
+
+/// Whether a document has chunks, all embedded by the embedder now (of `dimension`
+/// and `embedder`).
+pub async fn all_embedded_alike(
     conn: &mut AsyncPgConnection,
     document_id: i64,
-) -> Result<Vec<(usize, i64)>, DbError> {
-    let counts: Vec<(i32, i64)> = chunks::table
+    dimension: usize,
+    embedder: &str,
+) -> Result<bool, DbError> {
+    let counts: Fitting = sql_query(format!(
+        "SELECT count(*) AS all, count(*) FILTER (WHERE {EMBEDDED_OTHERWISE}) AS otherwise
+         FROM chunks WHERE document_id = $3"
+    ))
+    .bind::<Integer, _>(i32::try_from(dimension).unwrap_or(i32::MAX))
+    .bind::<Text, _>(embedder)
+    .bind::<BigInt, _>(document_id)
+    .get_result(conn)
+    .await?;
+    Ok(counts.all > 0 && counts.otherwise == 0)
+}
+
+/// How many chunks a document has.
+pub async fn count_of(conn: &mut AsyncPgConnection, document_id: i64) -> Result<usize, DbError> {
+    let count: i64 = chunks::table
         .filter(chunks::document_id.eq(document_id))
-        .group_by(sql::<Integer>("cardinality(embedding)"))
-        .select((
-            sql::<Integer>("cardinality(embedding)"),
-            diesel::dsl::count_star(),
-        ))
-        .order(sql::<Integer>("cardinality(embedding)"))
-        .load(conn)
+        .count()
+        .get_result(conn)
         .await?;
-    Ok(counts.into_iter().map(|(d, n)| (d as usize, n)).collect())
+    Ok(usize::try_from(count).unwrap_or(0))
 }
 
 /// How many chunks have each embedding dimension, most first.
@@ -115,19 +165,44 @@ pub async fn dimension_counts(conn: &mut AsyncPgConnection) -> Result<Vec<(usize
     Ok(counts.into_iter().map(|(d, n)| (d as usize, n)).collect())
 }
 
-/// The documents with chunks embedded in another dimension than `dimension`, by id.
-pub async fn documents_not_in_dimension(
+/// How many chunks of `dimension` another embedder than `embedder` made: vectors
+/// retrieval compares with the model's although they are not alike.
+pub async fn count_of_other_embedders(
     conn: &mut AsyncPgConnection,
     dimension: usize,
+    embedder: &str,
+) -> Result<i64, DbError> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        count: i64,
+    }
+    let found: Count = sql_query(format!(
+        "SELECT count(*) AS count FROM chunks WHERE cardinality(embedding) = $1 AND {}",
+        other_embedder!()
+    ))
+    .bind::<Integer, _>(i32::try_from(dimension).unwrap_or(i32::MAX))
+    .bind::<Text, _>(embedder)
+    .get_result(conn)
+    .await?;
+    Ok(found.count)
+}
+
+/// The documents with chunks another embedder made than the one now (of `dimension`
+/// and `embedder`), by id.
+pub async fn documents_embedded_otherwise(
+    conn: &mut AsyncPgConnection,
+    dimension: usize,
+    embedder: &str,
 ) -> Result<Vec<i64>, DbError> {
-    let dimension = i32::try_from(dimension).unwrap_or(i32::MAX);
-    Ok(chunks::table
-        .filter(sql::<Integer>("cardinality(embedding)").ne(dimension))
-        .select(chunks::document_id)
-        .distinct()
-        .order(chunks::document_id)
-        .load(conn)
-        .await?)
+    let ids: Vec<DocumentId> = sql_query(format!(
+        "SELECT DISTINCT document_id FROM chunks WHERE {EMBEDDED_OTHERWISE} ORDER BY document_id"
+    ))
+    .bind::<Integer, _>(i32::try_from(dimension).unwrap_or(i32::MAX))
+    .bind::<Text, _>(embedder)
+    .load(conn)
+    .await?;
+    Ok(ids.into_iter().map(|id| id.document_id).collect())
 }
 
 /// Every chunk with its title, streamed (the whole knowledge base may not fit twice in

@@ -517,6 +517,7 @@ pub(super) mod tests {
                 heading: "",
                 page: None,
                 embedding: &embedding,
+                embedder: None,
             })
             .collect();
         diesel::insert_into(chunks::table)

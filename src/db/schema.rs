@@ -47,6 +47,7 @@ diesel::table! {
         tsv -> Nullable<Tsvector>,
         heading -> Text,
         page -> Nullable<Int4>,
+        embedder -> Nullable<Text>,
     }
 }
 

@@ -196,13 +196,12 @@ async fn not_modified(
         };
         return Ok((report, None));
     };
-    let stored = chunks::dimensions_of(&mut conn, document.id).await?;
-    let chunks = stored.iter().map(|(_, count)| *count).sum::<i64>();
+    let chunks = chunks::count_of(&mut conn, document.id).await?;
     let report = PageReport::NotModified {
         url: source.to_owned(),
         id: document.id,
         title: document.title,
-        chunks: usize::try_from(chunks).unwrap_or(0),
+        chunks,
     };
     Ok((report, None))
 }

@@ -3,8 +3,9 @@
 //! transaction. Shared by `bor import` and `POST /api/admin/documents`.
 //!
 //! Idempotent by content: a text already stored (same SHA-256) is not stored again,
-//! unless its chunks were embedded with another dimension than the embedding model now
-//! gives, in which case they are embedded anew. A new text from a `source` already
+//! unless its chunks were embedded otherwise than the embedding model now embeds (another
+//! dimension, or another model or document prefix recorded with them), in which case
+//! they are embedded anew. A new text from a `source` already
 //! stored (a changed file) replaces the older version in the same transaction.
 
 use std::sync::Arc;
@@ -218,8 +219,8 @@ pub enum IngestOutcome {
         id: i64,
         chunks: usize,
     },
-    /// The same content was stored with embeddings of another dimension: its chunks
-    /// were embedded anew (same document id).
+    /// The same content was stored with embeddings made otherwise (another dimension,
+    /// model or document prefix): its chunks were embedded anew (same document id).
     Refreshed {
         id: i64,
         chunks: usize,
@@ -322,6 +323,8 @@ pub struct Ingestor {
     llm: LlmClient,
     chunking: ChunkingSettings,
     model_dimension: Arc<ModelDimension>,
+    /// What makes the vectors now ([`chunks::embedder`]), recorded with each chunk.
+    embedder: String,
 }
 
 impl Ingestor {
@@ -331,12 +334,23 @@ impl Ingestor {
         chunking: ChunkingSettings,
         model_dimension: Arc<ModelDimension>,
     ) -> Ingestor {
+        let settings = llm.settings();
+        let embedder = chunks::embedder(
+            &settings.embed_model,
+            settings.embed_prefixes.document.as_deref(),
+        );
         Ingestor {
             pool,
             llm,
             chunking,
             model_dimension,
+            embedder,
         }
+    }
+
+    /// What makes the vectors now, as each chunk records it.
+    pub fn embedder(&self) -> &str {
+        &self.embedder
     }
 
     /// The database it stores into.
@@ -373,21 +387,17 @@ impl Ingestor {
         let (collection_id, existing) = {
             let mut conn = self.pool.get().await?;
             let collection_id = collections::resolve(&mut conn, document.collection_id).await?;
-            let existing =
-                match documents::find_by_sha256(&mut conn, &digest, collection_id).await? {
-                    Some(id) => Some((id, chunks::dimensions_of(&mut conn, id).await?)),
-                    None => None,
-                };
+            let existing = documents::find_by_sha256(&mut conn, &digest, collection_id).await?;
             (collection_id, existing)
         };
-        if let Some((id, stored)) = existing {
-            let current = self.model_dimension(progress).await?;
-            if let [(dimension, chunks)] = stored[..]
-                && dimension == current
-            {
-                let chunks = usize::try_from(chunks).unwrap_or(0);
+        if let Some(id) = existing {
+            let dimension = self.model_dimension(progress).await?;
+            let mut conn = self.pool.get().await?;
+            if chunks::all_embedded_alike(&mut conn, id, dimension, &self.embedder).await? {
+                let chunks = chunks::count_of(&mut conn, id).await?;
                 return Ok(PreparedDocument(Plan::Unchanged { id, chunks }));
             }
+            drop(conn);
             let chunks = self.chunk_and_embed(document, progress).await?;
             return Ok(PreparedDocument(Plan::Refresh { id, chunks }));
         }
@@ -411,7 +421,7 @@ impl Ingestor {
                 let mut conn = self.pool.get().await?;
                 conn.transaction::<_, DbError, _>(async |conn| {
                     chunks::delete_chunks_of(conn, id).await?;
-                    chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await
+                    chunks::insert_chunks(conn, &new_chunks(id, &prepared, &self.embedder)).await
                 })
                 .await?;
                 return Ok(IngestOutcome::Refreshed {
@@ -447,7 +457,7 @@ impl Ingestor {
                 .in_collection(collection_id)
                 .added_by(document.added_by);
                 let id = documents::insert_document(conn, &new).await?;
-                chunks::insert_chunks(conn, &new_chunks(id, &prepared)).await?;
+                chunks::insert_chunks(conn, &new_chunks(id, &prepared, &self.embedder)).await?;
                 Ok((id, replaced))
             })
             .await;
@@ -584,7 +594,11 @@ struct PreparedChunk {
     embedding: Vec<f32>,
 }
 
-fn new_chunks(document_id: i64, prepared: &[PreparedChunk]) -> Vec<NewChunk<'_>> {
+fn new_chunks<'a>(
+    document_id: i64,
+    prepared: &'a [PreparedChunk],
+    embedder: &'a str,
+) -> Vec<NewChunk<'a>> {
     prepared
         .iter()
         .zip(0..)
@@ -595,6 +609,7 @@ fn new_chunks(document_id: i64, prepared: &[PreparedChunk]) -> Vec<NewChunk<'_>>
             embedding: &chunk.embedding,
             heading: &chunk.heading,
             page: chunk.page,
+            embedder: Some(embedder),
         })
         .collect()
 }

@@ -334,6 +334,7 @@ mod tests {
             text,
             heading: "",
             page: None,
+            embedder: None,
             embedding,
         };
         insert_chunks(&mut conn, &[chunk]).await.unwrap();

@@ -294,6 +294,7 @@ pub async fn insert_one_chunk(
             text,
             heading: "",
             page: None,
+            embedder: None,
             embedding,
         }],
     )

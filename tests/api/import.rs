@@ -75,11 +75,24 @@ fn notes() -> TempDir {
 }
 
 pub(crate) fn ingestor(db: &TestDatabase, mock: &MockLlm) -> Ingestor {
-    let config = Config::from_vars([
-        ("BOR_DATABASE_URL".to_owned(), db.url().to_owned()),
-        ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
-        ("BOR_LLM_RETRY_DELAY".to_owned(), "0".to_owned()),
-    ])
+    ingestor_with(db, mock, &[])
+}
+
+/// An ingestor with settings beyond the database and the mock.
+fn ingestor_with(db: &TestDatabase, mock: &MockLlm, settings: &[(&str, &str)]) -> Ingestor {
+    let config = Config::from_vars(
+        [
+            ("BOR_DATABASE_URL".to_owned(), db.url().to_owned()),
+            ("BOR_LLM_BASE_URL".to_owned(), mock.base_url()),
+            ("BOR_LLM_RETRY_DELAY".to_owned(), "0".to_owned()),
+        ]
+        .into_iter()
+        .chain(
+            settings
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
+        ),
+    )
     .expect("a valid configuration");
     Ingestor::new(
         db.pool(),
@@ -232,7 +245,7 @@ async fn a_new_embedding_model_re_embeds_unchanged_files() {
     assert_eq!(first.imported, 1);
 
     let new_model = MockLlm::start().unwrap();
-    let second = import_paths(&ingestor(&db, &new_model), &[file])
+    let second = import_paths(&ingestor(&db, &new_model), std::slice::from_ref(&file))
         .await
         .unwrap();
     assert_eq!(
@@ -246,10 +259,35 @@ async fn a_new_embedding_model_re_embeds_unchanged_files() {
         1,
         "the same document, embedded anew"
     );
+
+    // The same dimension, with a document prefix: embedded anew once.
+    let prefixed = ingestor_with(
+        &db,
+        &new_model,
+        &[("BOR_LLM_EMBED_DOCUMENT_PREFIX", "search_document: ")],
+    );
+    for (refreshed, unchanged) in [(1, 0), (0, 1)] {
+        let summary = import_paths(&prefixed, std::slice::from_ref(&file))
+            .await
+            .unwrap();
+        assert_eq!(
+            (summary.refreshed, summary.unchanged),
+            (refreshed, unchanged)
+        );
+    }
 }
 
 /// `bor import DIR` in `dir`, on `db`, with `mock` as the only LLM server.
 fn bor_import(dir: &TempDir, db: &TestDatabase, mock: &MockLlm) -> std::process::Output {
+    bor_import_with(dir, db, mock, &[])
+}
+
+fn bor_import_with(
+    dir: &TempDir,
+    db: &TestDatabase,
+    mock: &MockLlm,
+    settings: &[(&str, &str)],
+) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_bor"))
         .arg("import")
         .arg(&dir.0)
@@ -258,8 +296,45 @@ fn bor_import(dir: &TempDir, db: &TestDatabase, mock: &MockLlm) -> std::process:
         .env("BOR_LLM_BASE_URL", mock.base_url())
         .env("BOR_LLM_RETRY_DELAY", "0")
         .env("BOR_LOG", "warn")
+        .envs(settings.iter().copied())
         .output()
         .unwrap()
+}
+
+/// Chunks of the model's dimension that another model or document prefix made are
+/// compared by retrieval although they are not alike: `bor import` says so.
+#[actix_web::test]
+async fn bor_import_names_chunks_embedded_with_another_document_prefix() {
+    let db = TestDatabase::migrated().await;
+    let mock = MockLlm::start().unwrap();
+    let earlier = TempDir::new();
+    let owls = earlier.write("owls.md", b"# Owls\n\nOwls hunt at night.");
+    import_paths(&ingestor(&db, &mock), &[owls]).await.unwrap();
+    let later = TempDir::new();
+    later.write("bats.md", b"# Bats\n\nBats sleep upside down.");
+    let output = bor_import_with(
+        &later,
+        &db,
+        &mock,
+        &[("BOR_LLM_EMBED_DOCUMENT_PREFIX", "search_document: ")],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let notes: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("note: "))
+        .collect();
+    assert_eq!(
+        notes.len(),
+        1,
+        "one note, for the owls' chunk only: {stdout}"
+    );
+    assert!(
+        notes[0].starts_with(
+            "note: 1 chunks were embedded by another model or with another document prefix than "
+        ) && notes[0].ends_with(" now: run `bor reembed`"),
+        "{stdout}"
+    );
 }
 
 #[actix_web::test]
@@ -417,16 +492,18 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         .unwrap();
     std::fs::remove_dir_all(&dir.0).unwrap();
 
-    let reembed = || {
+    let reembed_with = |settings: &[(&str, &str)]| {
         Command::new(env!("CARGO_BIN_EXE_bor"))
             .arg("reembed")
             .current_dir(std::env::temp_dir())
             .env("BOR_DATABASE_URL", db.url())
             .env("BOR_LLM_BASE_URL", new_model.base_url())
             .env("BOR_LOG", "warn")
+            .envs(settings.iter().copied())
             .output()
             .unwrap()
     };
+    let reembed = || reembed_with(&[]);
     let output = reembed();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
@@ -449,6 +526,25 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         String::from_utf8_lossy(&again.stdout)
             .contains("reembed: every document fits the embedding model (64 dimensions)")
     );
+
+    // Vectors of the same dimension made otherwise: a document prefix, another model.
+    let fits = "reembed: every document fits the embedding model (64 dimensions)";
+    for settings in [
+        [("BOR_LLM_EMBED_DOCUMENT_PREFIX", "search_document: ")],
+        [("BOR_LLM_EMBED_MODEL", "another-embedder")],
+    ] {
+        let changed = reembed_with(&settings);
+        let stdout = String::from_utf8_lossy(&changed.stdout);
+        assert!(
+            stdout.contains("reembed: 2 document(s), 2 chunks embedded anew"),
+            "{settings:?}: {stdout}"
+        );
+        let again = reembed_with(&settings);
+        assert!(
+            String::from_utf8_lossy(&again.stdout).contains(fits),
+            "{settings:?}"
+        );
+    }
 }
 
 #[actix_web::test]
