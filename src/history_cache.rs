@@ -261,7 +261,18 @@ impl HistoryCache {
         }
     }
 
-    /// Whether conversation `id`'s history is cached (for tests and the operator).
+    /// How many histories are cached, and the bytes of their questions and answers.
+    pub fn size(&self) -> (usize, usize) {
+        let state = self.lock();
+        let histories = state
+            .histories
+            .values()
+            .filter(|slot| matches!(slot, Slot::Cached(_)))
+            .count();
+        (histories, state.bytes)
+    }
+
+    /// Whether conversation `id`'s history is cached.
     pub fn holds(&self, id: Uuid) -> bool {
         matches!(self.lock().histories.get(&id), Some(Slot::Cached(_)))
     }

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use bor_actors::metrics::metrics;
 use futures_util::future::BoxFuture;
 
 use tokio::sync::oneshot;
@@ -83,8 +84,10 @@ impl StoredHistories {
         if leaving_out.is_none()
             && let Some(history) = self.cache.get(id)
         {
+            metrics().count_history_read(true);
             return Ok(Some(history));
         }
+        metrics().count_history_read(false);
         let key = (id, leaving_out);
         let (sender, receiver) = oneshot::channel();
         let first = match self.lock().entry(key) {

@@ -82,6 +82,8 @@ pub struct Metrics {
     mcp_call_duration: HistogramVec,
     turns_kept: IntGauge,
     frames_kept_bytes: IntGauge,
+    history_reads: IntCounterVec,
+    history_cache: IntGaugeVec,
 }
 
 /// The process's metrics.
@@ -245,6 +247,22 @@ impl Metrics {
             "bor_turn_frames_kept_bytes",
             "Roughly the bytes of the frames the frame hub keeps.",
         )?;
+        let history_reads = IntCounterVec::new(
+            Opts::new(
+                "bor_history_reads_total",
+                "Conversation histories read for the turns that continue them, by where from: `cache` (this instance's history cache) or `database`.",
+            ),
+            &["from"],
+        )?;
+        let history_cache = IntGaugeVec::new(
+            Opts::new(
+                "bor_history_cache",
+                "What this instance's history cache holds: `histories`, and the `bytes` of their questions and answers.",
+            ),
+            &["measure"],
+        )?;
+        registry.register(Box::new(history_reads.clone()))?;
+        registry.register(Box::new(history_cache.clone()))?;
         registry.register(Box::new(db_pool.clone()))?;
         registry.register(Box::new(feedback.clone()))?;
         registry.register(Box::new(mcp_calls.clone()))?;
@@ -276,6 +294,8 @@ impl Metrics {
             mcp_call_duration,
             turns_kept,
             frames_kept_bytes,
+            history_reads,
+            history_cache,
         })
     }
 
@@ -387,6 +407,21 @@ impl Metrics {
     pub fn set_frames_kept(&self, turns: usize, bytes: usize) {
         self.turns_kept.set(gauge_value(turns));
         self.frames_kept_bytes.set(gauge_value(bytes));
+    }
+
+    /// Counts a history read for a turn: from the cache, or from the database.
+    pub fn count_history_read(&self, from_cache: bool) {
+        let from = if from_cache { "cache" } else { "database" };
+        self.history_reads.with_label_values(&[from]).inc();
+    }
+
+    /// What the history cache holds, at scrape time.
+    pub fn set_history_cache(&self, histories: usize, bytes: usize) {
+        for (measure, value) in [("histories", histories), ("bytes", bytes)] {
+            self.history_cache
+                .with_label_values(&[measure])
+                .set(gauge_value(value));
+        }
     }
 
     /// The pool's state at scrape time.

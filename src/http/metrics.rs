@@ -35,6 +35,8 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
         Ok(Ok(kept)) => metrics.set_frames_kept(kept.turns, kept.bytes),
         _ => tracing::warn!("the frame hub did not report what it keeps for the metrics"),
     }
+    let (histories, bytes) = state.histories.cache().size();
+    metrics.set_history_cache(histories, bytes);
     let pool = state.pool.status();
     metrics.set_db_pool(pool.max_size, pool.size, pool.available, pool.waiting);
     match metrics.encode() {

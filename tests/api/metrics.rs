@@ -196,3 +196,42 @@ async fn turns_in_flight_are_read_at_scrape_time() {
     assert_eq!(response.last().event, "done");
     assert!(eventually(async || Scrape::of(&app).await.value("bor_turns_in_flight") == 0.0).await);
 }
+
+/// A conversation's third turn is served from the history cache its second turn's
+/// read filled; the cache's size is read at scrape time.
+#[actix_web::test]
+async fn histories_read_are_counted_by_where_they_came_from() {
+    let app = TestApp::spawn().await;
+    let before = Scrape::of(&app).await;
+    let first = app.chat("Where do owls live?").await;
+    let id = first.last().data["conversation_id"]
+        .as_str()
+        .expect("a conversation id")
+        .to_owned();
+    for (n, question) in ["And bats?", "And moles?"].into_iter().enumerate() {
+        app.wait_for_rows(n + 1).await;
+        let turn = app
+            .chat_json(json!({ "message": question, "conversation_id": id }))
+            .await;
+        assert_eq!(turn.last().event, "done");
+    }
+    app.wait_for_rows(3).await;
+    let after = Scrape::of(&app).await;
+    grew(
+        &before,
+        &after,
+        r#"bor_history_reads_total{from="database"}"#,
+        1.0,
+    );
+    grew(
+        &before,
+        &after,
+        r#"bor_history_reads_total{from="cache"}"#,
+        1.0,
+    );
+    assert_eq!(
+        after.value(r#"bor_history_cache{measure="histories"}"#),
+        1.0
+    );
+    assert!(after.value(r#"bor_history_cache{measure="bytes"}"#) > 0.0);
+}
