@@ -121,14 +121,14 @@ struct Fitting {
     otherwise: i64,
 }
 
-/// Whether a document has chunks, all embedded by the embedder now (of `dimension`
-/// and `embedder`).
+/// How many chunks a document has when it has some and the embedder now (of
+/// `dimension` and `embedder`) made them all; `None` otherwise.
 pub async fn all_embedded_alike(
     conn: &mut AsyncPgConnection,
     document_id: i64,
     dimension: usize,
     embedder: &str,
-) -> Result<bool, DbError> {
+) -> Result<Option<usize>, DbError> {
     let counts: Fitting = sql_query(format!(
         "SELECT count(*) AS all, count(*) FILTER (WHERE {EMBEDDED_OTHERWISE}) AS otherwise
          FROM chunks WHERE document_id = $3"
@@ -138,7 +138,7 @@ pub async fn all_embedded_alike(
     .bind::<BigInt, _>(document_id)
     .get_result(conn)
     .await?;
-    Ok(counts.all > 0 && counts.otherwise == 0)
+    Ok((counts.all > 0 && counts.otherwise == 0).then(|| usize::try_from(counts.all).unwrap_or(0)))
 }
 
 /// How many chunks a document has.

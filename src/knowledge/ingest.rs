@@ -393,8 +393,9 @@ impl Ingestor {
         if let Some(id) = existing {
             let dimension = self.model_dimension(progress).await?;
             let mut conn = self.pool.get().await?;
-            if chunks::all_embedded_alike(&mut conn, id, dimension, &self.embedder).await? {
-                let chunks = chunks::count_of(&mut conn, id).await?;
+            if let Some(chunks) =
+                chunks::all_embedded_alike(&mut conn, id, dimension, &self.embedder).await?
+            {
                 return Ok(PreparedDocument(Plan::Unchanged { id, chunks }));
             }
             drop(conn);
