@@ -241,6 +241,12 @@ fn knowledge_line(knowledge: &KnowledgeHealth) -> Result<String, String> {
             if let Some(dimension) = knowledge.embedding_dimension {
                 line.push_str(&format!(", embeddings of {dimension} dimensions"));
             }
+            // Retrieval still works, so the line stays ok; the status says `degraded`.
+            if let Some(count) = knowledge.embedded_otherwise.filter(|count| *count > 0) {
+                line.push_str(&format!(
+                    " ({count} embedded by another model or document prefix: run `bor reembed`)"
+                ));
+            }
             Ok(line)
         }
         _ => Err(format!(

@@ -235,15 +235,8 @@ fn feedback_table(
             serde_json::Value::Null => "-".to_owned(),
             other => other.to_string(),
         };
-        let ranking = if run.measures["reranked"].is_object() {
-            "reranked"
-        } else {
-            "fused"
-        };
-        let measure =
-            |level: &str, name: &str| run.measures[ranking][level][name].as_f64().unwrap_or(0.0);
         out.push_str(&format!(
-            "{:>4}  {:<16}  {:<22} {:>6} {:<10}  {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>8.0}%\n",
+            "{:>4}  {:<16}  {:<22} {:>6} {:<10}  {}\n",
             run.id,
             run.created_at.format("%Y-%m-%d %H:%M"),
             setting("embedding_model"),
@@ -253,13 +246,10 @@ fn feedback_table(
                 (serde_json::Value::Bool(true), model) => model,
                 _ => "-".to_owned(),
             },
-            measure("documents", "ndcg_at_10"),
-            measure("documents", "recall_at_10"),
-            measure("passages", "recall_at_10"),
-            measure("passages", "mrr_at_10"),
-            100.0 * run.measures["answered"].as_f64().unwrap_or(0.0),
+            measure_columns(&run.measures),
         ));
     }
+    out.push_str(&by_collection_table(&evaluation.run));
     let missed: Vec<&feedback::QueryOutcome> = evaluation
         .queries
         .iter()
@@ -275,6 +265,56 @@ fn feedback_table(
         }
     }
     out
+}
+
+/// The run's measures by collection, in the columns of the runs' table; empty when its
+/// named passages are in one collection only, which the run's own row already shows.
+fn by_collection_table(run: &db::feedback::EvalRun) -> String {
+    let Some(collections) = run.measures["by_collection"].as_array() else {
+        return String::new();
+    };
+    if collections.len() < 2 {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nrun {} by the collection of the named passages:\n{:<28} {:>7}  {:>10} {:>10} {:>10} {:>10} {:>9}\n",
+        run.id,
+        "collection",
+        "queries",
+        "doc nDCG",
+        "doc R@10",
+        "pass. R@10",
+        "pass. MRR",
+        "answered",
+    );
+    for measures in collections {
+        out.push_str(&format!(
+            "{:<28} {:>7}  {}\n",
+            measures["collection"].as_str().unwrap_or("-"),
+            measures["queries"].as_u64().unwrap_or(0),
+            measure_columns(measures),
+        ));
+    }
+    out
+}
+
+/// The measures' columns of a table row: the re-ranked ranking's when there is one, else
+/// the fused one's.
+fn measure_columns(measures: &serde_json::Value) -> String {
+    let ranking = if measures["reranked"].is_object() {
+        "reranked"
+    } else {
+        "fused"
+    };
+    let measure = |level: &str, name: &str| measures[ranking][level][name].as_f64().unwrap_or(0.0);
+    format!(
+        "{:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>8.0}%",
+        measure("documents", "ndcg_at_10"),
+        measure("documents", "recall_at_10"),
+        measure("passages", "recall_at_10"),
+        measure("passages", "mrr_at_10"),
+        100.0 * measures["answered"].as_f64().unwrap_or(0.0),
+    )
 }
 
 /// Imports the corpus (into the collection `into`, else `default`) and ranks every query
@@ -532,4 +572,53 @@ fn table(report: &Report) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(by_collection: serde_json::Value) -> db::feedback::EvalRun {
+        let ranking = |ndcg: f64, mrr: f64| {
+            serde_json::json!({
+                "documents": {"ndcg_at_10": ndcg, "recall_at_10": 1.0},
+                "passages": {"recall_at_10": 1.0, "mrr_at_10": mrr},
+            })
+        };
+        let mut measures = serde_json::json!({"answered": 0.5, "fused": ranking(0.8, 0.75)});
+        if let serde_json::Value::Array(collections) = by_collection {
+            measures["by_collection"] = collections
+                .into_iter()
+                .map(|collection| {
+                    let mut entry = collection;
+                    entry["fused"] = ranking(0.9, 0.5);
+                    entry
+                })
+                .collect();
+        }
+        db::feedback::EvalRun {
+            id: 4,
+            created_at: chrono::Utc::now(),
+            settings: serde_json::json!({}),
+            queries: 2,
+            measures,
+        }
+    }
+
+    #[test]
+    fn a_run_reads_by_collection_only_when_its_passages_are_in_several() {
+        let two = by_collection_table(&run(serde_json::json!([
+            {"collection": "default", "queries": 1, "answered": 1.0},
+            {"collection": "hr", "queries": 1, "answered": 0.0},
+        ])));
+        let lines: Vec<&str> = two.lines().collect();
+        assert_eq!(lines[1], "run 4 by the collection of the named passages:");
+        assert!(lines[3].starts_with("default                            1      0.9000     1.0000     1.0000     0.5000      100%"), "{two}");
+        assert!(lines[4].starts_with("hr "), "{two}");
+        assert!(lines[4].ends_with("0%"), "{two}");
+        let one =
+            run(serde_json::json!([{"collection": "default", "queries": 2, "answered": 0.5}]));
+        assert_eq!(by_collection_table(&one), "");
+        assert_eq!(by_collection_table(&run(serde_json::Value::Null)), "");
+    }
 }

@@ -37,6 +37,7 @@ export class FeedbackReview {
     this.list = document.getElementById("feedback-list");
     this.shares = document.getElementById("feedback-by-collection");
     this.runs = document.getElementById("eval-runs");
+    this.byCollection = document.getElementById("eval-by-collection");
     this.evalStatus = document.getElementById("eval-status");
     this.missed = document.getElementById("eval-missed");
     this.shown = null;
@@ -113,6 +114,12 @@ export class FeedbackReview {
       const runs = await fetchEvalRuns(this.token());
       this.runs.tBodies[0].replaceChildren(...runs.map(runRow));
       this.runs.hidden = runs.length === 0;
+      // By collection only when the named passages are in more than one: with one, the
+      // run's own row says it all.
+      const byCollection = collectionRows(runs[0]);
+      this.byCollection.tBodies[0].replaceChildren(...byCollection);
+      this.byCollection.caption.textContent = runs[0] ? `Run ${runs[0].id} by the collection of the named passages` : "";
+      this.byCollection.hidden = byCollection.length < 2;
     } catch (error) {
       this.evalStatus.textContent = error.message;
     }
@@ -277,13 +284,8 @@ class PassagePicker {
   }
 }
 
-function runRow(run) {
+export function runRow(run) {
   const settings = run.settings ?? {};
-  const ranking = run.measures?.reranked ? run.measures.reranked : run.measures?.fused;
-  const figure = (level, name) => {
-    const value = ranking?.[level]?.[name];
-    return typeof value === "number" ? value.toFixed(4) : "–";
-  };
   const rerank = settings.rerank ? (settings.rerank_model ?? "on") : "off";
   const row = element("tr");
   row.append(
@@ -293,10 +295,37 @@ function runRow(run) {
     element("td", {}, String(settings.chunk_chars ?? "")),
     element("td", {}, rerank),
     element("td", {}, String(run.queries)),
+    ...measureCells(run.measures),
+  );
+  return row;
+}
+
+/** The rows of a run's measures by collection (none before runs kept them). */
+export function collectionRows(run) {
+  const byCollection = Array.isArray(run?.measures?.by_collection) ? run.measures.by_collection : [];
+  return byCollection.map((measures) => {
+    const row = element("tr");
+    row.append(
+      element("th", { scope: "row" }, String(measures.collection)),
+      element("td", {}, String(measures.queries)),
+      ...measureCells(measures),
+    );
+    return row;
+  });
+}
+
+/** Documents nDCG@10, passages Recall@10 and MRR@10 (re-ranked when re-ranking ran, else
+ * fused), and the share answered. */
+function measureCells(measures) {
+  const ranking = measures?.reranked ? measures.reranked : measures?.fused;
+  const figure = (level, name) => {
+    const value = ranking?.[level]?.[name];
+    return typeof value === "number" ? value.toFixed(4) : "–";
+  };
+  return [
     element("td", {}, figure("documents", "ndcg_at_10")),
     element("td", {}, figure("passages", "recall_at_10")),
     element("td", {}, figure("passages", "mrr_at_10")),
-    element("td", {}, typeof run.measures?.answered === "number" ? `${Math.round(100 * run.measures.answered)} %` : "–"),
-  );
-  return row;
+    element("td", {}, typeof measures?.answered === "number" ? `${Math.round(100 * measures.answered)} %` : "–"),
+  ];
 }

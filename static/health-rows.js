@@ -53,6 +53,7 @@ export function llmRows(llm) {
 
 export function knowledgeRows(knowledge) {
   const mismatch = knowledge.dimension_mismatch ?? 0;
+  const otherwise = knowledge.embedded_otherwise ?? 0;
   return withError(knowledge.error, [
     row("Documents", count(knowledge.documents)),
     row("Chunks", count(knowledge.chunks)),
@@ -63,6 +64,13 @@ export function knowledgeRows(knowledge) {
     mismatch > 0
       ? row("Dimension mismatch", `${count(mismatch)} chunk(s) left out: run bor reembed`, "warn")
       : row("Dimension mismatch", "none"),
+    otherwise > 0
+      ? row(
+          "Embedded otherwise",
+          `${count(otherwise)} chunk(s) made by another model or document prefix: run bor reembed`,
+          "warn",
+        )
+      : row("Embedded otherwise", "none"),
   ]);
 }
 

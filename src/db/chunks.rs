@@ -5,7 +5,7 @@
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_query;
-use diesel::sql_types::{BigInt, Integer, Text};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::stream::{BoxStream, StreamExt};
 
@@ -94,18 +94,21 @@ pub fn embedder(model: &str, document_prefix: Option<&str>) -> String {
     }
 }
 
-/// Chunks whose recorded embedder is another than `$2` (a chunk stored before
-/// embedders were recorded has none, and is told by its dimension alone).
+/// Chunks whose recorded embedder is another than the parameter `$embedder` (a chunk
+/// stored before embedders were recorded has none, and is told by its dimension alone).
 macro_rules! other_embedder {
-    () => {
-        "coalesce(embedder, $2) <> $2"
+    ($embedder:literal) => {
+        concat!("coalesce(embedder, ", $embedder, ") <> ", $embedder)
     };
 }
 
 /// Chunks whose vectors another embedder made than the one now (`$1` its dimension,
 /// `$2` its [`embedder`]): another dimension, or another embedder recorded.
-const EMBEDDED_OTHERWISE: &str =
-    concat!("(cardinality(embedding) <> $1 OR ", other_embedder!(), ")");
+const EMBEDDED_OTHERWISE: &str = concat!(
+    "(cardinality(embedding) <> $1 OR ",
+    other_embedder!("$2"),
+    ")"
+);
 
 #[derive(QueryableByName)]
 struct DocumentId {
@@ -179,13 +182,41 @@ pub async fn count_of_other_embedders(
     }
     let found: Count = sql_query(format!(
         "SELECT count(*) AS count FROM chunks WHERE cardinality(embedding) = $1 AND {}",
-        other_embedder!()
+        other_embedder!("$2")
     ))
     .bind::<Integer, _>(i32::try_from(dimension).unwrap_or(i32::MAX))
     .bind::<Text, _>(embedder)
     .get_result(conn)
     .await?;
     Ok(found.count)
+}
+
+/// The dimension most chunks have, with how many of them another embedder made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, QueryableByName)]
+pub struct CommonDimension {
+    #[diesel(sql_type = Nullable<Integer>)]
+    pub dimension: Option<i32>,
+    /// Chunks of that dimension whose recorded embedder is another than the one now.
+    #[diesel(sql_type = BigInt)]
+    pub embedded_otherwise: i64,
+}
+
+/// The dimension most chunks have (the larger on a tie) and how many chunks of it
+/// another embedder than `embedder` made; `None` without chunks.
+pub async fn common_dimension(
+    conn: &mut AsyncPgConnection,
+    embedder: &str,
+) -> Result<Option<CommonDimension>, DbError> {
+    let common = sql_query(concat!(
+        "SELECT cardinality(embedding) AS dimension, count(*) FILTER (WHERE ",
+        other_embedder!("$1"),
+        ") AS embedded_otherwise FROM chunks GROUP BY 1 ORDER BY count(*) DESC, 1 DESC LIMIT 1"
+    ))
+    .bind::<Text, _>(embedder)
+    .get_result(conn)
+    .await
+    .optional()?;
+    Ok(common)
 }
 
 /// The documents with chunks another embedder made than the one now (of `dimension`

@@ -372,13 +372,19 @@ pub struct ExpectedTurn {
     pub chunk_ids: Vec<i64>,
     #[diesel(sql_type = Array<BigInt>)]
     pub document_ids: Vec<i64>,
+    /// The collections of the named passages' documents, by name.
+    #[diesel(sql_type = Array<Text>)]
+    pub collections: Vec<String>,
 }
 
 /// The instance's evaluation set, oldest turn first.
 pub async fn evaluation_set(conn: &mut AsyncPgConnection) -> Result<Vec<ExpectedTurn>, DbError> {
     Ok(sql_query(
         "SELECT e.turn_id, COALESCE(q.searched_query, q.question) AS query,
-                u.id AS asker, u.role AS asker_role, e.chunk_ids, e.document_ids
+                u.id AS asker, u.role AS asker_role, e.chunk_ids, e.document_ids,
+                ARRAY(SELECT DISTINCT c.name FROM documents d
+                      JOIN collections c ON c.id = d.collection_id
+                      WHERE d.id = ANY(e.document_ids) ORDER BY c.name) AS collections
          FROM feedback_expected e
          JOIN query_log q ON q.turn_id = e.turn_id
          JOIN users u ON u.id = q.user_id

@@ -1,10 +1,10 @@
 //! What the knowledge base holds, for readiness reports.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Nullable};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::DbError;
+use super::chunks::{self as stored_chunks, CommonDimension};
 use super::schema::{chunks, documents};
 
 /// Counts of the knowledge base tables.
@@ -14,29 +14,24 @@ pub struct KnowledgeCounts {
     pub chunks: i64,
     /// The dimension most chunk embeddings have; `None` without chunks.
     pub embedding_dimension: Option<i32>,
+    /// Chunks of that dimension whose recorded embedder is another than the one now.
+    pub embedded_otherwise: i64,
 }
 
-#[derive(QueryableByName)]
-struct Dimension {
-    #[diesel(sql_type = Nullable<Integer>)]
-    dimension: Option<i32>,
-}
-
-pub async fn knowledge_counts(conn: &mut AsyncPgConnection) -> Result<KnowledgeCounts, DbError> {
+/// The counts, `embedder` being what makes the vectors now
+/// ([`stored_chunks::embedder`]).
+pub async fn knowledge_counts(
+    conn: &mut AsyncPgConnection,
+    embedder: &str,
+) -> Result<KnowledgeCounts, DbError> {
     let documents = documents::table.count().get_result(conn).await?;
     let chunks = chunks::table.count().get_result(conn).await?;
-    let embedding_dimension = diesel::sql_query(
-        "SELECT array_length(embedding, 1) AS dimension FROM chunks \
-         GROUP BY 1 ORDER BY count(*) DESC, 1 DESC LIMIT 1",
-    )
-    .get_result::<Dimension>(conn)
-    .await
-    .optional()?
-    .and_then(|row| row.dimension);
+    let common = stored_chunks::common_dimension(conn, embedder).await?;
     Ok(KnowledgeCounts {
         documents,
         chunks,
-        embedding_dimension,
+        embedding_dimension: common.and_then(|common| common.dimension),
+        embedded_otherwise: common.map_or(0, |common: CommonDimension| common.embedded_otherwise),
     })
 }
 
@@ -46,13 +41,20 @@ mod tests {
     use crate::db::documents::NewDocument;
     use crate::testing::TestDatabase;
 
-    async fn add_chunk(conn: &mut AsyncPgConnection, document_id: i64, ord: i32, dimension: usize) {
+    async fn add_chunk(
+        conn: &mut AsyncPgConnection,
+        document_id: i64,
+        ord: i32,
+        dimension: usize,
+        embedder: Option<&str>,
+    ) {
         diesel::insert_into(chunks::table)
             .values((
                 chunks::document_id.eq(document_id),
                 chunks::ord.eq(ord),
                 chunks::text.eq("text"),
                 chunks::embedding.eq(vec![0.5_f32; dimension]),
+                chunks::embedder.eq(embedder),
             ))
             .execute(conn)
             .await
@@ -60,15 +62,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn counts_documents_chunks_and_the_common_dimension() {
+    async fn counts_documents_chunks_the_common_dimension_and_chunks_embedded_otherwise() {
         let db = TestDatabase::migrated().await;
         let mut conn = db.connect().await;
         assert_eq!(
-            knowledge_counts(&mut conn).await.unwrap(),
+            knowledge_counts(&mut conn, "model-a").await.unwrap(),
             KnowledgeCounts {
                 documents: 0,
                 chunks: 0,
-                embedding_dimension: None
+                embedding_dimension: None,
+                embedded_otherwise: 0,
             }
         );
         let document_id: i64 = diesel::insert_into(documents::table)
@@ -77,16 +80,23 @@ mod tests {
             .get_result(&mut conn)
             .await
             .unwrap();
-        add_chunk(&mut conn, document_id, 0, 64).await;
-        add_chunk(&mut conn, document_id, 1, 8).await;
-        add_chunk(&mut conn, document_id, 2, 64).await;
+        add_chunk(&mut conn, document_id, 0, 64, Some("model-a")).await;
+        add_chunk(&mut conn, document_id, 1, 8, Some("model-b")).await;
+        add_chunk(&mut conn, document_id, 2, 64, Some("model-b")).await;
+        // Stored before embedders were recorded: told by its dimension alone.
+        add_chunk(&mut conn, document_id, 3, 64, None).await;
         assert_eq!(
-            knowledge_counts(&mut conn).await.unwrap(),
+            knowledge_counts(&mut conn, "model-a").await.unwrap(),
             KnowledgeCounts {
                 documents: 1,
-                chunks: 3,
-                embedding_dimension: Some(64)
+                chunks: 4,
+                embedding_dimension: Some(64),
+                embedded_otherwise: 1,
             }
         );
+        // Only chunks of the common dimension count: the one of 8 dimensions is told by
+        // its dimension.
+        let counts = knowledge_counts(&mut conn, "model-c").await.unwrap();
+        assert_eq!(counts.embedded_otherwise, 2);
     }
 }

@@ -6,7 +6,7 @@
 //! passages themselves, and is kept with the settings it ran under, so that runs
 //! before and after a change compare. `bor eval --feedback` and the admin page run it.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -51,14 +51,84 @@ pub struct RankingMeasures {
 }
 
 /// A run's measures: the fused ranking's, and the re-ranked one's when re-ranking is
-/// on.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+/// on; over the whole set, and by collection.
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RunMeasures {
+    #[serde(flatten)]
+    pub all: SetMeasures,
+    /// The same over the queries of each collection a named passage is in (a query whose
+    /// passages are in two collections counts in both), by name.
+    pub by_collection: Vec<CollectionMeasures>,
+}
+
+/// The measures of some queries of the set.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub struct SetMeasures {
     /// The share of the queries a turn would now answer from a named passage.
     pub answered: f64,
     pub fused: RankingMeasures,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reranked: Option<RankingMeasures>,
+}
+
+/// The measures of the queries whose named passages are in one collection.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CollectionMeasures {
+    pub collection: String,
+    pub queries: usize,
+    #[serde(flatten)]
+    pub measures: SetMeasures,
+}
+
+/// What one query of the set scored.
+struct Scored<'a> {
+    collections: &'a [String],
+    fused: RankingMeasures,
+    reranked: Option<RankingMeasures>,
+    answered: bool,
+}
+
+impl SetMeasures {
+    /// The means over `scored` (every measure 0 over none).
+    fn of(scored: &[&Scored<'_>], reranking: bool) -> SetMeasures {
+        let mean = |all: Vec<RankingMeasures>| RankingMeasures {
+            documents: Measures::mean(&all.iter().map(|m| m.documents).collect::<Vec<_>>()),
+            passages: Measures::mean(&all.iter().map(|m| m.passages).collect::<Vec<_>>()),
+        };
+        let answered = scored.iter().filter(|query| query.answered).count();
+        SetMeasures {
+            answered: if scored.is_empty() {
+                0.0
+            } else {
+                answered as f64 / scored.len() as f64
+            },
+            fused: mean(scored.iter().map(|query| query.fused).collect()),
+            reranked: reranking
+                .then(|| mean(scored.iter().filter_map(|query| query.reranked).collect())),
+        }
+    }
+}
+
+impl RunMeasures {
+    fn of(scored: &[Scored<'_>], reranking: bool) -> RunMeasures {
+        let mut collections: BTreeMap<&str, Vec<&Scored<'_>>> = BTreeMap::new();
+        for query in scored {
+            for collection in query.collections {
+                collections.entry(collection).or_default().push(query);
+            }
+        }
+        RunMeasures {
+            all: SetMeasures::of(&scored.iter().collect::<Vec<_>>(), reranking),
+            by_collection: collections
+                .into_iter()
+                .map(|(collection, queries)| CollectionMeasures {
+                    collection: collection.to_owned(),
+                    queries: queries.len(),
+                    measures: SetMeasures::of(&queries, reranking),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// How one query of the set fared (in the order a turn's sources are: re-ranked when
@@ -111,7 +181,7 @@ pub async fn evaluate_feedback(
 ) -> Result<FeedbackEvaluation, FeedbackEvalError> {
     let set = stored::evaluation_set(&mut *pool.get().await?).await?;
     let client = LlmClient::new(llm.clone());
-    let (mut fused, mut reranked, mut queries) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut scored, mut queries) = (Vec::new(), Vec::new());
     for turn in &set {
         let scope = asker_scope(access, turn);
         let searched = SearchQuery {
@@ -132,22 +202,25 @@ pub async fn evaluate_feedback(
             .iter()
             .map(|chunk| (chunk.chunk_id, chunk.document_id))
             .collect();
-        fused.push(measures(turn, &by_fused));
         let as_turned: Vec<(i64, i64)> = outcome
             .retrieval
             .hits
             .iter()
             .map(|hit| (hit.chunk_id, hit.document_id))
             .collect();
-        if rerank.is_some() {
-            reranked.push(measures(turn, &as_turned));
-        }
         let passage_rank = first_rank(as_turned.iter().map(|(chunk, _)| *chunk), &turn.chunk_ids);
         let grounded = outcome.retrieval.is_grounded(config.deflect_threshold);
+        let answered = grounded && passage_rank.is_some_and(|rank| rank <= config.retrieval_top_k);
+        scored.push(Scored {
+            collections: &turn.collections,
+            fused: measures(turn, &by_fused),
+            reranked: rerank.map(|_| measures(turn, &as_turned)),
+            answered,
+        });
         queries.push(QueryOutcome {
             turn_id: turn.turn_id,
             query: turn.query.clone(),
-            answered: grounded && passage_rank.is_some_and(|rank| rank <= config.retrieval_top_k),
+            answered,
             passage_rank,
             document_rank: first_rank(
                 distinct(as_turned.iter().map(|(_, document)| *document)),
@@ -155,20 +228,7 @@ pub async fn evaluate_feedback(
             ),
         });
     }
-    let mean = |all: &[RankingMeasures]| RankingMeasures {
-        documents: Measures::mean(&all.iter().map(|m| m.documents).collect::<Vec<_>>()),
-        passages: Measures::mean(&all.iter().map(|m| m.passages).collect::<Vec<_>>()),
-    };
-    let answered = queries.iter().filter(|query| query.answered).count();
-    let measured = RunMeasures {
-        answered: if queries.is_empty() {
-            0.0
-        } else {
-            answered as f64 / queries.len() as f64
-        },
-        fused: mean(&fused),
-        reranked: rerank.map(|_| mean(&reranked)),
-    };
+    let measured = RunMeasures::of(&scored, rerank.is_some());
     let mut conn = pool.get().await?;
     let previous = stored::runs(&mut conn, 1).await?.into_iter().next();
     let run = stored::insert_run(
@@ -298,7 +358,61 @@ mod tests {
             asker_role: "member".into(),
             chunk_ids,
             document_ids,
+            collections: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_query_counts_in_each_collection_of_its_passages() {
+        let found = measures(&turn(vec![11], vec![1]), &[(11, 1)]);
+        let missed = measures(&turn(vec![99], vec![9]), &[(11, 1)]);
+        let (both, hr) = (["default".to_owned(), "hr".to_owned()], ["hr".to_owned()]);
+        let scored = [
+            Scored {
+                collections: &both,
+                fused: found,
+                reranked: None,
+                answered: true,
+            },
+            Scored {
+                collections: &hr,
+                fused: missed,
+                reranked: None,
+                answered: false,
+            },
+        ];
+        let run = RunMeasures::of(&scored, false);
+        assert_eq!(run.all.answered, 0.5);
+        assert_eq!(run.all.fused.passages.recall_at_10, 0.5);
+        let by_collection: Vec<(&str, usize, f64, f64)> = run
+            .by_collection
+            .iter()
+            .map(|c| {
+                (
+                    c.collection.as_str(),
+                    c.queries,
+                    c.measures.answered,
+                    c.measures.fused.passages.recall_at_10,
+                )
+            })
+            .collect();
+        assert_eq!(
+            by_collection,
+            [("default", 1, 1.0, 1.0), ("hr", 2, 0.5, 0.5)]
+        );
+        assert!(
+            run.by_collection
+                .iter()
+                .all(|c| c.measures.reranked.is_none())
+        );
+        let json = serde_json::json!(run);
+        assert_eq!(
+            json["answered"], 0.5,
+            "the whole set's measures at the top: {json}"
+        );
+        assert_eq!(json["by_collection"][1]["queries"], 2);
+        assert_eq!(json["by_collection"][1]["answered"], 0.5);
+        assert!(json.get("reranked").is_none());
     }
 
     #[test]

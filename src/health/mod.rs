@@ -17,7 +17,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::config::{Config, ConfigView, redact_url_credentials};
-use crate::db::DbPool;
+use crate::db::{self, DbPool};
 use crate::lifecycle;
 use crate::state::AppState;
 
@@ -80,6 +80,10 @@ impl Dependencies {
                 None
             }
         };
+        let embedder = db::chunks::embedder(
+            &llm.settings().embed_model,
+            llm.settings().embed_prefixes.document.as_deref(),
+        );
         let (database, llm, llm_embeddings, knowledge) = futures_util::join!(
             probes::database(pool, config.database_url_redacted(), timeout),
             probes::llm(
@@ -89,7 +93,7 @@ impl Dependencies {
                 timeout
             ),
             embeddings_probe,
-            probes::knowledge(pool, timeout),
+            probes::knowledge(pool, &embedder, timeout),
         );
         Dependencies {
             database,
@@ -128,6 +132,13 @@ impl Dependencies {
                     ));
                 }
             }
+        }
+        if let Some(count) = self.knowledge.embedded_otherwise
+            && count > 0
+        {
+            assessment.degrade(format!(
+                "{count} chunks were embedded by another model or document prefix than the one configured: run `bor reembed`"
+            ));
         }
         assessment
     }
@@ -313,6 +324,7 @@ mod tests {
                 chunks: Some(0),
                 embedding_dimension: None,
                 dimension_mismatch: None,
+                embedded_otherwise: None,
                 error: None,
             },
         }
@@ -394,6 +406,24 @@ mod tests {
         assert_eq!(
             unlisted.assess().problems,
             ["the embedding model embed is not listed by the embeddings server"]
+        );
+    }
+
+    #[test]
+    fn chunks_embedded_otherwise_degrade() {
+        let mut none = dependencies();
+        none.knowledge.embedded_otherwise = Some(0);
+        assert_eq!(none.assess().status, Status::Ok);
+
+        let mut some = dependencies();
+        some.knowledge.embedded_otherwise = Some(3);
+        let assessment = some.assess();
+        assert_eq!(assessment.status, Status::Degraded);
+        assert_eq!(
+            assessment.problems,
+            [
+                "3 chunks were embedded by another model or document prefix than the one configured: run `bor reembed`"
+            ]
         );
     }
 

@@ -69,6 +69,11 @@ pub struct KnowledgeHealth {
     /// another dimension than the current model's (`bor reembed` embeds them anew); `None`
     /// outside the running service.
     pub dimension_mismatch: Option<usize>,
+    /// Chunks of `embedding_dimension` that another embedding model or document prefix
+    /// made than the one configured, as each chunk records it: retrieval compares their
+    /// vectors with the model's although they are not alike (`bor reembed` embeds them
+    /// anew). Chunks stored before embedders were recorded are not counted.
+    pub embedded_otherwise: Option<i64>,
     pub error: Option<String>,
 }
 
@@ -122,10 +127,11 @@ pub async fn database(pool: &DbPool, url: String, timeout: Duration) -> Database
     }
 }
 
-pub async fn knowledge(pool: &DbPool, timeout: Duration) -> KnowledgeHealth {
+/// `embedder`: what makes the vectors now ([`db::chunks::embedder`]).
+pub async fn knowledge(pool: &DbPool, embedder: &str, timeout: Duration) -> KnowledgeHealth {
     let probe = async {
         let mut conn = pool.get().await?;
-        db::stats::knowledge_counts(&mut conn).await
+        db::stats::knowledge_counts(&mut conn, embedder).await
     };
     match timed(timeout, probe).await {
         (Ok(counts), _) => KnowledgeHealth {
@@ -133,6 +139,7 @@ pub async fn knowledge(pool: &DbPool, timeout: Duration) -> KnowledgeHealth {
             chunks: Some(counts.chunks),
             embedding_dimension: counts.embedding_dimension,
             dimension_mismatch: None,
+            embedded_otherwise: Some(counts.embedded_otherwise),
             error: None,
         },
         (Err(error), _) => KnowledgeHealth {
@@ -140,6 +147,7 @@ pub async fn knowledge(pool: &DbPool, timeout: Duration) -> KnowledgeHealth {
             chunks: None,
             embedding_dimension: None,
             dimension_mismatch: None,
+            embedded_otherwise: None,
             error: Some(error),
         },
     }

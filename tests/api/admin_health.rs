@@ -79,6 +79,7 @@ async fn everything_up_is_ok_and_the_report_is_complete() {
     assert_eq!(knowledge["documents"], 1);
     assert_eq!(knowledge["chunks"], 1);
     assert_eq!(knowledge["embedding_dimension"], 64);
+    assert_eq!(knowledge["embedded_otherwise"], 0);
 
     let turns = &report["turns"];
     assert_eq!(turns["in_flight"], 0);
@@ -269,4 +270,46 @@ async fn one_server_for_both_shows_no_separate_embeddings_server() {
     assert_eq!(report["llm_embeddings"], Value::Null);
     assert_eq!(report["llm"]["embed_model"]["listed"], true);
     assert_eq!(report["config"]["llm_embed_base_url"], Value::Null);
+}
+
+/// Chunks of the model's dimension that another model or document prefix made are
+/// compared with the model's vectors although they are not alike: the report counts
+/// them and asks for `bor reembed`.
+#[actix_web::test]
+async fn chunks_another_embedder_made_degrade_with_the_command_that_fixes_them() {
+    let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
+    app.insert_document("Otters", "Otters hold hands while they sleep.")
+        .await;
+    app.insert_document("Owls", "Owls hunt at night.").await;
+    let (status, report) = health(&app).await;
+    assert_eq!(
+        (status, report["status"].as_str()),
+        (200, Some("ok")),
+        "{report:#}"
+    );
+    assert_eq!(report["knowledge"]["embedded_otherwise"], 0);
+
+    let mut conn = app.pool.get().await.unwrap();
+    let changed = diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "UPDATE chunks SET embedder = 'another-model' \
+             WHERE document_id = (SELECT id FROM documents WHERE title = 'Owls')",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let (status, report) = health(&app).await;
+    assert_eq!(status, 200);
+    assert_eq!(report["status"], "degraded", "{report:#}");
+    assert_eq!(report["knowledge"]["embedded_otherwise"], 1);
+    assert_eq!(report["knowledge"]["dimension_mismatch"], 0);
+    assert_eq!(
+        report["problems"],
+        serde_json::json!([
+            "1 chunks were embedded by another model or document prefix than the one configured: run `bor reembed`"
+        ])
+    );
 }

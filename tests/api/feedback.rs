@@ -369,6 +369,11 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
     );
     assert_eq!(before["run"]["settings"]["rerank"], false);
     assert_eq!(before["previous"], Value::Null);
+    let by_collection = &before["run"]["measures"]["by_collection"];
+    assert_eq!(by_collection.as_array().map(Vec::len), Some(1), "{before}");
+    assert_eq!(by_collection[0]["collection"], "default");
+    assert_eq!(by_collection[0]["queries"], 1);
+    assert_eq!(by_collection[0]["answered"], 0.0);
 
     // Re-ranking on (the other instance's settings): the same query finds it first.
     let after = reranking
@@ -402,6 +407,84 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         let refused = app.call(method, &path, &ann, body).await;
         assert_eq!(refused.status, 403, "{path}");
     }
+
+    // By collection: the admin's own turn, answered from the hr copy, counts under hr,
+    // ann's under default.
+    let (admin_turn, _, _) = ask(&app, &admin, "Where is the HR kitchen's descaler?").await;
+    let rated = rate(&app, &admin, &admin_turn, json!({"rating": "down"})).await;
+    assert_eq!(rated.status, 200, "{}", rated.text());
+    let named = app
+        .call(
+            Method::PUT,
+            &format!("/api/admin/feedback/{admin_turn}/expected"),
+            &admin,
+            Some(json!({ "chunk_ids": [hidden_chunk] })),
+        )
+        .await;
+    assert_eq!(named.status, 200, "{}", named.text());
+    let both = reranking
+        .call(Method::POST, "/api/admin/eval/feedback", &admin, None)
+        .await
+        .json();
+    assert_eq!(both["run"]["queries"], 2, "{both}");
+    let by_collection = &both["run"]["measures"]["by_collection"];
+    let names: Vec<&str> = by_collection
+        .as_array()
+        .expect("by collection")
+        .iter()
+        .filter_map(|measures| measures["collection"].as_str())
+        .collect();
+    assert_eq!(names, ["default", "hr"], "{both}");
+    for measures in by_collection.as_array().expect("by collection") {
+        assert_eq!(measures["queries"], 1, "{measures}");
+        assert!(measures["reranked"]["passages"]["recall_at_10"].is_number());
+    }
+    assert_eq!(
+        by_collection[0]["reranked"]["passages"]["recall_at_10"], 1.0,
+        "ann's query, as in the run before: {both}"
+    );
+    // Only the admin's query is under hr: its measures are that query's alone.
+    let admin_outcome = both["queries"]
+        .as_array()
+        .expect("queries")
+        .iter()
+        .find(|query| query["turn_id"] == admin_turn.as_str())
+        .expect("the admin's query")
+        .clone();
+    assert_eq!(
+        by_collection[1]["answered"],
+        if admin_outcome["answered"] == true {
+            1.0
+        } else {
+            0.0
+        },
+        "{both}"
+    );
+    assert_eq!(
+        expect(json!([])).await.status,
+        200,
+        "ann's turn leaves the set"
+    );
+    let hr_only = app
+        .call(Method::POST, "/api/admin/eval/feedback", &admin, None)
+        .await
+        .json();
+    let names: Vec<&str> = hr_only["run"]["measures"]["by_collection"]
+        .as_array()
+        .expect("by collection")
+        .iter()
+        .filter_map(|measures| measures["collection"].as_str())
+        .collect();
+    assert_eq!(names, ["hr"], "{hr_only}");
+    let taken_out = app
+        .call(
+            Method::PUT,
+            &format!("/api/admin/feedback/{admin_turn}/expected"),
+            &admin,
+            Some(json!({ "chunk_ids": [] })),
+        )
+        .await;
+    assert_eq!(taken_out.status, 200);
 
     // An empty list takes the turn out of the set.
     assert_eq!(expect(json!([])).await.status, 200);

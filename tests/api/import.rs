@@ -492,9 +492,10 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         .unwrap();
     std::fs::remove_dir_all(&dir.0).unwrap();
 
-    let reembed_with = |settings: &[(&str, &str)]| {
+    // `bor COMMAND` against the new model, with `settings` on top.
+    let bor_with = |command: &str, settings: &[(&str, &str)]| {
         Command::new(env!("CARGO_BIN_EXE_bor"))
-            .arg("reembed")
+            .arg(command)
             .current_dir(std::env::temp_dir())
             .env("BOR_DATABASE_URL", db.url())
             .env("BOR_LLM_BASE_URL", new_model.base_url())
@@ -503,7 +504,11 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
             .output()
             .unwrap()
     };
+    let reembed_with = |settings: &[(&str, &str)]| bor_with("reembed", settings);
     let reembed = || reembed_with(&[]);
+    let check_with = |settings: &[(&str, &str)]| {
+        String::from_utf8_lossy(&bor_with("check", settings).stdout).into_owned()
+    };
     let output = reembed();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
@@ -533,6 +538,16 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         [("BOR_LLM_EMBED_DOCUMENT_PREFIX", "search_document: ")],
         [("BOR_LLM_EMBED_MODEL", "another-embedder")],
     ] {
+        let checked = check_with(&settings);
+        assert!(
+            checked.contains(
+                "2 documents, 2 chunks, embeddings of 64 dimensions (2 embedded by another model or document prefix: run `bor reembed`)"
+            ) && checked.contains("status   degraded: ")
+                && checked.contains(
+                    "2 chunks were embedded by another model or document prefix than the one configured: run `bor reembed`"
+                ),
+            "{settings:?}: {checked}"
+        );
         let changed = reembed_with(&settings);
         let stdout = String::from_utf8_lossy(&changed.stdout);
         assert!(
@@ -543,6 +558,13 @@ async fn bor_reembed_embeds_anew_only_the_documents_of_another_model() {
         assert!(
             String::from_utf8_lossy(&again.stdout).contains(fits),
             "{settings:?}"
+        );
+        let checked = check_with(&settings);
+        assert!(
+            checked.contains(
+                "ok       knowledge base 2 documents, 2 chunks, embeddings of 64 dimensions\n"
+            ),
+            "{settings:?}: {checked}"
         );
     }
 }

@@ -126,6 +126,13 @@ test("trouble in a section is marked, in words and tone", () => {
   );
   assert.deepEqual(knowledge.Chunks, ["34,567", ""]);
   assert.deepEqual(knowledge["Dimension mismatch"], ["3 chunk(s) left out: run bor reembed", "warn"]);
+  assert.deepEqual(knowledge["Embedded otherwise"], ["none", ""]);
+  const otherwise = rowsAsObject(knowledgeRows({ documents: 2, chunks: 40, embedding_dimension: 384, embedded_otherwise: 12 }));
+  assert.deepEqual(otherwise["Embedded otherwise"], [
+    "12 chunk(s) made by another model or document prefix: run bor reembed",
+    "warn",
+  ]);
+  assert.deepEqual(otherwise["Dimension mismatch"], ["none", ""]);
 
   const turns = rowsAsObject(
     turnRows({
@@ -289,4 +296,37 @@ test("the document filters become the route's parameters; who added a document i
   assert.equal(addedByWords({ added_by: null, origin: "deleted_person" }), "a person since deleted");
   assert.equal(addedByWords({ added_by: null, origin: "unknown" }), "someone unknown");
   assert.equal(addedByWords({ added_by: null, origin: "a later one" }), "someone unknown");
+});
+
+test("an evaluation run reads by collection in the runs' columns, re-ranked when it ran", async () => {
+  const { fakeDocument } = await import("./fake-dom.mjs");
+  globalThis.document ??= fakeDocument;
+  const { collectionRows, runRow } = await import("../../static/admin-feedback.js");
+  const ranking = (ndcg, recall, mrr) => ({
+    documents: { ndcg_at_10: ndcg, recall_at_10: recall },
+    passages: { recall_at_10: recall, mrr_at_10: mrr },
+  });
+  const run = {
+    id: 7,
+    created_at: "2026-12-05T10:00:00Z",
+    settings: { embedding_model: "all-minilm-l6-v2", chunk_chars: 600, rerank: false },
+    queries: 3,
+    measures: {
+      answered: 2 / 3,
+      fused: ranking(0.8, 1, 0.75),
+      by_collection: [
+        { collection: "default", queries: 2, answered: 1, fused: ranking(0.9, 1, 1) },
+        { collection: "hr", queries: 1, answered: 0, fused: ranking(0.5, 1, 0.25), reranked: ranking(1, 1, 1) },
+      ],
+    },
+  };
+  const cells = (row) => row.childNodes.map((cell) => cell.textContent);
+  assert.deepEqual(cells(runRow(run)).slice(2), ["all-minilm-l6-v2", "600", "off", "3", "0.8000", "1.0000", "0.7500", "67 %"]);
+  assert.deepEqual(collectionRows(run).map(cells), [
+    ["default", "2", "0.9000", "1.0000", "1.0000", "100 %"],
+    ["hr", "1", "1.0000", "1.0000", "1.0000", "0 %"],
+  ]);
+  // A run kept before runs had measures by collection.
+  assert.deepEqual(collectionRows({ ...run, measures: { fused: run.measures.fused } }), []);
+  assert.deepEqual(collectionRows(undefined), []);
 });
