@@ -145,6 +145,58 @@ test("an admin names the passage a thumbs-down missed and runs the evaluation se
   await page.getByText(/^Run \d+: 1 queries, 0 a turn would not answer/).waitFor();
   const runs = page.getByRole("table", { name: "Evaluation set" });
   await waitUntil(async () => (await runs.getByRole("row").count()) === 2, { what: "one run listed" });
+  // Every named passage is in one collection: the run's own row says it all.
+  assert.equal(await page.locator("#eval-by-collection").isHidden(), true);
   await screenshot(page, "feedback-admin-review");
+
+  // A passage named in a second collection: the run reads by collection too.
+  const stored = await page.evaluate(async () => {
+    const post = (path, body) =>
+      fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const made = await post("/api/admin/collections", { name: "hr" });
+    const added = await post("/api/admin/documents", {
+      title: "HR first aid",
+      content: "The first-aid kit of the HR floor hangs on the wall beside the lift.",
+      collection: "hr",
+    });
+    return [made.status, added.status];
+  });
+  assert.deepEqual(stored, [201, 201]);
+  const chat = await page.context().newPage();
+  await chat.goto(new URL("/", suite.bor.url).toString());
+  await ask(chat, "Where does the HR floor keep its first-aid kit?");
+  await waitForStatus(chat, "Answer ready.");
+  await waitForIdle(chat);
+  await chat.getByRole("button", { name: "Not helpful" }).click();
+  await chat.getByRole("button", { name: "Send rating" }).click();
+  await chat.getByRole("status").filter({ hasText: "Thanks — your rating was sent." }).waitFor();
+  await chat.close();
+
+  await page.reload();
+  const hrRated = page
+    .getByRole("list", { name: "Rated answers" })
+    .getByRole("listitem")
+    .filter({ hasText: "Where does the HR floor keep its first-aid kit?" })
+    .first();
+  await hrRated.getByRole("button", { name: "Name the right passages" }).click();
+  const hrSearch = hrRated.getByRole("searchbox", { name: "Search as the asker" });
+  await hrSearch.fill("first-aid kit HR floor");
+  await hrSearch.press("Enter");
+  await hrRated.getByRole("checkbox", { name: /HR first aid/ }).check();
+  await hrRated.getByRole("button", { name: "Save passages" }).click();
+  await hrRated.getByText("1 passage named: in the evaluation set.").waitFor();
+  await page.getByRole("button", { name: "Run the evaluation set" }).click();
+  await page.getByText(/^Run \d+: 2 queries/).waitFor();
+  const byCollection = page.getByRole("table", { name: /^Run \d+ by the collection of the named passages$/ });
+  await byCollection.waitFor();
+  const names = await byCollection.getByRole("rowheader").allTextContents();
+  assert.deepEqual(names, ["default", "hr"]);
+  for (const name of names) {
+    const cells = await byCollection.getByRole("row").filter({ hasText: name }).getByRole("cell").allTextContents();
+    assert.equal(cells[0], "1", `${name}: one query`);
+    assert.match(cells[1], /^\d\.\d{4}$/, `${name}: documents nDCG@10`);
+  }
+  await byCollection.scrollIntoViewIfNeeded();
+  await screenshot(page, "feedback-eval-by-collection");
   assert.deepEqual(problems, []);
 });
