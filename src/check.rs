@@ -44,7 +44,9 @@ pub async fn run(config: &Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let dependencies = Dependencies::probe(config, &pool, &llm, CHECK_TIMEOUT).await;
+    // The model's dimension is not known before the probe: chunks of the dimension most
+    // have are counted.
+    let dependencies = Dependencies::probe(config, &pool, &llm, None, CHECK_TIMEOUT).await;
     let Dependencies {
         database,
         knowledge,
@@ -242,7 +244,7 @@ fn knowledge_line(knowledge: &KnowledgeHealth) -> Result<String, String> {
                 line.push_str(&format!(", embeddings of {dimension} dimensions"));
             }
             // Retrieval still works, so the line stays ok; the status says `degraded`.
-            if let Some(count) = knowledge.embedded_otherwise.filter(|count| *count > 0) {
+            if let Some(count) = knowledge.other_embedder.filter(|count| *count > 0) {
                 line.push_str(&format!(
                     " ({count} embedded by another model or document prefix: run `bor reembed`)"
                 ));

@@ -208,8 +208,8 @@ async fn evaluate_feedback_set(
 /// Runs shown by `bor eval --feedback`, the newest last.
 const RUNS_SHOWN: i64 = 5;
 
-/// The runs as a before/after table (oldest first, the one just made last), then the
-/// queries a turn would not answer from a named passage.
+/// The runs as a before/after table (oldest first, the one just made last), the one just
+/// made by collection, then the queries a turn would not answer from a named passage.
 fn feedback_table(
     evaluation: &feedback::FeedbackEvaluation,
     runs: &[db::feedback::EvalRun],
@@ -615,7 +615,7 @@ mod tests {
         assert_eq!(lines[1], "run 4 by the collection of the named passages:");
         assert!(lines[3].starts_with("default                            1      0.9000     1.0000     1.0000     0.5000      100%"), "{two}");
         assert!(lines[4].starts_with("hr "), "{two}");
-        assert!(lines[4].ends_with("0%"), "{two}");
+        assert!(lines[4].ends_with(" 0%"), "{two}");
         let one =
             run(serde_json::json!([{"collection": "default", "queries": 2, "answered": 0.5}]));
         assert_eq!(by_collection_table(&one), "");

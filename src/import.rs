@@ -560,14 +560,19 @@ async fn report_other_embeddings(pool: &DbPool, current: usize, embedder: &str) 
     let Ok(mut conn) = pool.get().await else {
         return;
     };
-    if let Ok(counts) = chunks::dimension_counts(&mut conn).await {
-        for (dimension, count) in counts.into_iter().filter(|(d, _)| *d != current) {
-            println!(
-                "note: {count} chunks were embedded with {dimension} dimensions, but the embedding model gives {current}: they are left out of retrieval until they are embedded anew: run `bor reembed`"
-            );
-        }
+    let Ok(dimensions) = chunks::dimensions(&mut conn, embedder).await else {
+        return;
+    };
+    for counted in dimensions.iter().filter(|d| !d.has(current)) {
+        println!(
+            "note: {} chunks were embedded with {} dimensions, but the embedding model gives {current}: they are left out of retrieval until they are embedded anew: run `bor reembed`",
+            counted.chunks, counted.dimension
+        );
     }
-    if let Ok(count) = chunks::count_of_other_embedders(&mut conn, current, embedder).await
+    if let Some(count) = dimensions
+        .iter()
+        .find(|d| d.has(current))
+        .map(|d| d.other_embedder)
         && count > 0
     {
         println!(

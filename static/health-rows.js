@@ -53,7 +53,7 @@ export function llmRows(llm) {
 
 export function knowledgeRows(knowledge) {
   const mismatch = knowledge.dimension_mismatch ?? 0;
-  const otherwise = knowledge.embedded_otherwise ?? 0;
+  const otherEmbedder = knowledge.other_embedder ?? 0;
   return withError(knowledge.error, [
     row("Documents", count(knowledge.documents)),
     row("Chunks", count(knowledge.chunks)),
@@ -64,13 +64,13 @@ export function knowledgeRows(knowledge) {
     mismatch > 0
       ? row("Dimension mismatch", `${count(mismatch)} chunk(s) left out: run bor reembed`, "warn")
       : row("Dimension mismatch", "none"),
-    otherwise > 0
+    otherEmbedder > 0
       ? row(
-          "Embedded otherwise",
-          `${count(otherwise)} chunk(s) made by another model or document prefix: run bor reembed`,
+          "Other embedder",
+          `${count(otherEmbedder)} chunk(s) of this dimension made by another model or document prefix: run bor reembed`,
           "warn",
         )
-      : row("Embedded otherwise", "none"),
+      : row("Other embedder", "none"),
   ]);
 }
 

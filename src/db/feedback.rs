@@ -403,7 +403,8 @@ pub struct EvalRun {
     /// The settings retrieval ran with.
     pub settings: serde_json::Value,
     pub queries: i32,
-    /// The measures, by ranking.
+    /// The measures, by ranking: of the whole set, and `by_collection`
+    /// ([`crate::eval::feedback::RunMeasures`]).
     pub measures: serde_json::Value,
 }
 

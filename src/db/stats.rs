@@ -4,18 +4,35 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::DbError;
-use super::chunks::{self as stored_chunks, CommonDimension};
+use super::chunks::{self as stored_chunks, DimensionCount};
 use super::schema::{chunks, documents};
 
 /// Counts of the knowledge base tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnowledgeCounts {
     pub documents: i64,
     pub chunks: i64,
+    /// The chunks by embedding dimension, most first ([`stored_chunks::dimensions`]).
+    pub dimensions: Vec<DimensionCount>,
+}
+
+impl KnowledgeCounts {
     /// The dimension most chunk embeddings have; `None` without chunks.
-    pub embedding_dimension: Option<i32>,
-    /// Chunks of that dimension whose recorded embedder is another than the one now.
-    pub embedded_otherwise: i64,
+    pub fn common_dimension(&self) -> Option<i32> {
+        <[DimensionCount]>::first(&self.dimensions).map(|counted| counted.dimension)
+    }
+
+    /// Chunks of `dimension` (else of the common one) that another embedder made.
+    pub fn other_embedder(&self, dimension: Option<usize>) -> i64 {
+        let found = match dimension {
+            Some(dimension) => self
+                .dimensions
+                .iter()
+                .find(|counted| counted.has(dimension)),
+            None => <[DimensionCount]>::first(&self.dimensions),
+        };
+        found.map_or(0, |counted| counted.other_embedder)
+    }
 }
 
 /// The counts, `embedder` being what makes the vectors now
@@ -26,12 +43,11 @@ pub async fn knowledge_counts(
 ) -> Result<KnowledgeCounts, DbError> {
     let documents = documents::table.count().get_result(conn).await?;
     let chunks = chunks::table.count().get_result(conn).await?;
-    let common = stored_chunks::common_dimension(conn, embedder).await?;
+    let dimensions = stored_chunks::dimensions(conn, embedder).await?;
     Ok(KnowledgeCounts {
         documents,
         chunks,
-        embedding_dimension: common.and_then(|common| common.dimension),
-        embedded_otherwise: common.map_or(0, |common: CommonDimension| common.embedded_otherwise),
+        dimensions,
     })
 }
 
@@ -62,18 +78,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn counts_documents_chunks_the_common_dimension_and_chunks_embedded_otherwise() {
+    async fn counts_documents_chunks_the_common_dimension_and_chunks_another_embedder_made() {
         let db = TestDatabase::migrated().await;
         let mut conn = db.connect().await;
-        assert_eq!(
-            knowledge_counts(&mut conn, "model-a").await.unwrap(),
-            KnowledgeCounts {
-                documents: 0,
-                chunks: 0,
-                embedding_dimension: None,
-                embedded_otherwise: 0,
-            }
-        );
+        let empty = knowledge_counts(&mut conn, "model-a").await.unwrap();
+        assert_eq!((empty.documents, empty.chunks), (0, 0));
+        assert_eq!(empty.common_dimension(), None);
+        assert_eq!(empty.other_embedder(None), 0);
         let document_id: i64 = diesel::insert_into(documents::table)
             .values(NewDocument::new("Title", None, "Body"))
             .returning(documents::id)
@@ -85,18 +96,24 @@ mod tests {
         add_chunk(&mut conn, document_id, 2, 64, Some("model-b")).await;
         // Stored before embedders were recorded: told by its dimension alone.
         add_chunk(&mut conn, document_id, 3, 64, None).await;
+        let counts = knowledge_counts(&mut conn, "model-a").await.unwrap();
+        assert_eq!((counts.documents, counts.chunks), (1, 4));
+        assert_eq!(counts.common_dimension(), Some(64));
+        assert_eq!(counts.other_embedder(None), 1, "of the common dimension");
+        assert_eq!(counts.other_embedder(Some(64)), 1);
         assert_eq!(
-            knowledge_counts(&mut conn, "model-a").await.unwrap(),
-            KnowledgeCounts {
-                documents: 1,
-                chunks: 4,
-                embedding_dimension: Some(64),
-                embedded_otherwise: 1,
-            }
+            counts.other_embedder(Some(8)),
+            1,
+            "of the model's dimension when it is another"
         );
-        // Only chunks of the common dimension count: the one of 8 dimensions is told by
-        // its dimension.
+        assert_eq!(counts.other_embedder(Some(32)), 0, "none of that dimension");
         let counts = knowledge_counts(&mut conn, "model-c").await.unwrap();
-        assert_eq!(counts.embedded_otherwise, 2);
+        assert_eq!(counts.other_embedder(None), 2);
+        // A tie goes to the larger dimension, as the in-memory index picks it.
+        add_chunk(&mut conn, document_id, 4, 8, Some("model-b")).await;
+        add_chunk(&mut conn, document_id, 5, 8, Some("model-b")).await;
+        let tied = knowledge_counts(&mut conn, "model-b").await.unwrap();
+        assert_eq!(tied.common_dimension(), Some(64));
+        assert_eq!(tied.other_embedder(None), 1);
     }
 }

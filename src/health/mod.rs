@@ -3,8 +3,10 @@
 //! `bor check` prints it.
 //!
 //! Status rules: `down` when the database is unreachable; `degraded` when the LLM
-//! server is unreachable, a configured model is not listed by it, or `query_log` rows
-//! wait in the LogActor's queue (or the LogActor does not answer); else `ok`.
+//! server is unreachable, a configured model is not listed by it, `query_log` rows
+//! wait in the LogActor's queue (or the LogActor does not answer), or chunks were
+//! embedded otherwise than the model embeds now (of another dimension, or of its
+//! dimension by another recorded model or document prefix); else `ok`.
 
 mod probes;
 
@@ -59,10 +61,13 @@ pub struct Dependencies {
 }
 
 impl Dependencies {
+    /// `model_dimension`: the embedding model's dimension, when known (the running
+    /// service's index holds it).
     pub async fn probe(
         config: &Config,
         pool: &DbPool,
         llm: &LlmClient,
+        model_dimension: Option<usize>,
         timeout: Duration,
     ) -> Dependencies {
         let separate = llm.settings().separate_embeddings_server();
@@ -80,10 +85,7 @@ impl Dependencies {
                 None
             }
         };
-        let embedder = db::chunks::embedder(
-            &llm.settings().embed_model,
-            llm.settings().embed_prefixes.document.as_deref(),
-        );
+        let embedder = db::chunks::embedder_of(llm.settings());
         let (database, llm, llm_embeddings, knowledge) = futures_util::join!(
             probes::database(pool, config.database_url_redacted(), timeout),
             probes::llm(
@@ -93,7 +95,7 @@ impl Dependencies {
                 timeout
             ),
             embeddings_probe,
-            probes::knowledge(pool, &embedder, timeout),
+            probes::knowledge(pool, &embedder, model_dimension, timeout),
         );
         Dependencies {
             database,
@@ -133,7 +135,7 @@ impl Dependencies {
                 }
             }
         }
-        if let Some(count) = self.knowledge.embedded_otherwise
+        if let Some(count) = self.knowledge.other_embedder
             && count > 0
         {
             assessment.degrade(format!(
@@ -243,7 +245,13 @@ pub fn turns_in_flight(state: &AppState) -> usize {
 pub async fn report(state: &AppState) -> HealthReport {
     let llm = LlmClient::new(Arc::clone(&state.llm));
     let (dependencies, stats) = futures_util::join!(
-        Dependencies::probe(&state.config, &state.pool, &llm, ENDPOINT_PROBE_TIMEOUT),
+        Dependencies::probe(
+            &state.config,
+            &state.pool,
+            &llm,
+            state.library.index().stats().dimension,
+            ENDPOINT_PROBE_TIMEOUT
+        ),
         tokio::time::timeout(ENDPOINT_PROBE_TIMEOUT, state.log.send(GetLogStats)),
     );
     let stats = stats.ok().and_then(Result::ok);
@@ -324,7 +332,7 @@ mod tests {
                 chunks: Some(0),
                 embedding_dimension: None,
                 dimension_mismatch: None,
-                embedded_otherwise: None,
+                other_embedder: None,
                 error: None,
             },
         }
@@ -410,13 +418,13 @@ mod tests {
     }
 
     #[test]
-    fn chunks_embedded_otherwise_degrade() {
+    fn chunks_another_embedder_made_degrade() {
         let mut none = dependencies();
-        none.knowledge.embedded_otherwise = Some(0);
+        none.knowledge.other_embedder = Some(0);
         assert_eq!(none.assess().status, Status::Ok);
 
         let mut some = dependencies();
-        some.knowledge.embedded_otherwise = Some(3);
+        some.knowledge.other_embedder = Some(3);
         let assessment = some.assess();
         assert_eq!(assessment.status, Status::Degraded);
         assert_eq!(

@@ -69,11 +69,12 @@ pub struct KnowledgeHealth {
     /// another dimension than the current model's (`bor reembed` embeds them anew); `None`
     /// outside the running service.
     pub dimension_mismatch: Option<usize>,
-    /// Chunks of `embedding_dimension` that another embedding model or document prefix
-    /// made than the one configured, as each chunk records it: retrieval compares their
-    /// vectors with the model's although they are not alike (`bor reembed` embeds them
-    /// anew). Chunks stored before embedders were recorded are not counted.
-    pub embedded_otherwise: Option<i64>,
+    /// Chunks of the model's dimension (in the running service, the dimension its index
+    /// holds; elsewhere `embedding_dimension`) that another embedding model or document
+    /// prefix made than the one configured, as each chunk records it: retrieval compares
+    /// their vectors with the model's although they are not alike (`bor reembed` embeds
+    /// them anew). Chunks stored before embedders were recorded are not counted.
+    pub other_embedder: Option<i64>,
     pub error: Option<String>,
 }
 
@@ -127,8 +128,14 @@ pub async fn database(pool: &DbPool, url: String, timeout: Duration) -> Database
     }
 }
 
-/// `embedder`: what makes the vectors now ([`db::chunks::embedder`]).
-pub async fn knowledge(pool: &DbPool, embedder: &str, timeout: Duration) -> KnowledgeHealth {
+/// `embedder`: what makes the vectors now ([`db::chunks::embedder`]); `dimension`: the
+/// model's, when known.
+pub async fn knowledge(
+    pool: &DbPool,
+    embedder: &str,
+    dimension: Option<usize>,
+    timeout: Duration,
+) -> KnowledgeHealth {
     let probe = async {
         let mut conn = pool.get().await?;
         db::stats::knowledge_counts(&mut conn, embedder).await
@@ -137,9 +144,9 @@ pub async fn knowledge(pool: &DbPool, embedder: &str, timeout: Duration) -> Know
         (Ok(counts), _) => KnowledgeHealth {
             documents: Some(counts.documents),
             chunks: Some(counts.chunks),
-            embedding_dimension: counts.embedding_dimension,
+            embedding_dimension: counts.common_dimension(),
             dimension_mismatch: None,
-            embedded_otherwise: Some(counts.embedded_otherwise),
+            other_embedder: Some(counts.other_embedder(dimension)),
             error: None,
         },
         (Err(error), _) => KnowledgeHealth {
@@ -147,7 +154,7 @@ pub async fn knowledge(pool: &DbPool, embedder: &str, timeout: Duration) -> Know
             chunks: None,
             embedding_dimension: None,
             dimension_mismatch: None,
-            embedded_otherwise: None,
+            other_embedder: None,
             error: Some(error),
         },
     }

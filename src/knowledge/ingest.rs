@@ -334,11 +334,7 @@ impl Ingestor {
         chunking: ChunkingSettings,
         model_dimension: Arc<ModelDimension>,
     ) -> Ingestor {
-        let settings = llm.settings();
-        let embedder = chunks::embedder(
-            &settings.embed_model,
-            settings.embed_prefixes.document.as_deref(),
-        );
+        let embedder = chunks::embedder_of(llm.settings());
         Ingestor {
             pool,
             llm,

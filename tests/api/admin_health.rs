@@ -79,7 +79,7 @@ async fn everything_up_is_ok_and_the_report_is_complete() {
     assert_eq!(knowledge["documents"], 1);
     assert_eq!(knowledge["chunks"], 1);
     assert_eq!(knowledge["embedding_dimension"], 64);
-    assert_eq!(knowledge["embedded_otherwise"], 0);
+    assert_eq!(knowledge["other_embedder"], 0);
 
     let turns = &report["turns"];
     assert_eq!(turns["in_flight"], 0);
@@ -274,42 +274,79 @@ async fn one_server_for_both_shows_no_separate_embeddings_server() {
 
 /// Chunks of the model's dimension that another model or document prefix made are
 /// compared with the model's vectors although they are not alike: the report counts
-/// them and asks for `bor reembed`.
+/// them and asks for `bor reembed`. Chunks of another dimension are counted once, as a
+/// dimension mismatch, even when they are most of the knowledge base.
 #[actix_web::test]
 async fn chunks_another_embedder_made_degrade_with_the_command_that_fixes_them() {
     let app = TestApp::spawn_with(&[("BOR_ADMIN_TOKEN", TOKEN)]).await;
     app.insert_document("Otters", "Otters hold hands while they sleep.")
         .await;
     app.insert_document("Owls", "Owls hunt at night.").await;
+    let (_, report) = health(&app).await;
+    let model = report["llm"]["embed_model"]["name"]
+        .as_str()
+        .expect("the embedding model's name")
+        .to_owned();
+    let record = async |embedder: &str, titles: &[&str]| {
+        let mut conn = app.pool.get().await.unwrap();
+        let changed = diesel_async::RunQueryDsl::execute(
+            diesel::sql_query(
+                "UPDATE chunks SET embedder = $1 \
+                 WHERE document_id IN (SELECT id FROM documents WHERE title = ANY($2))",
+            )
+            .bind::<diesel::sql_types::Text, _>(embedder)
+            .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(
+                titles
+                    .iter()
+                    .map(|title| title.to_string())
+                    .collect::<Vec<_>>(),
+            ),
+            &mut conn,
+        )
+        .await
+        .unwrap();
+        assert_eq!(changed, titles.len());
+    };
+    // Recorded with the configured model (no document prefix): nothing to do.
+    record(&model, &["Otters", "Owls"]).await;
     let (status, report) = health(&app).await;
     assert_eq!(
         (status, report["status"].as_str()),
         (200, Some("ok")),
         "{report:#}"
     );
-    assert_eq!(report["knowledge"]["embedded_otherwise"], 0);
+    assert_eq!(report["knowledge"]["other_embedder"], 0);
 
-    let mut conn = app.pool.get().await.unwrap();
-    let changed = diesel_async::RunQueryDsl::execute(
-        diesel::sql_query(
-            "UPDATE chunks SET embedder = 'another-model' \
-             WHERE document_id = (SELECT id FROM documents WHERE title = 'Owls')",
-        ),
-        &mut conn,
-    )
-    .await
-    .unwrap();
-    assert_eq!(changed, 1);
-    drop(conn);
+    record("another-model", &["Owls"]).await;
     let (status, report) = health(&app).await;
     assert_eq!(status, 200);
     assert_eq!(report["status"], "degraded", "{report:#}");
-    assert_eq!(report["knowledge"]["embedded_otherwise"], 1);
+    assert_eq!(report["knowledge"]["other_embedder"], 1);
     assert_eq!(report["knowledge"]["dimension_mismatch"], 0);
+    let other_embedder = "1 chunks were embedded by another model or document prefix than the one configured: run `bor reembed`";
+    assert_eq!(report["problems"], serde_json::json!([other_embedder]));
+
+    // Three chunks an older model of 8 dimensions made: most of the knowledge base now,
+    // left out of retrieval, and counted as a mismatch only.
+    let old: Vec<String> = (0..3).map(|n| format!("Old note {n}")).collect();
+    for title in &old {
+        app.insert_document_with(title, &format!("{title}, kept."), vec![0.5; 8])
+            .await;
+    }
+    record(
+        "old-model",
+        &old.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .await;
+    assert!(eventually(async || app.state.library.index().stats().dimension_mismatch == 3).await);
+    let (_, report) = health(&app).await;
+    assert_eq!(report["knowledge"]["embedding_dimension"], 8, "{report:#}");
+    assert_eq!(report["knowledge"]["dimension_mismatch"], 3);
     assert_eq!(
-        report["problems"],
-        serde_json::json!([
-            "1 chunks were embedded by another model or document prefix than the one configured: run `bor reembed`"
-        ])
+        report["knowledge"]["other_embedder"], 1,
+        "of the model's dimension only: {report:#}"
     );
+    let problems = report["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems.contains(&serde_json::json!(other_embedder)));
 }

@@ -408,8 +408,8 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         assert_eq!(refused.status, 403, "{path}");
     }
 
-    // By collection: the admin's own turn, answered from the hr copy, counts under hr,
-    // ann's under default.
+    // By collection: the admin's own turn, given the hr copy as its passage, counts under
+    // hr, ann's under default.
     let (admin_turn, _, _) = ask(&app, &admin, "Where is the HR kitchen's descaler?").await;
     let rated = rate(&app, &admin, &admin_turn, json!({"rating": "down"})).await;
     assert_eq!(rated.status, 200, "{}", rated.text());
@@ -460,22 +460,7 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         },
         "{both}"
     );
-    assert_eq!(
-        expect(json!([])).await.status,
-        200,
-        "ann's turn leaves the set"
-    );
-    let hr_only = app
-        .call(Method::POST, "/api/admin/eval/feedback", &admin, None)
-        .await
-        .json();
-    let names: Vec<&str> = hr_only["run"]["measures"]["by_collection"]
-        .as_array()
-        .expect("by collection")
-        .iter()
-        .filter_map(|measures| measures["collection"].as_str())
-        .collect();
-    assert_eq!(names, ["hr"], "{hr_only}");
+    // The admin's turn leaves the set, and hr with it.
     let taken_out = app
         .call(
             Method::PUT,
@@ -485,6 +470,18 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         )
         .await;
     assert_eq!(taken_out.status, 200);
+    let default_only = app
+        .call(Method::POST, "/api/admin/eval/feedback", &admin, None)
+        .await
+        .json();
+    assert_eq!(default_only["run"]["queries"], 1);
+    let names: Vec<&str> = default_only["run"]["measures"]["by_collection"]
+        .as_array()
+        .expect("by collection")
+        .iter()
+        .filter_map(|measures| measures["collection"].as_str())
+        .collect();
+    assert_eq!(names, ["default"], "{default_only}");
 
     // An empty list takes the turn out of the set.
     assert_eq!(expect(json!([])).await.status, 200);

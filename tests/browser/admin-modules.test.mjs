@@ -126,13 +126,13 @@ test("trouble in a section is marked, in words and tone", () => {
   );
   assert.deepEqual(knowledge.Chunks, ["34,567", ""]);
   assert.deepEqual(knowledge["Dimension mismatch"], ["3 chunk(s) left out: run bor reembed", "warn"]);
-  assert.deepEqual(knowledge["Embedded otherwise"], ["none", ""]);
-  const otherwise = rowsAsObject(knowledgeRows({ documents: 2, chunks: 40, embedding_dimension: 384, embedded_otherwise: 12 }));
-  assert.deepEqual(otherwise["Embedded otherwise"], [
-    "12 chunk(s) made by another model or document prefix: run bor reembed",
+  assert.deepEqual(knowledge["Other embedder"], ["none", ""]);
+  const otherEmbedder = rowsAsObject(knowledgeRows({ documents: 2, chunks: 40, embedding_dimension: 384, other_embedder: 12 }));
+  assert.deepEqual(otherEmbedder["Other embedder"], [
+    "12 chunk(s) of this dimension made by another model or document prefix: run bor reembed",
     "warn",
   ]);
-  assert.deepEqual(otherwise["Dimension mismatch"], ["none", ""]);
+  assert.deepEqual(otherEmbedder["Dimension mismatch"], ["none", ""]);
 
   const turns = rowsAsObject(
     turnRows({
