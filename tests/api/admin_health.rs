@@ -50,6 +50,8 @@ async fn everything_up_is_ok_and_the_report_is_complete() {
     let turn = app.chat("What is bor?").await;
     assert_eq!(turn.last().event, "done");
     app.wait_for_rows(1).await;
+    // The report counts the LogActor's queue, which empties just after the row lands.
+    app.drained_log_stats().await;
 
     let reply = app.get("/api/admin/health", Some(TOKEN)).await;
     assert_eq!(reply.status, 200);
@@ -234,6 +236,8 @@ async fn embeddings_on_a_server_of_their_own_are_probed_and_used_there() {
     let turn = app.chat("What is bor?").await;
     assert_eq!(turn.last().event, "done");
     app.wait_for_rows(1).await;
+    // The report counts the LogActor's queue, which empties just after the row lands.
+    app.drained_log_stats().await;
     assert_eq!(embeddings.embedding_requests().len(), 1, "the question");
     assert!(app.mock.embedding_requests().is_empty());
     assert_eq!(app.mock.chat_requests().len(), 1);
