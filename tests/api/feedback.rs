@@ -43,6 +43,16 @@ fn code(reply: &Reply) -> String {
         .to_owned()
 }
 
+/// The collections an evaluation run is measured by, in its order.
+fn collection_names(evaluation: &Value) -> Vec<&str> {
+    evaluation["run"]["measures"]["by_collection"]
+        .as_array()
+        .expect("by collection")
+        .iter()
+        .filter_map(|measures| measures["collection"].as_str())
+        .collect()
+}
+
 async fn rate(app: &TestApp, who: &Credential, turn: &str, body: Value) -> Reply {
     app.call(
         Method::PUT,
@@ -428,12 +438,7 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         .json();
     assert_eq!(both["run"]["queries"], 2, "{both}");
     let by_collection = &both["run"]["measures"]["by_collection"];
-    let names: Vec<&str> = by_collection
-        .as_array()
-        .expect("by collection")
-        .iter()
-        .filter_map(|measures| measures["collection"].as_str())
-        .collect();
+    let names = collection_names(&both);
     assert_eq!(names, ["default", "hr"], "{both}");
     for measures in by_collection.as_array().expect("by collection") {
         assert_eq!(measures["queries"], 1, "{measures}");
@@ -475,12 +480,7 @@ async fn a_thumbs_down_becomes_a_failing_query_and_re_ranking_shows_its_effect()
         .await
         .json();
     assert_eq!(default_only["run"]["queries"], 1);
-    let names: Vec<&str> = default_only["run"]["measures"]["by_collection"]
-        .as_array()
-        .expect("by collection")
-        .iter()
-        .filter_map(|measures| measures["collection"].as_str())
-        .collect();
+    let names = collection_names(&default_only);
     assert_eq!(names, ["default"], "{default_only}");
 
     // An empty list takes the turn out of the set.
